@@ -1,0 +1,49 @@
+"""Dice, the break, and fair random choices from an injected RNG (spec §4, §10).
+
+The RNG is any callable `rand(n) -> n random bytes` (os.urandom on the board,
+a seeded generator in tests). Choices use rejection sampling so that no face
+and no seat is favoured: 256 is not a multiple of 6.
+"""
+
+from engine_core.check import is_int
+
+SEATS = 4
+
+
+def is_seat(v):
+    """A seat number 0..3 (True/False compare equal to 1/0: not seats)."""
+    return is_int(v, 0, SEATS - 1)
+
+
+def chosen_seat(dealer, dice_sum):
+    """The seat whose wall is broken: count counter-clockwise, dealer = 1."""
+    return (dealer + dice_sum - 1) % SEATS
+
+
+def check_dice(dice):
+    """(a, b) from a two-dice roll; ValueError names what is wrong."""
+    if not isinstance(dice, (list, tuple)) or len(dice) != 2:
+        raise ValueError("dice must be two values 1..6, not %r" % (dice,))
+    for v in dice:
+        if not is_int(v, 1, 6):
+            raise ValueError("each die must be 1..6, not %r" % (v,))
+    return dice[0], dice[1]
+
+
+def uniform(rand, n):
+    """A uniform integer 0..n-1 (n <= 256) from random bytes, unbiased."""
+    limit = 256 - 256 % n
+    while True:
+        b = rand(1)[0]
+        if b < limit:
+            return b % n
+
+
+def roll(rand):
+    """Two fair dice."""
+    return uniform(rand, 6) + 1, uniform(rand, 6) + 1
+
+
+def random_seat(rand):
+    """The first dealer of a session (spec §10)."""
+    return uniform(rand, SEATS)

@@ -1,0 +1,91 @@
+"""Spec §1 (tiles) and §2 (rulesets). Runs on CPython and MicroPython."""
+
+from engine_core import tiles
+from engine_core.rulesets import load, RulesetError
+
+
+def _raises(fn, arg, words):
+    try:
+        fn(arg)
+    except (RulesetError, ValueError) as e:
+        for w in words:
+            assert w in str(e), (w, str(e))
+        return
+    raise AssertionError("no error for %r" % (arg,))
+
+
+def test_s1_codes_round_trip_and_flower_class():
+    assert len(tiles.CODES) == tiles.N_KINDS == 42
+    for tid, c in enumerate(tiles.CODES):
+        assert tiles.tile_id(c) == tid
+        assert tiles.is_flower(tid) == (c[1] in "zf")
+
+
+def test_s1_unknown_codes_are_named():
+    for bad in ("0m", "8z", "9f", "1x", "", None, 5):
+        _raises(tiles.tile_id, bad, ["unknown tile code"])
+
+
+def test_s2_fuzhou144_full_set():
+    r = load("fuzhou144")
+    assert (r.stacks, r.reserve_base, r.gold_method) == (18, 18, "tail")
+    codes = r.tile_codes()
+    assert len(codes) == 144 == r.n_tiles
+    assert codes.count("5m") == 4 and codes.count("7z") == 4 and codes.count("3f") == 1
+    assert sum(1 for c in codes if c[1] in "zf") == 36
+
+
+def test_s2_luoyuan_sets():
+    r = load("luoyuan144")
+    assert (r.stacks, r.reserve_base, r.gold_method, r.n_tiles) == (18, 20, "dice", 144)
+    r = load("luoyuan128")
+    assert (r.stacks, r.reserve_base, r.gold_method) == (16, 18, "dice")
+    codes = r.tile_codes()
+    assert len(codes) == 128 == r.stacks * 8
+    for c in ("5z", "6z", "1f", "8f"):
+        assert c not in codes
+    for c in ("1z", "2z", "3z", "4z", "7z"):
+        assert codes.count(c) == 4
+
+
+def test_s2_defaults_of_every_named_ruleset():
+    for name in ("fuzhou144", "luoyuan144", "luoyuan128"):
+        r = load(name)
+        assert r.final_group == 4 and r.set_is_quad is False and r.gold_in_reserve is False
+        assert (r.kong_exposed, r.kong_concealed, r.quad) == (1, 2, 2)
+    assert load(None).name == "fuzhou144"
+
+
+def test_s2_overrides_apply():
+    r = load({"base": "fuzhou144", "reserve_base": 16, "final_group": 0,
+              "set_is_quad": True, "gold_in_reserve": True, "kong_exposed": 2,
+              "kong_concealed": 3, "quad": 1, "gold_method": "dice"})
+    assert (r.reserve_base, r.final_group, r.set_is_quad, r.gold_in_reserve) == (16, 0, True, True)
+    assert (r.kong_exposed, r.kong_concealed, r.quad, r.gold_method) == (2, 3, 1, "dice")
+    assert r.stacks == 18
+
+
+def test_s2_bad_rulesets_get_clear_errors():
+    _raises(load, "shanghai", ["unknown name", "fuzhou144"])
+    _raises(load, {"reserve_base": 16}, ["needs", "base"])
+    _raises(load, {"base": "fuzhou144", "stacks": 12}, ["unknown parameter", "stacks"])
+    _raises(load, {"base": "fuzhou144", "reserve_base": 3}, ["reserve_base", "4..144"])
+    _raises(load, {"base": "fuzhou144", "reserve_base": "18"}, ["reserve_base", "whole number"])
+    _raises(load, {"base": "fuzhou144", "reserve_base": True}, ["reserve_base"])
+    _raises(load, {"base": "fuzhou144", "quad": -1}, ["quad"])
+    _raises(load, {"base": "fuzhou144", "set_is_quad": 1}, ["set_is_quad", "true or false"])
+    _raises(load, {"base": "fuzhou144", "gold_method": "coin"}, ["gold_method"])
+    _raises(load, 7, ["unknown name"])
+
+
+def test_s11_audit_names_missing_extra_and_duplicate_tiles():
+    r = load("fuzhou144")
+    ids = bytearray(tiles.tile_id(c) for c in r.tile_codes())
+    assert r.audit(ids) == []
+    ids[0] = tiles.tile_id("9s")         # a 1m read as a fifth 9s
+    ids[143] = tiles.tile_id("1f")       # the 8f read as a second 1f
+    found = r.audit(ids)
+    assert ("1m", 3, 4, []) in found and ("8f", 0, 1, []) in found
+    assert ("9s", 5, 4, [0, 104, 105, 106, 107]) in found
+    assert ("1f", 2, 1, [136, 143]) in found
+    assert len(found) == 4

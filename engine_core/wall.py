@@ -1,0 +1,152 @@
+"""The wall as the table sees it: which draw-order positions still hold a tile.
+
+This is the event-by-event API the firmware calls as the RFID reader reports
+tiles leaving the wall (spec §4, §9, §11). One byte per position records
+whether the tile is there and, if not, how it left. Head and tail are cached
+and only ever move by a scan over a few bytes, so `taken()` allocates nothing.
+
+Positions are in draw order (p = 2i + layer, see geometry.py); `taken()` and
+`put_back()` take physical slots, what the reader reports.
+"""
+
+try:
+    from micropython import const
+except ImportError:  # CPython
+    def const(x):
+        return x
+
+# How a position left the wall (0 = still there).
+IN_WALL = const(0)
+HEAD = const(1)        # taken at the head
+TAIL = const(2)        # taken at the tail
+IRREGULAR = const(3)   # taken where the rules did not ask (§11)
+GOLD = const(4)        # the gold indicator (§7), or a flower turned up in place
+KIND_NAMES = ("in_wall", "head", "tail", "irregular", "gold")
+
+# Refusals of the event API: negative, so a caller tests `kind < 0`.
+BAD_SLOT = const(-1)
+ALREADY_EMPTY = const(-2)
+NOT_EMPTY = const(-3)
+REFUSAL_TEXT = {
+    BAD_SLOT: "slot out of range",
+    ALREADY_EMPTY: "slot already empty",
+    NOT_EMPTY: "slot already holds a tile",
+}
+
+
+class Wall:
+    def __init__(self, geometry, tile_ids):
+        """`tile_ids`: one tile id per physical slot (a bytes-like object)."""
+        g = geometry
+        self.geo = g
+        n = g.n_pos
+        self.tile = bytearray(n)           # tile id per draw-order position
+        for p in range(n):
+            self.tile[p] = tile_ids[g.slot_of_pos[p]]
+        self.how = bytearray(n)            # IN_WALL or how it left
+        self.count = n                     # W, tiles still in the wall
+        self._head = 0                     # no tile before this position
+        self._tail = g.n_stacks - 1        # no tile after this stack
+        self._saved = bytearray(n)
+        self._saved_count = n
+
+    # -- where the next tiles come from -------------------------------------
+
+    def head_pos(self):
+        """The next head position (lowest position still in the wall), or -1."""
+        how = self.how
+        p = self._head
+        n = len(how)
+        while p < n and how[p]:
+            p += 1
+        self._head = p
+        return p if p < n else -1
+
+    def tail_stack(self):
+        """The last draw-order stack still holding a tile, or -1."""
+        how = self.how
+        i = self._tail
+        while i >= 0 and how[2 * i] and how[2 * i + 1]:
+            i -= 1
+        self._tail = i
+        return i
+
+    def tail_pos(self):
+        """The next tail position: top before bottom of the tail stack, or -1."""
+        i = self.tail_stack()
+        if i < 0:
+            return -1
+        return 2 * i if not self.how[2 * i] else 2 * i + 1
+
+    def stack_back(self, n, start=-1):
+        """The n-th stack holding a tile counting back from `start` (default:
+        the tail end, which counts as 1), or -1 if there are fewer (§7, §9)."""
+        how = self.how
+        i = self.tail_stack() if start < 0 else start
+        while i >= 0:
+            if not (how[2 * i] and how[2 * i + 1]):
+                n -= 1
+                if n <= 0:
+                    return i
+            i -= 1
+        return -1
+
+    def upper_pos(self, i):
+        """The uppermost position still in stack i, or -1."""
+        if not self.how[2 * i]:
+            return 2 * i
+        return 2 * i + 1 if not self.how[2 * i + 1] else -1
+
+    def stack_of_pos(self, p):
+        return self.geo.stack_at(p >> 1)
+
+    # -- tiles leaving and coming back --------------------------------------
+
+    def remove(self, p, how):
+        """Mark position p as gone; the caller has checked that it is there."""
+        self.how[p] = how
+        self.count -= 1
+
+    def taken(self, slot):
+        """A tile left physical `slot`: classify it as HEAD, TAIL or IRREGULAR
+        and apply it, or return a negative refusal and change nothing."""
+        if slot < 0 or slot >= len(self.how):
+            return BAD_SLOT
+        p = self.geo.pos_of_slot[slot]
+        if self.how[p]:
+            return ALREADY_EMPTY
+        if p == self.head_pos():
+            kind = HEAD
+        elif p == self.tail_pos():
+            kind = TAIL
+        else:
+            kind = IRREGULAR
+        self.remove(p, kind)
+        return kind
+
+    def put_back(self, slot):
+        """A tile came back to physical `slot` (always irregular, §11)."""
+        if slot < 0 or slot >= len(self.how):
+            return BAD_SLOT
+        p = self.geo.pos_of_slot[slot]
+        if not self.how[p]:
+            return NOT_EMPTY
+        self.how[p] = IN_WALL
+        self.count += 1
+        if p < self._head:
+            self._head = p
+        if (p >> 1) > self._tail:
+            self._tail = p >> 1
+        return IRREGULAR
+
+    # -- all-or-nothing events ----------------------------------------------
+
+    def save(self):
+        self._saved[:] = self.how
+        self._saved_count = self.count
+
+    def restore(self):
+        self.how[:] = self._saved
+        self.count = self._saved_count
+        self._head = 0                     # caches are lower/upper bounds:
+        self._tail = self.geo.n_stacks - 1  # widen them, the scans re-narrow

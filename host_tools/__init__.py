@@ -1,0 +1,1 @@
+"""Host-side tools (CPython): the virtual table, the technician CLI, deploy."""
