@@ -107,13 +107,13 @@ class Hand:
     def deal(self):
         """§5: four rounds of two stacks each, then the dealer's extra tile."""
         self._expect(NEW, "deal")
-        self._atomic(self._deal, 0, 0)
+        self._atomic(Hand._deal, 0, 0)
         self.phase = DEALT
 
     def replace_flowers(self):
         """§6: flower rounds from the tail until no seat took a flower."""
         self._expect(DEALT, "replace_flowers")
-        self._atomic(self._replace_flowers, 0, 0)
+        self._atomic(Hand._replace_flowers, 0, 0)
         self.phase = REPLACED
 
     def reveal_gold(self, dice_sum=0):
@@ -122,11 +122,11 @@ class Hand:
         if self.rules.gold_method == "dice":
             if dice_sum < 2 or dice_sum > 12:
                 raise Refused("reveal_gold: the dice method needs a roll of two dice")
-            self._atomic(self._gold_by_dice, dice_sum, 0)
+            self._atomic(Hand._gold_by_dice, dice_sum, 0)
         else:
             if dice_sum:
                 raise Refused("reveal_gold: this ruleset turns the gold from the tail, no dice")
-            self._atomic(self._gold_by_tail, 0, 0)
+            self._atomic(Hand._gold_by_tail, 0, 0)
         self.phase = PLAY
 
     def draw(self, seat):
@@ -141,7 +141,7 @@ class Hand:
             self.phase = FINAL             # counted off, no flower handling
             self._take(self.wall.head_pos(), HEAD)
         else:
-            self._atomic(self._draw_in_play, seat, 0)
+            self._atomic(Hand._draw_in_play, seat, 0)
 
     def kong(self, seat, concealed):
         """§8: a kong raises R, then the seat takes one tile from the tail."""
@@ -149,7 +149,7 @@ class Hand:
         if self.phase != PLAY:
             raise Refused("kong: not allowed in phase %s" % self.phase_name)
         inc = self.rules.kong_concealed if concealed else self.rules.kong_exposed
-        self._atomic(self._kong, seat, inc)
+        self._atomic(Hand._kong, seat, inc)
 
     def take(self, slot):
         """§11: a tile left a slot the rules did not ask for."""
@@ -271,14 +271,16 @@ class Hand:
             raise Refused("seat must be 0..3, not %r" % (seat,))
 
     def _atomic(self, work, a, b):
-        """Run `work(a, b)`; on refusal put everything back as it was."""
+        """Run `work(self, a, b)`; on refusal put everything back as it was.
+        `work` is a plain function (Hand._kong): a bound method would be a
+        heap object per event."""
         self.wall.save()
         self._saved_seats[:] = self._seats
         self._saved_phase = self.phase
         self._saved_reserve = self.reserve
         self._saved_gold = self.gold
         try:
-            work(a, b)
+            work(self, a, b)
         except Refused:
             self.wall.restore()
             self._seats[:] = self._saved_seats

@@ -6,8 +6,6 @@ import os
 import subprocess
 import sys
 
-import pytest
-
 from engine_core.replay import replay
 from host_tools.hand_script import random_hand
 
@@ -58,7 +56,6 @@ def test_bench_replay_on_cpython(tmp_path):
     assert out["hand_state_heap_bytes"] is None
 
 
-@pytest.mark.skipif(not os.path.exists(MICROPYTHON), reason="no micropython in the venv")
 def test_bench_replay_on_micropython(tmp_path):
     scn = tiny_scenario()
     out = run_bench(MICROPYTHON, scn, tmp_path)
