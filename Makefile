@@ -12,9 +12,11 @@ DEVICE_SRC := $(shell find engine_core firmware -name '*.py' -not -path '*/tests
 
 all: test
 
-$(STAMP): pyproject.toml
+# requirements.lock pins every package, dependencies of dependencies too
+# (refresh: `.venv/bin/pip freeze --exclude-editable > requirements.lock`).
+$(STAMP): pyproject.toml requirements.lock
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install --quiet -e '.[test]'
+	$(BIN)/pip install --quiet -c requirements.lock -e '.[test]'
 	touch $@
 
 venv: $(STAMP)
