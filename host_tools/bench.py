@@ -22,9 +22,8 @@ import tempfile
 from pathlib import Path
 
 from host_tools.hand_script import random_hand
+from host_tools.mpenv import ROOT, code_root, micropython_binary
 
-ROOT = Path(__file__).resolve().parent.parent
-MPY_TREE = ROOT / "build" / "mpy"
 MODULE = "engine_core.tests.bench_replay"
 SEEDS = (1, 2, 3, 4, 5)
 RULESET = "fuzhou144"
@@ -36,19 +35,6 @@ TARGETS = (
     ("micropython_replay_ms", "MicroPython: replay one hand, median", "ms", 50.0),
     ("micropython_hand_heap_bytes", "MicroPython: heap of one hand's state", "B", 4096),
 )
-
-
-def micropython_binary():
-    return Path(sys.executable).parent / "micropython"
-
-
-def mpy_tree_fresh():
-    """True when build/mpy holds an .mpy no older than each engine_core .py."""
-    for src in (ROOT / "engine_core").rglob("*.py"):
-        mpy = MPY_TREE / src.relative_to(ROOT).with_suffix(".mpy")
-        if not mpy.exists() or mpy.stat().st_mtime < src.stat().st_mtime:
-            return False
-    return True
 
 
 def write_hands(path):
@@ -96,14 +82,7 @@ def main(argv=None):
     args = ap.parse_args(argv)
 
     mp = micropython_binary()
-    if args.source:
-        mp_cwd, mp_code = ROOT, "source .py (--source)"
-    elif not MPY_TREE.is_dir():
-        mp_cwd, mp_code = ROOT, "source .py (no build/mpy: run `make mpy`)"
-    elif not mpy_tree_fresh():
-        mp_cwd, mp_code = ROOT, "source .py (build/mpy is stale: run `make mpy`)"
-    else:
-        mp_cwd, mp_code = MPY_TREE, "mpy-cross .mpy (build/mpy)"
+    mp_cwd, mp_code = code_root(args.source)
 
     with tempfile.TemporaryDirectory() as tmp:
         hands_file = Path(tmp) / "hands.jsonl"

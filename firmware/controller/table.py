@@ -1,0 +1,264 @@
+"""The table's cycle: one explicit state machine over the drivers.
+
+    IDLE --start--> BUILDING --walls ready--> LIFTING --all up--> DEALER
+    DEALER --dealer's key--> ROLLING --dice shown--> IN_HAND
+    IN_HAND --hand_end--> LIFTING (next set already built) or BUILDING
+    any --fault--> FAULT (every motor off) --clear--> where it stopped
+
+With two tile sets the builder makes the next set during the hand (the
+walls in play sit on the table top, the lifters go back down empty).
+Every state change and fault is an event on the link (public facts only).
+"""
+
+from firmware import faults
+from firmware.controller import builder as bld
+from firmware.drivers import lifter as lft
+from firmware.hal.ticks import ticks_diff
+from engine_core.dealer import Dealership
+
+BOOT = 0
+IDLE = 1
+BUILDING = 2
+LIFTING = 3
+DEALER = 4
+ROLLING = 5
+IN_HAND = 6
+FAULT = 7
+NAMES = ("boot", "idle", "building", "lifting", "dealer", "rolling", "in_hand", "fault")
+
+POWER_LOST = 41
+FIRMWARE_ERROR = 50
+_MARK = "cycle.mark"           # exists while a cycle runs: found at boot = power was lost
+
+
+class TableController:
+    def __init__(self, hal, cfg, devices, emit, store=None):
+        """`devices`: the drivers (see main.build_devices); `emit(name, fields)`
+        sends an event to the host; `store`: a path prefix for the marker."""
+        self.hal = hal
+        self.cfg = cfg
+        self.d = devices
+        self.emit = emit
+        self.store = store
+        self.builder = bld.Builder(devices.plate, devices.lanes, devices.rfid, devices.tags,
+                                   cfg.ruleset, cfg.lane_idle_ms, cfg.build_max_ms)
+        self.state = BOOT
+        self.resume_state = IDLE
+        self.fault = 0
+        self.fault_detail = None
+        self.fault_log = []        # bounded: the last FAULT_LOG faults
+        self.cycles = 0
+        self.cycle_started = 0
+        self.dealership = Dealership.first(hal.rand)
+        self.next_ready = False    # a second set is built and audited in the lanes
+        self.walls_up = False
+
+    FAULT_LOG = 16
+
+    # -- commands (link or keys) ---------------------------------------------
+
+    def boot(self, now):
+        if self._marker_exists():
+            self._fault(now, POWER_LOST, {"reason": "restarted during a cycle"})
+            self.resume_state = IDLE
+        else:
+            self._enter(now, IDLE)
+
+    def start(self, now):
+        """Begin a table cycle; a refusal text, or None when started."""
+        if self.state != IDLE:
+            return "the table is %s, not idle" % NAMES[self.state]
+        self.cycle_started = now
+        self._set_marker(True)
+        self.builder.state = bld.EMPTY
+        self._lower_all(now)           # the builder starts once the platforms are down
+        self._enter(now, BUILDING)
+        return None
+
+    def hand_end(self, now, winner):
+        if self.state != IN_HAND:
+            return "no hand is being played (state %s)" % NAMES[self.state]
+        self.dealership.hand_ended(winner)
+        self.cycle_started = now
+        self._start_next(now)
+        return None
+
+    def clear(self, now):
+        if self.state != FAULT:
+            return "no active fault"
+        code = self.fault
+        self.fault = 0
+        self.fault_detail = None
+        self.builder.clear()
+        for dev in self.d.fault_sources:
+            dev.fault = 0
+        self.emit("cleared", {"code": code, "resume": NAMES[self.resume_state]})
+        target = self.resume_state
+        if target == BUILDING:
+            if code in bld.AUDIT_FAULTS:
+                # The technician fixed a tile and tipped the lanes into the
+                # tray (faults.py): build this set again from the start.
+                self.builder.state = bld.EMPTY
+            elif self.builder.state == bld.AUDITING:
+                self.builder.audit_again(now)
+            elif self.builder.state == bld.FEEDING:
+                self.builder.resume(now)
+        elif target == LIFTING:
+            self._lift(now)
+        elif target == IDLE:
+            self._set_marker(False)
+        self._enter(now, target)
+        return None
+
+    def builder_phase(self):
+        return bld.NAMES[self.builder.state]
+
+    # -- the tick ------------------------------------------------------------
+
+    def step(self, now):
+        d = self.d
+        d.plate.poll(now)
+        for lane in d.lanes:
+            lane.poll(now)
+        for lifter in d.lifters:
+            lifter.poll(now)
+        d.rfid.poll(now)
+        d.display.poll(now)
+        d.keys.poll(now)
+        d.buzzer.poll(now)
+        if self.state == FAULT:
+            return
+        for dev in d.fault_sources:
+            if dev.fault:
+                self._fault(now, dev.fault, dev.fault_detail())
+                return
+        state = self.state
+        if state == BUILDING or (state == IN_HAND and self.cfg.tile_sets == 2):
+            self._build(now)
+        if state == LIFTING:
+            if self._all(lft.TOP):
+                self.walls_up = True
+                self.d.display.show_dealer(now, self.dealership.dealer, self.dealership.streak)
+                self.d.keys.clear()
+                self._enter(now, DEALER)
+        elif state == DEALER:
+            self._wait_dice_key(now)
+        elif state == ROLLING:
+            dice = d.dice
+            if dice.done(now):
+                d.display.show_dice(now, dice.a, dice.b, False)
+                self.emit("dice", {"a": dice.a, "b": dice.b, "dealer": self.dealership.dealer})
+                self.cycles += 1
+                self._enter(now, IN_HAND)
+                self._lower_all(now)           # platforms back down for the next set
+                if self.cfg.tile_sets == 1:
+                    self._set_marker(False)
+        elif state == IN_HAND:
+            for seat in range(4):
+                if d.keys.take_press(seat):
+                    d.buzzer.beep(now, 80)     # keys in a hand: the next issue
+
+    def _build(self, now):
+        b = self.builder
+        if b.state == bld.EMPTY:
+            if self._all(lft.BOTTOM):
+                b.start(now)
+            return
+        b.step(now)
+        if b.fault:
+            self._fault(now, b.fault, b.detail)
+        elif b.state == bld.READY and self.state == BUILDING:
+            self.emit("walls", {"tiles_per_side": b.tiles_per_side()})
+            self._lift(now)
+        elif b.state == bld.READY and not self.next_ready:
+            self.next_ready = True
+            self.emit("walls", {"tiles_per_side": b.tiles_per_side(), "next": True})
+
+    def _wait_dice_key(self, now):
+        d = self.d
+        dealer = self.dealership.dealer
+        for seat in range(4):
+            if d.keys.take_press(seat):
+                if seat == dealer:
+                    d.dice.start(now)
+                    d.display.show_dice(now, 0, 0, True)
+                    self._enter(now, ROLLING)
+                    return
+                d.buzzer.beep(now, 150)        # only the dealer rolls
+                self.emit("refused", {"seat": seat, "reason": "only the dealer rolls"})
+
+    def _start_next(self, now):
+        self.walls_up = False
+        if self.next_ready:
+            self.next_ready = False
+            self._lift(now)
+        else:
+            self.builder.state = bld.EMPTY
+            self._lower_all(now)
+            self._enter(now, BUILDING)
+
+    def _lower_all(self, now):
+        for lifter in self.d.lifters:
+            lifter.lower(now)
+
+    def _lift(self, now):
+        self.builder.state = bld.EMPTY
+        for lifter in self.d.lifters:
+            lifter.lift(now)
+        self._enter(now, LIFTING)
+
+    def _all(self, position):
+        for lifter in self.d.lifters:
+            if lifter.state != position:
+                return False
+        return True
+
+    # -- faults and events ---------------------------------------------------
+
+    def crashed(self, now, exc):
+        """A bug raised in the loop: the safe state, and the bug on the link."""
+        self.hal.all_off()
+        self._fault(now, FIRMWARE_ERROR, {"reason": "%s: %s" % (type(exc).__name__, exc)})
+
+    def _fault(self, now, code, detail):
+        self.hal.all_off()
+        self.builder.stop()
+        for lifter in self.d.lifters:
+            lifter.stop()
+        if self.state != FAULT:
+            self.resume_state = self.state if self.state != BOOT else IDLE
+        self.fault = code
+        self.fault_detail = detail
+        name = faults.describe(code)[0]
+        self.fault_log.append((now, code, name, detail or {}))
+        if len(self.fault_log) > self.FAULT_LOG:
+            self.fault_log.pop(0)
+        self._enter(now, FAULT)
+        self.emit("fault", {"code": code, "name": name, "detail": detail or {}})
+
+    def _enter(self, now, state):
+        self.state = state
+        self.emit("state", {"state": NAMES[state]})
+
+    def _marker_exists(self):
+        if self.store is None:
+            return False
+        try:
+            open(self.store + _MARK).close()
+            return True
+        except OSError:
+            return False
+
+    def _set_marker(self, on):
+        if self.store is None:
+            return
+        path = self.store + _MARK
+        if on:
+            with open(path, "w") as f:
+                f.write("1")
+        else:
+            try:
+                import os
+                os.remove(path)
+            except OSError:
+                pass

@@ -1,0 +1,34 @@
+"""Builds every driver from the config's pin map: the one place that knows
+which pin is which device."""
+
+from firmware.drivers.dice import Dice
+from firmware.drivers.display import Display
+from firmware.drivers.keys import Buzzer, Keys
+from firmware.drivers.lane import Lane
+from firmware.drivers.lifter import Lifter
+from firmware.drivers.plate import Plate
+from firmware.drivers.rfid import Rfid
+
+UART_DISPLAY = 1
+UART_RFID = 2
+
+
+class Devices:
+    def __init__(self, hal, cfg, tags):
+        p = cfg.pins
+        per_lane = 2 * cfg.ruleset.stacks
+        self.tags = tags
+        self.plate = Plate(hal, p["plate_motor"], p["plate_rotation"], cfg.plate_duty, cfg.plate_rev_ms)
+        self.lanes = [Lane(hal, n, p["lane_feed"][n], p["lane_count"][n], per_lane) for n in range(4)]
+        self.lifters = [Lifter(hal, n, p["lift_up"][n], p["lift_down"][n], p["lift_top"][n],
+                               p["lift_bottom"][n], cfg.lift_up_ms, cfg.lift_down_ms)
+                        for n in range(4)]
+        self.rfid = Rfid(hal.uart(UART_RFID, p["rfid_tx"], p["rfid_rx"]),
+                         cfg.ruleset.n_tiles, cfg.rfid_reply_ms)
+        self.display = Display(hal.uart(UART_DISPLAY, p["display_tx"], p["display_rx"]),
+                               cfg.display_ack_ms)
+        self.keys = Keys(hal, p["keys"], cfg.key_debounce_ms)
+        self.buzzer = Buzzer(hal, p["buzzer"])
+        self.dice = Dice(hal.rand, cfg.dice_roll_ms)
+        # Every driver that can raise a fault, checked once per tick.
+        self.fault_sources = [self.plate] + self.lanes + self.lifters + [self.rfid, self.display]

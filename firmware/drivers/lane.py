@@ -1,0 +1,64 @@
+"""One lane: a feed/stack motor and a count sensor (one pulse per tile)."""
+
+from firmware.hal.ticks import ticks_diff
+
+SENSOR_STUCK = 13
+STUCK_HIGH_MS = 500        # a count pulse lasts ~20 ms; high this long is a fault
+
+
+class Lane:
+    def __init__(self, hal, index, feed_pin, count_pin, target):
+        self.index = index
+        self.motor = hal.output(feed_pin)
+        self.sensor = hal.input(count_pin)
+        self.target = target               # tiles that make a full lane: 2 x stacks
+        self.count = 0
+        self.running = False
+        self.fault = 0
+        self.last_tile = 0                 # when the last tile was counted
+        self._base = 0
+        self._high_since = -1
+
+    @property
+    def full(self):
+        return self.count >= self.target
+
+    def start(self, now):
+        """Begin a new wall: count from zero."""
+        self._base = self.sensor.rising
+        self.count = 0
+        self.last_tile = now
+        self.running = True
+        self.motor.value(1)
+
+    def resume(self, now):
+        """Feed again after a stop, keeping the count (a cleared fault)."""
+        if not self.full:
+            self.last_tile = now           # the idle clock restarts with the motor
+            self.running = True
+            self.motor.value(1)
+
+    def stop(self):
+        self.running = False
+        self.motor.value(0)
+
+    def poll(self, now):
+        n = self.sensor.rising - self._base
+        if n != self.count:
+            self.count = n
+            self.last_tile = now
+            if self.running and n >= self.target:
+                self.stop()                # stop at once: the next tile would overflow
+        if self.sensor.value():
+            if self._high_since < 0:
+                self._high_since = now
+            elif ticks_diff(now, self._high_since) > STUCK_HIGH_MS:
+                self.fault = SENSOR_STUCK
+        else:
+            self._high_since = -1
+
+    def fault_detail(self):
+        return {"lane": self.index, "count": self.count, "sensor": "lane_count"}
+
+    def idle_ms(self, now):
+        return ticks_diff(now, self.last_tile)

@@ -1,0 +1,85 @@
+"""A wall lifter: up and down drive outputs, a limit switch at each end."""
+
+from firmware.hal.ticks import ticks_add, ticks_diff
+
+LIFT_STUCK = 12
+SENSOR_STUCK = 13
+
+UNKNOWN = 0
+BOTTOM = 1
+RISING = 2
+TOP = 3
+LOWERING = 4
+NAMES = ("unknown", "bottom", "rising", "top", "lowering")
+LEAVE_MS = 600             # the start switch must open this soon after a move begins
+
+
+class Lifter:
+    def __init__(self, hal, side, up_pin, down_pin, top_pin, bottom_pin, up_ms, down_ms):
+        self.side = side
+        self.up = hal.output(up_pin)
+        self.down = hal.output(down_pin)
+        self.top = hal.input(top_pin)
+        self.bottom = hal.input(bottom_pin)
+        self.up_ms = up_ms
+        self.down_ms = down_ms
+        self.state = UNKNOWN
+        self.fault = 0
+        self.detail = ""
+        self.cycles = 0
+        self._started = 0
+        self._deadline = 0
+
+    def lift(self, now):
+        if self.state != TOP:
+            self._move(now, self.up, self.down, RISING, self.up_ms)
+
+    def lower(self, now):
+        if self.state != BOTTOM:
+            self._move(now, self.down, self.up, LOWERING, self.down_ms)
+
+    def _move(self, now, on, off, state, ms):
+        off.value(0)               # never both: one off before the other on
+        on.value(1)
+        self.state = state
+        self._started = now
+        self._deadline = ticks_add(now, ms)
+
+    def stop(self):
+        self.up.value(0)
+        self.down.value(0)
+
+    def poll(self, now):
+        top = self.top.value()
+        bottom = self.bottom.value()
+        if top and bottom:
+            self._fail(SENSOR_STUCK, "top and bottom switches both closed")
+            return
+        state = self.state
+        if state == RISING:
+            if top:
+                self.up.value(0)
+                self.state = TOP
+                self.cycles += 1
+            elif bottom and ticks_diff(now, self._started) > LEAVE_MS:
+                self._fail(LIFT_STUCK, "did not leave the bottom")
+            elif ticks_diff(now, self._deadline) > 0:
+                self._fail(LIFT_STUCK, "top switch not reached")
+        elif state == LOWERING:
+            if bottom:
+                self.down.value(0)
+                self.state = BOTTOM
+            elif top and ticks_diff(now, self._started) > LEAVE_MS:
+                self._fail(LIFT_STUCK, "did not leave the top")
+            elif ticks_diff(now, self._deadline) > 0:
+                self._fail(LIFT_STUCK, "bottom switch not reached")
+        elif state == UNKNOWN or state == BOTTOM or state == TOP:
+            self.state = TOP if top else BOTTOM if bottom else UNKNOWN
+
+    def fault_detail(self):
+        return {"side": self.side, "reason": self.detail}
+
+    def _fail(self, code, detail):
+        self.stop()
+        self.fault = code
+        self.detail = detail

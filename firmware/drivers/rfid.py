@@ -1,0 +1,113 @@
+"""The RFID reader under the wall (UART2): which tag sits in which slot.
+
+Frames (docs/hardware.md): 02 cmd len data xor 03. One side is scanned per
+request; the reply lists (slot, UID) of every slot holding a tag. Results go
+into preallocated arrays: `uids[slot]` and `seen[slot]` (1 = a tag there).
+"""
+
+from array import array
+
+from firmware.hal.ticks import ticks_add, ticks_diff
+
+RFID_TIMEOUT = 23
+RFID_CRC = 24
+SCAN_SIDE = 0x10
+PING = 0x11
+_REPLY = 0x80
+_STX = 0x02
+_ETX = 0x03
+_MAX_DATA = 2 + 36 * 5     # side, count, 36 x (slot, uid)
+
+IDLE = 0
+WAITING = 1
+DONE = 2
+
+
+class Rfid:
+    def __init__(self, uart, n_slots, reply_ms):
+        self.uart = uart
+        self.reply_ms = reply_ms
+        self.uids = array("I", [0] * n_slots)
+        self.seen = bytearray(n_slots)
+        self.state = IDLE
+        self.fault = 0
+        self.side = 0
+        self.bad_frames = 0
+        self._deadline = 0
+        self._tx = bytearray(8)
+        self._rx = bytearray(64)
+        self._frame = bytearray(_MAX_DATA + 5)
+        self._n = 0
+
+    def scan(self, now, side, level):
+        """Ask for one side's tags (level 0: the walls being built, 1: the
+        walls in play); the answer arrives in later polls."""
+        tx = self._tx
+        tx[0] = _STX
+        tx[1] = SCAN_SIDE
+        tx[2] = 2
+        tx[3] = side
+        tx[4] = level
+        tx[5] = SCAN_SIDE ^ 2 ^ side ^ level
+        tx[6] = _ETX
+        self.uart.write(tx, 7)
+        self.side = side
+        self.state = WAITING
+        self._n = 0
+        self._deadline = ticks_add(now, self.reply_ms)
+
+    def poll(self, now):
+        k = self.uart.readinto(self._rx)
+        for i in range(k):
+            self._byte(self._rx[i])
+        if self.state == WAITING and ticks_diff(now, self._deadline) > 0:
+            self.fault = RFID_TIMEOUT
+            self.state = IDLE
+
+    def fault_detail(self):
+        return {"side": self.side, "ms": self.reply_ms}
+
+    def _byte(self, b):
+        f = self._frame
+        n = self._n
+        if n == 0 and b != _STX:
+            return                              # noise between frames
+        if n >= len(f):
+            self._n = 0                         # longer than any reply: drop
+            self.bad_frames += 1
+            return
+        f[n] = b
+        n += 1
+        self._n = n
+        if n >= 3 and n == f[2] + 5:
+            self._n = 0
+            x = f[1] ^ f[2]
+            for i in range(3, n - 2):
+                x ^= f[i]
+            if x != f[n - 2] or b != _ETX:
+                self.bad_frames += 1
+                if self.state == WAITING:
+                    self.fault = RFID_CRC
+                    self.state = IDLE
+                return
+            if f[1] == (SCAN_SIDE | _REPLY) and self.state == WAITING:
+                self._store(f)
+
+    def _store(self, f):
+        side = f[3]
+        count = f[4]
+        if side != self.side or 2 + count * 5 != f[2]:
+            self.bad_frames += 1
+            self.fault = RFID_CRC               # well-formed but inconsistent
+            self.state = IDLE
+            return
+        per_side = len(self.seen) // 4
+        for s in range(side * per_side, (side + 1) * per_side):
+            self.seen[s] = 0
+        for j in range(count):
+            at = 5 + j * 5
+            slot = f[at]
+            if slot < len(self.seen):
+                self.uids[slot] = (f[at + 1] << 24) | (f[at + 2] << 16) | (f[at + 3] << 8) | f[at + 4]
+                self.seen[slot] = 1
+        self.state = DONE

@@ -1,0 +1,275 @@
+"""The sim backend: every hardware call goes over the sim bus to the virtual
+table (docs/hardware.md, "The sim bus"), and time is virtual: it moves only
+inside `sleep_until`, when the table has run its physics that far.
+
+Runs under the MicroPython unix port. The bus and the link are pty file
+descriptors handed over by the launcher (host_tools/vtable/launcher.py).
+Per tick the backend writes one TICK frame and parses the answer into
+preallocated buffers: a steady tick allocates nothing.
+"""
+
+import select
+
+from micropython import const
+
+from firmware.link import frame
+
+B_HELLO = const(0x01)
+B_OUT = const(0x02)
+B_UART_TX = const(0x03)
+B_TICK = const(0x04)
+B_WDT = const(0x05)
+B_IN = const(0x81)
+B_UART_RX = const(0x82)
+B_NOW = const(0x83)
+BUS_VERSION = const(1)
+_H = const(6)                  # frame.HEADER
+_MAX_PIN = const(49)           # ESP32-S3 GPIO 0..48
+_UART_RING = const(1024)
+
+
+class SimOutput:
+    def __init__(self, hal, pin):
+        self._hal = hal
+        self.pin = pin
+        self.level = 0
+
+    def value(self, v):
+        if v != self.level:
+            self.level = v
+            self._hal._send_out(self.pin, v)
+
+
+class SimPwm(SimOutput):
+    def duty(self, d):
+        self.value(d)
+
+
+class SimInput:
+    def __init__(self, pin):
+        self.pin = pin
+        self.level = 0
+        self.rising = 0        # rising edges since boot (what an IRQ would count)
+
+    def value(self):
+        return self.level
+
+
+class SimUart:
+    """Bytes from the table land in a ring; the driver drains it."""
+
+    def __init__(self, hal, n):
+        self._hal = hal
+        self.n = n
+        self.ring = bytearray(_UART_RING)
+        self.head = 0          # next byte to read
+        self.count = 0         # bytes waiting
+        self.overruns = 0
+
+    def write(self, buf, n):
+        self._hal._send_uart(self.n, buf, n)
+
+    def readinto(self, buf):
+        k = 0
+        ring = self.ring
+        while k < len(buf) and self.count:
+            buf[k] = ring[self.head]
+            self.head = (self.head + 1) % _UART_RING
+            self.count -= 1
+            k += 1
+        return k
+
+    def _push(self, src, start, end):
+        ring = self.ring
+        for i in range(start, end):
+            if self.count == _UART_RING:
+                self.overruns += 1
+                continue
+            ring[(self.head + self.count) % _UART_RING] = src[i]
+            self.count += 1
+
+
+class SimLink:
+    """The host link on a pty: reads never block, a frame that the pty
+    cannot take now is dropped and counted (the host may not be attached)."""
+
+    def __init__(self, fd):
+        self.f = open(fd, "r+b")
+        self.poll = select.poll()
+        self.poll.register(self.f, select.POLLIN | select.POLLOUT)
+        self.dropped = 0
+        self._one = bytearray(1)
+
+    def _ready(self, mask):
+        for entry in self.poll.ipoll(0):
+            if entry[1] & mask:
+                return True
+        return False
+
+    def readinto(self, buf):
+        """What has arrived, up to len(buf). The unix port's blocking read
+        waits for the whole count asked, so read one byte per ready poll."""
+        k = 0
+        one = self._one
+        while k < len(buf) and self._ready(select.POLLIN):
+            if not self.f.readinto(one):
+                break
+            buf[k] = one[0]
+            k += 1
+        return k
+
+    def write(self, buf, n):
+        if not self._ready(select.POLLOUT):
+            self.dropped += 1
+            return False
+        self.f.write(memoryview(buf)[:n])
+        return True
+
+
+class SimHal:
+    def __init__(self, bus_fd, link_fd=-1, rand=None):
+        self.bus = open(bus_fd, "r+b")
+        self.link = SimLink(link_fd) if link_fd >= 0 else None
+        self._rand = rand
+        self.now = 0
+        self._outputs = []
+        self._inputs = [None] * _MAX_PIN
+        self._uarts = [None, None, None]
+        self._reader = frame.FrameReader(frame.MAX_PAYLOAD)
+        self._rx = bytearray(256)
+        self._out = bytearray(frame.OVERHEAD + 3)      # one buffer per fixed frame:
+        self._tick = bytearray(frame.OVERHEAD + 4)     # written whole, never sliced
+        self._wdt = bytearray(frame.OVERHEAD + 2)
+        self._var = bytearray(frame.OVERHEAD + frame.MAX_PAYLOAD)
+        self._seq = 0
+        self._wdt_ms = 0
+        self._var[_H] = BUS_VERSION
+        self._write(self._var, frame.seal(self._var, B_HELLO, 0, 1))
+
+    # -- the interface -------------------------------------------------------
+
+    def ticks_ms(self):
+        return self.now
+
+    def output(self, pin):
+        o = SimOutput(self, pin)
+        self._outputs.append(o)
+        return o
+
+    def pwm(self, pin):
+        o = SimPwm(self, pin)
+        self._outputs.append(o)
+        return o
+
+    def input(self, pin):
+        i = SimInput(pin)
+        self._inputs[pin] = i
+        return i
+
+    def uart(self, n, tx, rx):
+        u = SimUart(self, n)
+        self._uarts[n] = u
+        return u
+
+    def rand(self, n):
+        if self._rand is not None:
+            return self._rand(n)
+        import os
+        return os.urandom(n)
+
+    def wdt_start(self, ms):
+        self._wdt_ms = ms
+        self._send_wdt(ms)
+
+    def wdt_feed(self):
+        if self._wdt_ms:
+            self._send_wdt(self._wdt_ms)
+
+    def all_off(self):
+        for o in self._outputs:
+            o.value(0)
+
+    def sleep_until(self, t):
+        """Tell the table we sleep until t; apply what happened meanwhile."""
+        b = self._tick
+        b[_H] = t & 0xFF
+        b[_H + 1] = (t >> 8) & 0xFF
+        b[_H + 2] = (t >> 16) & 0xFF
+        b[_H + 3] = (t >> 24) & 0xFF
+        self._write(b, frame.seal(b, B_TICK, self._next_seq(), 4))
+        self._pump()
+
+    # -- the bus -------------------------------------------------------------
+
+    def _next_seq(self):
+        self._seq = (self._seq + 1) & 0xFF
+        return self._seq
+
+    def _write(self, buf, n):
+        if n == len(buf):
+            self.bus.write(buf)
+        else:
+            self.bus.write(memoryview(buf)[:n])
+
+    def _send_out(self, pin, v):
+        b = self._out
+        b[_H] = pin
+        b[_H + 1] = v & 0xFF
+        b[_H + 2] = (v >> 8) & 0xFF
+        self._write(b, frame.seal(b, B_OUT, self._next_seq(), 3))
+
+    def _send_wdt(self, ms):
+        b = self._wdt
+        b[_H] = ms & 0xFF
+        b[_H + 1] = (ms >> 8) & 0xFF
+        self._write(b, frame.seal(b, B_WDT, self._next_seq(), 2))
+
+    def _send_uart(self, n, src, length):
+        b = self._var
+        b[_H] = n
+        for i in range(length):
+            b[_H + 1 + i] = src[i]
+        self._write(b, frame.seal(b, B_UART_TX, self._next_seq(), length + 1))
+
+    def _pump(self):
+        """Read bus frames until NOW. A blocking read on the unix port waits
+        for the whole count asked, so ask exactly what completes the frame."""
+        r = self._reader
+        rx = self._rx
+        while True:
+            n = 0
+            if not r.backlog():        # bytes of a failed frame are parsed first
+                want = r.needed()
+                if want > len(rx):
+                    want = len(rx)
+                n = self.bus.readinto(rx, want)
+                if not n:
+                    raise OSError("sim bus closed")
+            i = 0
+            while True:
+                i = r.feed(rx, i, n)
+                if not r.ready:
+                    break
+                if self._apply(r):
+                    return
+
+    def _apply(self, r):
+        """One frame from the table; True at NOW (the tick is over)."""
+        buf = r.buf
+        kind = r.kind
+        if kind == B_IN:
+            pin = buf[_H]
+            inp = self._inputs[pin] if pin < _MAX_PIN else None
+            if inp is not None:
+                v = buf[_H + 1]
+                if v and not inp.level:
+                    inp.rising += 1
+                inp.level = v
+        elif kind == B_UART_RX:
+            u = self._uarts[buf[_H]] if buf[_H] < 3 else None
+            if u is not None:
+                u._push(buf, _H + 1, _H + r.length)
+        elif kind == B_NOW:
+            self.now = buf[_H] | (buf[_H + 1] << 8) | (buf[_H + 2] << 16) | (buf[_H + 3] << 24)
+            return True
+        return False

@@ -1,0 +1,1 @@
+"""Framing and messages shared by the controller and the host (one codec)."""

@@ -1,0 +1,192 @@
+"""The controller's side of the link: requests in, responses and events out.
+
+Requests are parsed from a preallocated FrameReader; answers and events are
+written by the codec straight into one preallocated frame buffer. A frame
+the host cannot take now (no host attached) is dropped and counted: the
+control loop never waits for the host.
+"""
+
+from firmware import faults
+from firmware.hal.ticks import ticks_diff
+from firmware.link import codec, frame
+
+_RX = 128
+AUDIT_FAULTS = (20, 21, 22)    # missing_tile, extra_tile, unknown_tag
+RETRY_MS = 5000                # same seq and payload this soon: a retry, answered again
+
+
+class LinkServer:
+    def __init__(self, hal, fw_version, build):
+        self.hal = hal
+        self.link = hal.link
+        self.fw_version = fw_version
+        self.build = build
+        self.controller = None
+        self.config_error = None
+        self.reader = frame.FrameReader()
+        self.rx = bytearray(_RX)
+        self.tx = bytearray(frame.OVERHEAD + frame.MAX_PAYLOAD)
+        self.event_seq = 0
+        self.requests = 0
+        self.errors = 0
+        self.dropped = 0
+        self.overruns = 0          # control ticks that ran late (counted by main)
+        self.retries = 0
+        self._pending = 0          # request bytes left in rx after a frame
+        self._at = 0
+        self._last = bytearray(frame.OVERHEAD + frame.MAX_PAYLOAD)   # the last answer
+        self._last_n = 0
+        self._last_seq = -1
+        self._last_crc = -1
+        self._last_at = 0
+
+    # -- out -----------------------------------------------------------------
+
+    def emit(self, name, fields):
+        """An unsolicited event; fields must be public (the codec refuses
+        anything else)."""
+        obj = {"ev": name, "t": self.hal.ticks_ms()}
+        for k in fields:
+            obj[k] = fields[k]
+        self.event_seq = (self.event_seq + 1) & 0xFF
+        # Tile codes go out only for audit faults: they name tiles of walls
+        # that are not in play (before the lift, or the next set's).
+        reveal = name == "fault" and fields.get("code") in AUDIT_FAULTS
+        try:
+            n = codec.write_event(self.tx, self.event_seq, obj, reveal=reveal)
+        except codec.LinkError:
+            self.errors += 1           # a bug: an undeclared field; seen in status
+            return
+        self._send(n)
+
+    def _send(self, n):
+        if self.link is None or not self.link.write(self.tx, n):
+            self.dropped += 1
+
+    # -- in ------------------------------------------------------------------
+
+    def poll(self, now):
+        if self.link is None:
+            return
+        r = self.reader
+        while True:
+            if self._at >= self._pending and not r.backlog():
+                self._pending = self.link.readinto(self.rx)
+                self._at = 0
+                if not self._pending:
+                    return
+            self._at = r.feed(self.rx, self._at, self._pending)
+            if r.ready:
+                self._request(now, r)
+
+    def _request(self, now, r):
+        seq = r.seq
+        crc = frame.crc16(r.buf, 0xFFFF, frame.HEADER, frame.HEADER + r.length)
+        if seq == self._last_seq and crc == self._last_crc \
+                and ticks_diff(now, self._last_at) < RETRY_MS and self._last_n:
+            self.retries += 1          # the host lost our answer: send it again, do nothing
+            self._write_last()
+            return
+        self.requests += 1
+        try:
+            if r.kind != codec.REQUEST:
+                raise codec.LinkError("bad_kind", "kind 0x%02x is not a request" % r.kind)
+            op, args = codec.decode_request(r)
+            result = self._answer(now, op, args)
+            result["op"] = op
+            n = codec.write_response(self.tx, seq, result)
+        except codec.LinkError as e:
+            self.errors += 1
+            info = {"error": e.code, "message": e.message}
+            if e.info:
+                for k in e.info:
+                    info[k] = e.info[k]
+            n = codec.write_error(self.tx, seq, info)
+        self._last_seq = seq
+        self._last_crc = crc
+        self._last_at = now
+        self._last[:n] = self.tx[:n]
+        self._last_n = n
+        self._send(n)
+
+    def _write_last(self):
+        if self.link is None or not self.link.write(self._last, self._last_n):
+            self.dropped += 1
+
+    def _answer(self, now, op, args):
+        if op == "hello":
+            if args.get("proto") != codec.PROTO_VERSION:
+                raise codec.LinkError("proto_mismatch", "controller speaks %d, host %r"
+                                      % (codec.PROTO_VERSION, args.get("proto")),
+                                      {"proto": codec.PROTO_VERSION})
+            return {"ok": True, "proto": codec.PROTO_VERSION, "fw": self.fw_version,
+                    "build": self.build, "table": "sim" if self.build == "sim" else "esp32"}
+        ctl = self.controller
+        if ctl is None:
+            if op == "status":
+                return self._config_status(now)
+            raise codec.LinkError("config_invalid", self.config_error or "no controller")
+        if op == "status":
+            return self._status(now, ctl)
+        if op == "start":
+            why = ctl.start(now)
+            if why:
+                raise codec.LinkError("busy", why)
+            return {"ok": True, "state": "building"}
+        if op == "clear":
+            code = ctl.fault
+            ctl.clear(now)
+            return {"ok": True, "cleared": code or None}
+        if op == "hand_end":
+            winner = args.get("winner")
+            why = ctl.hand_end(now, winner)
+            if why:
+                raise codec.LinkError("busy", why)
+            return {"ok": True, "state": "next"}
+        if op == "faults":
+            n = args.get("n", len(ctl.fault_log))
+            out = []
+            for t, code, name, detail in reversed(ctl.fault_log):
+                if len(out) >= n:
+                    break
+                out.append({"t": t, "code": code, "name": name, "detail": detail})
+            return {"ok": True, "faults": out, "total": len(ctl.fault_log)}
+        if op == "config_get":
+            return self._config_get(ctl.cfg, args.get("key"))
+        raise codec.LinkError("unknown_op", "no request %r" % op)
+
+    def _config_get(self, cfg, key):
+        data = cfg.source
+        if key is None:
+            return {"ok": True, "keys": sorted(data)}
+        if key not in data:
+            raise codec.LinkError("not_found", "the config has no %r" % key)
+        value = data[key]
+        if isinstance(value, dict):    # names are data here, not fields
+            value = [[k, value[k]] for k in sorted(value)]
+        return {"ok": True, "key": key, "value": value}
+
+    def _status(self, now, ctl):
+        from firmware.controller.table import NAMES
+        from firmware.drivers.lifter import NAMES as LIFT
+        d = ctl.d
+        fault = None
+        if ctl.fault:
+            fault = {"code": ctl.fault, "name": faults.describe(ctl.fault)[0],
+                     "detail": ctl.fault_detail or {}}
+        return {"ok": True, "state": NAMES[ctl.state], "phase": ctl.builder_phase(),
+                "cycles": ctl.cycles, "fault": fault, "uptime": now,
+                "dealer": ctl.dealership.dealer,
+                "dice": [d.dice.a, d.dice.b] if d.dice.a else None,
+                "tiles_per_side": ctl.builder.tiles_per_side(),
+                "lanes": [lane.count for lane in d.lanes],
+                "lifters": [LIFT[l.state] for l in d.lifters],
+                "link": {"requests": self.requests, "errors": self.errors,
+                         "dropped": self.dropped, "overruns": self.overruns}}
+
+    def _config_status(self, now):
+        return {"ok": True, "state": "fault", "phase": "none", "cycles": 0,
+                "fault": {"code": 40, "name": "config_invalid",
+                          "detail": {"reason": self.config_error or ""}},
+                "uptime": now, "dealer": None, "dice": None, "tiles_per_side": [0, 0, 0, 0],
+                "lanes": [0, 0, 0, 0], "lifters": []}

@@ -1,0 +1,34 @@
+"""Entry under the MicroPython unix port, on the virtual table:
+
+    micropython -m firmware.sim_main BUS_FD LINK_FD CONFIG TAGS STORE_DIR [SEED]
+
+BUS_FD and LINK_FD are pty file descriptors inherited from the launcher
+(host_tools/vtable/launcher.py); STORE_DIR stands for the board's flash. With SEED the "hardware" RNG is a
+seeded generator, so a virtual table run is reproducible from its seed.
+"""
+
+import sys
+
+from firmware.hal.sim import SimHal
+from firmware.main import run
+
+
+def main(argv):
+    if len(argv) not in (6, 7):
+        print("usage: micropython -m firmware.sim_main BUS_FD LINK_FD CONFIG TAGS STORE_DIR [SEED]")
+        sys.exit(2)
+    rand = None
+    if len(argv) == 7:
+        import random
+        random.seed(int(argv[6]))
+
+        def rand(n):
+            return bytes(random.getrandbits(8) for _ in range(n))
+    hal = SimHal(int(argv[1]), int(argv[2]), rand)
+    store = argv[5]
+    if not store.endswith("/"):
+        store += "/"
+    run(hal, argv[3], argv[4], store, "sim")
+
+
+main(sys.argv)

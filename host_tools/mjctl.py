@@ -1,0 +1,208 @@
+"""mjctl: the technician's and test engineer's command line.
+
+    mjctl --sim [--seed N] [--heap BYTES] [--fault NAME[:ARG]]... cycle --json
+    mjctl --sim serve --json
+    mjctl --port DEV status [--json]
+
+`--sim` starts the real firmware under the `micropython` binary on the
+virtual table (host_tools/vtable); `--port` talks to a controller, real or
+virtual, over its link.
+"""
+
+import argparse
+import json
+import signal
+import sys
+import threading
+
+from firmware import faults as fault_table
+from firmware.link.codec import LinkError
+from host_tools.link_client import LinkClient
+
+CYCLE_WALL_TIMEOUT_S = 60      # wall-clock guard; virtual time runs far faster
+
+
+def describe_fault(ev):
+    """A fault event with its cause and fix from the firmware's own table."""
+    name, cause, fix = fault_table.describe(ev["code"])
+    return {"code": ev["code"], "name": name, "cause": cause, "fix": fix,
+            "detail": ev.get("detail", {}), "t_ms": ev.get("t")}
+
+
+def run_cycle(sim, link, timeout_s=CYCLE_WALL_TIMEOUT_S):
+    """One table cycle from `start` to walls up and dice shown (or a fault).
+    Returns the cycle's JSON object."""
+    link.hello()
+    out = {"ok": False, "table_time_s": None, "lower_bound_s": None, "dice": None,
+           "dealer": None, "walls": {"tiles_per_side": None}, "faults": []}
+    status = link.request("status")
+    if status["fault"]:                    # found at boot: nothing may move
+        out["faults"].append(describe_fault(status["fault"]))
+        out["firmware"] = {"code": sim.code, "restarts": sim.restarts}
+        return out
+    link.request("start")
+    started = link.wait_event(lambda e: e["ev"] == "state" and e["state"] == "building",
+                              timeout=timeout_s)
+    while True:
+        ev = link.wait_event(lambda e: e["ev"] in ("walls", "dice", "fault"), timeout=timeout_s)
+        if ev["ev"] == "walls" and out["walls"]["tiles_per_side"] is None:
+            out["walls"]["tiles_per_side"] = ev["tiles_per_side"]
+        elif ev["ev"] == "fault":
+            out["faults"].append(describe_fault(ev))
+            break
+        elif ev["ev"] == "dice":
+            out["ok"] = True
+            out["dice"] = [ev["a"], ev["b"]]
+            out["dealer"] = ev["dealer"]
+            out["table_time_s"] = round((ev["t"] - started["t"]) / 1000.0, 3)
+            bound = sim.table.lower_bound_ms(start_time=started["t"])
+            out["lower_bound_s"] = round(bound / 1000.0, 3)
+            break
+    out["firmware"] = {"code": sim.code, "restarts": sim.restarts}
+    return out
+
+
+def cmd_cycle(args):
+    from host_tools.vtable.launcher import SimTable
+    with SimTable(seed=args.seed, faults=args.fault, heap=args.heap) as sim:
+        with LinkClient(sim.link_path) as link:
+            try:
+                out = run_cycle(sim, link)
+            except LinkError as e:
+                out = {"ok": False, "error": str(e), "faults": [],
+                       "firmware_log": sim.firmware_log()[-2000:]}
+    emit(args, out, human_cycle)
+    return 0 if out.get("ok") else 1
+
+
+def cmd_serve(args):
+    from host_tools.vtable.launcher import SimTable
+    done = threading.Event()
+    signal.signal(signal.SIGINT, lambda *_: done.set())
+    signal.signal(signal.SIGTERM, lambda *_: done.set())
+    with SimTable(seed=args.seed, faults=args.fault, heap=args.heap, realtime=True) as sim:
+        if args.json:
+            print(json.dumps({"link": sim.link_path}), flush=True)
+        else:
+            print("virtual table running; link on %s (Ctrl-C stops)" % sim.link_path, flush=True)
+        while not done.wait(0.2):
+            if not sim.alive:
+                print("the virtual table stopped: %s" % sim.exit_reason, file=sys.stderr)
+                return 1
+    return 0
+
+
+def cmd_status(args):
+    if args.sim:
+        from host_tools.vtable.launcher import SimTable
+        with SimTable(seed=args.seed, faults=args.fault, heap=args.heap) as sim:
+            with LinkClient(sim.link_path) as link:
+                return _status(args, link)
+    with LinkClient(args.port) as link:
+        return _status(args, link)
+
+
+def _status(args, link):
+    info = link.hello()
+    st = link.request("status")
+    out = {"firmware": info.get("fw"), "proto": info.get("proto"), "build": info.get("build")}
+    for k in st:
+        if k not in ("ok", "op"):
+            out[k] = st[k]
+    if out.get("fault"):
+        out["fault"] = describe_fault(out["fault"])
+    emit(args, out, human_status)
+    return 0
+
+
+# -- output ------------------------------------------------------------------
+
+def emit(args, obj, human):
+    if args.json:
+        print(json.dumps(obj))
+    else:
+        human(obj)
+
+
+def _console():
+    from rich.console import Console
+    return Console()
+
+
+def human_cycle(out):
+    c = _console()
+    if out.get("ok"):
+        c.print("[green]cycle done[/]: walls %s, dice %s, dealer seat %s"
+                % (out["walls"]["tiles_per_side"], out["dice"], out["dealer"]))
+        c.print("table time %.2f s, lower bound %.2f s (+%.1f %%)"
+                % (out["table_time_s"], out["lower_bound_s"],
+                   100.0 * (out["table_time_s"] / out["lower_bound_s"] - 1)))
+    else:
+        c.print("[red]cycle stopped[/]")
+    for f in out.get("faults", []):
+        human_fault(c, f)
+    if out.get("error"):
+        c.print("[red]%s[/]" % out["error"])
+
+
+def human_fault(c, f):
+    c.print("[bold red]fault %d %s[/] %s" % (f["code"], f["name"], json.dumps(f["detail"])))
+    c.print("  cause: %s" % f["cause"])
+    c.print("  fix:   %s" % f["fix"])
+
+
+def human_status(out):
+    from rich.table import Table
+    c = _console()
+    t = Table(show_header=False, box=None)
+    for k in ("state", "phase", "cycles", "dealer", "dice", "tiles_per_side", "lanes",
+              "lifters", "uptime", "firmware", "proto", "build"):
+        t.add_row(k, str(out.get(k)))
+    c.print(t)
+    if out.get("fault"):
+        human_fault(c, out["fault"])
+
+
+# -- arguments ---------------------------------------------------------------
+
+def parser():
+    ap = argparse.ArgumentParser(prog="mjctl", description=__doc__.split("\n")[0])
+    where = ap.add_mutually_exclusive_group(required=True)
+    where.add_argument("--sim", action="store_true", help="run the firmware on the virtual table")
+    where.add_argument("--port", metavar="DEV", help="a controller's link (device path or URL)")
+    ap.add_argument("--seed", type=int, default=0, help="virtual table seed (--sim)")
+    ap.add_argument("--heap", type=int, metavar="BYTES", help="MicroPython heap size (--sim)")
+    ap.add_argument("--fault", action="append", default=[], metavar="NAME[:ARG]",
+                    help="inject a virtual table fault (--sim), repeatable")
+    sub = ap.add_subparsers(dest="command", required=True)
+    p = sub.add_parser("cycle", help="run one table cycle (--sim)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(fn=cmd_cycle, need_sim=True)
+    p = sub.add_parser("serve", help="run the virtual table in real time for any client (--sim)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(fn=cmd_serve, need_sim=True)
+    p = sub.add_parser("status", help="the controller's state")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(fn=cmd_status, need_sim=False)
+    return ap
+
+
+def main(argv=None):
+    ap = parser()
+    args = ap.parse_args(argv)
+    if args.need_sim and not args.sim:
+        ap.error("%s needs --sim" % args.command)
+    if not args.sim and (args.fault or args.heap):
+        ap.error("--fault and --heap need --sim")
+    try:
+        return args.fn(args)
+    except LinkError as e:
+        print("mjctl: %s" % e, file=sys.stderr)
+        return 2
+    except ValueError as e:               # a bad --fault text, say
+        print("mjctl: %s" % e, file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

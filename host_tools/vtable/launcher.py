@@ -1,0 +1,140 @@
+"""Starts the real firmware under the `micropython` binary on the virtual
+table, and keeps it running across power cuts and watchdog resets.
+
+Two ptys per table: the sim bus (firmware <-> BusServer) and the link
+(firmware <-> any host client). The firmware holds each pty's master end (an
+inherited fd); the host opens the slave paths with pyserial, as it would
+open a board's USB serial port. The link pty outlives firmware restarts, so
+a client stays attached the way it would to a board's USB-serial adapter.
+"""
+
+import os
+import shutil
+import subprocess
+import tempfile
+import threading
+import tty
+
+import serial
+
+from host_tools.mpenv import ROOT, code_root, micropython_binary
+from host_tools.vtable.bus import BusServer
+from host_tools.vtable.table import VirtualTable
+
+CONFIG = ROOT / "firmware" / "config.json"
+TAGS = ROOT / "firmware" / "tags.json"
+
+
+def _raw_pty():
+    master, slave = os.openpty()
+    tty.setraw(master)
+    tty.setraw(slave)
+    return master, slave
+
+
+class SimTable:
+    """One virtual table with its firmware. Use as a context manager."""
+
+    power_off_ms = 500         # how long the power stays off after a cut
+    bus_timeout_s = 0.02
+
+    def __init__(self, seed=0, faults=(), heap=None, realtime=False,
+                 config_path=None, ruleset=None, source=False):
+        self.config_path = str(config_path or CONFIG)
+        self.table = VirtualTable(seed, config_path=self.config_path, ruleset=ruleset,
+                                  faults=tuple(faults))
+        self.seed = seed
+        self.heap = heap
+        self.realtime = realtime
+        self.cwd, self.code = code_root(source)
+        self.store = tempfile.mkdtemp(prefix="vtable-")
+        self.restarts = 0
+        self.exit_reason = None
+        self.proc = None
+        self.server = None
+        self._stop = threading.Event()
+        self._thread = None
+        self._link_master, self._link_slave = _raw_pty()
+        self.link_path = os.ttyname(self._link_slave)
+
+    # -- lifecycle -----------------------------------------------------------
+
+    def start(self):
+        bus = self._spawn()
+        self.server = BusServer(bus, self.table, realtime=self.realtime)
+        self._thread = threading.Thread(target=self._serve, name="vtable-bus", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self):
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+        self._kill()
+        for fd in (self._link_master, self._link_slave):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        shutil.rmtree(self.store, ignore_errors=True)
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, *exc):
+        self.stop()
+
+    @property
+    def alive(self):
+        return self._thread is not None and self._thread.is_alive()
+
+    def firmware_log(self):
+        """What the firmware printed (tracebacks, if it crashed)."""
+        try:
+            with open(os.path.join(self.store, "firmware.log")) as f:
+                return f.read()
+        except OSError:
+            return ""
+
+    # -- the firmware process ------------------------------------------------
+
+    def _spawn(self):
+        bus_master, bus_slave = _raw_pty()
+        cmd = [str(micropython_binary())]
+        if self.heap:
+            cmd += ["-X", "heapsize=%d" % self.heap]
+        cmd += ["-m", "firmware.sim_main", str(bus_master), str(self._link_master),
+                self.config_path, str(TAGS), self.store, str(self.seed + 1000 * self.restarts)]
+        log = open(os.path.join(self.store, "firmware.log"), "ab")
+        self.proc = subprocess.Popen(cmd, cwd=str(self.cwd), stdin=subprocess.DEVNULL,
+                                     stdout=log, stderr=subprocess.STDOUT,
+                                     pass_fds=(bus_master, self._link_master))
+        log.close()
+        os.close(bus_master)               # the firmware has its own copy
+        port = serial.Serial(os.ttyname(bus_slave), timeout=self.bus_timeout_s)
+        os.close(bus_slave)                # pyserial opened the path itself
+        return port
+
+    def _kill(self):
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait(timeout=5)
+        if self.server is not None:
+            try:
+                self.server.serial.close()
+            except (OSError, serial.SerialException):
+                pass
+
+    def _serve(self):
+        while not self._stop.is_set():
+            reason = self.server.serve(stop=self._stop.is_set)
+            if reason in ("power_cut", "watchdog") and not self._stop.is_set():
+                # The board lost power (or its watchdog bit): the process dies,
+                # time goes on without it, then it boots again.
+                self._kill()
+                self.table.advance_to(self.table.now + self.power_off_ms)
+                self.restarts += 1
+                self.server.attach(self._spawn())
+                continue
+            self.exit_reason = reason
+            return
