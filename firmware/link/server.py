@@ -59,6 +59,19 @@ class LinkServer:
             return
         self._send(n)
 
+    def _audit_detail(self, result):
+        if result.get("op") == "status":
+            f = result.get("fault")
+            return bool(f) and f["code"] in AUDIT_FAULTS
+        if result.get("op") == "faults":
+            for f in result["faults"]:
+                if f["code"] not in AUDIT_FAULTS:
+                    for k in codec.SECRET:
+                        if k in f["detail"]:
+                            return False   # let the guard refuse it
+            return True
+        return False
+
     def _send(self, n):
         if self.link is None or not self.link.write(self.tx, n):
             self.dropped += 1
@@ -94,7 +107,9 @@ class LinkServer:
             op, args = codec.decode_request(r)
             result = self._answer(now, op, args)
             result["op"] = op
-            n = codec.write_response(self.tx, seq, result)
+            # Fault details may name tiles only for audit faults, whose walls
+            # are not in play (see emit); status and faults carry such details.
+            n = codec.write_response(self.tx, seq, result, reveal=self._audit_detail(result))
         except codec.LinkError as e:
             self.errors += 1
             info = {"error": e.code, "message": e.message}
