@@ -22,27 +22,32 @@ $(STAMP): pyproject.toml requirements.lock
 venv: $(STAMP)
 
 # Compile the device code with mpy-cross: a syntax or feature MicroPython
-# lacks fails here, before anything runs. The engine tests are compiled too,
-# so that MicroPython runs the same bytecode the board would.
+# lacks fails here, before anything runs. The engine and firmware tests are
+# compiled too, so that MicroPython runs the same bytecode the board would;
+# the firmware tests read the shipped config.json and tags.txt next to them.
 mpy: $(STAMP)
 	rm -rf $(BUILD)
-	@for f in $(DEVICE_SRC) $$(find engine_core/tests -name '*.py'); do \
+	@for f in $(DEVICE_SRC) $$(find engine_core/tests firmware/tests -name '*.py'); do \
 		mkdir -p $(BUILD)/$$(dirname $$f); \
 		$(BIN)/mpy-cross -o $(BUILD)/$${f%.py}.mpy $$f || exit 1; \
 	done
 	cp -r engine_core/tests/scenarios $(BUILD)/engine_core/tests/
+	cp firmware/config.json firmware/tags.txt $(BUILD)/firmware/
 	@echo "mpy-cross: $$(find $(BUILD) -name '*.mpy' | wc -l) modules in $(BUILD)"
 
 test-cpython: $(STAMP)
 	$(BIN)/python -m pytest
 
 test-micropython: mpy
-	cd $(BUILD) && ../../$(MPY) -m engine_core.tests.mp_runner
+	cd $(BUILD) && ../../$(MPY) -m engine_core.tests.mp_runner engine_core/tests firmware/tests
 
 test: mpy test-cpython test-micropython
 
-run: $(STAMP)
-	$(BIN)/python -m host_tools.wallview
+# The virtual table with the firmware under MicroPython, playing cycles in a
+# live terminal view (Ctrl-C stops); the rules-core demo of the walls is
+# `.venv/bin/python -m host_tools.wallview`.
+run: $(STAMP) mpy
+	$(BIN)/python -m host_tools.tableview
 
 # Speed and heap of the rules core against their targets (a report: it
 # exits 0 when a figure is over); MicroPython runs the .mpy tree of `mpy`.

@@ -8,47 +8,44 @@ place that turns a name or an override object into a checked `Ruleset`.
 from engine_core import tiles
 from engine_core.check import is_int
 
-SUITS = tuple(tiles.CODES[:tiles.FIRST_HONOR])
-HONORS = ("1z", "2z", "3z", "4z", "5z", "6z", "7z")
-BONUS = tuple(tiles.CODES[tiles.FIRST_BONUS:])
+# The tables are string constants, parsed when a ruleset is loaded: on a
+# board strings stay in flash (ROMFS) while tuples and dicts would take heap.
 
-# Tile sets as (codes, copies) groups; the sets are built on demand.
-_SETS = {
-    "full144": ((SUITS, 4), (HONORS, 4), (BONUS, 1)),
-    "luoyuan128": ((SUITS, 4), (("1z", "2z", "3z", "4z", "7z"), 4)),
-}
-
-# name -> (tile set, stacks per side, reserve base, gold method).
-# Every other parameter takes DEFAULTS.
-NAMED = {
-    "fuzhou144": ("full144", 18, 18, "tail"),
-    "luoyuan144": ("full144", 18, 20, "dice"),
-    "luoyuan128": ("luoyuan128", 16, 18, "dice"),
-}
+# name, tile set, stacks per side, reserve base, gold method; the other
+# parameters take DEFAULTS.
+NAMED = """fuzhou144 full144 18 18 tail
+luoyuan144 full144 18 20 dice
+luoyuan128 luoyuan128 16 18 dice"""
 DEFAULT_NAME = "fuzhou144"
 
-DEFAULTS = {
-    "final_group": 4,
-    "set_is_quad": False,
-    "gold_in_reserve": False,
-    "kong_exposed": 1,
-    "kong_concealed": 2,
-    "quad": 2,
-}
+# Tile sets as runs of tile ids (tiles.CODES) with their copies.
+SETS = """full144 0-26:4 27-33:4 34-41:1
+luoyuan128 0-26:4 27-30:4 33-33:4"""
 
-# Override key -> (kind, minimum). A ruleset's tile set and stacks are the
-# physical machine and cannot be overridden; everything else can.
-_OVERRIDES = {
-    "reserve_base": ("int", 4),
-    "final_group": ("int", 0),
-    "set_is_quad": ("bool", 0),
-    "gold_in_reserve": ("bool", 0),
-    "kong_exposed": ("int", 0),
-    "kong_concealed": ("int", 0),
-    "quad": ("int", 0),
-    "gold_method": ("method", 0),
-}
+# Override key, kind, minimum (maximum: the tiles of the set) and default;
+# "-" has no default: it comes from NAMED. A ruleset's tile set and stacks
+# are the physical machine and cannot be overridden.
+OVERRIDES = """reserve_base int 4 -
+final_group int 0 4
+set_is_quad bool 0 false
+gold_in_reserve bool 0 false
+kong_exposed int 0 1
+kong_concealed int 0 2
+quad int 0 2
+gold_method method 0 -"""
 GOLD_METHODS = ("tail", "dice")
+
+
+def _rows(table):
+    return [line.split() for line in table.split("\n")]
+
+
+def names():
+    return [row[0] for row in _rows(NAMED)]
+
+
+def override_keys():
+    return [row[0] for row in _rows(OVERRIDES)]
 
 
 class RulesetError(ValueError):
@@ -78,9 +75,13 @@ class Ruleset:
     def tile_counts(self):
         """The ruleset's multiset as a bytearray indexed by tile id."""
         out = bytearray(tiles.N_KINDS)
-        for codes, copies in _SETS[self.set_name]:
-            for c in codes:
-                out[tiles.tile_id(c)] = copies
+        for row in _rows(SETS):
+            if row[0] == self.set_name:
+                for run in row[1:]:
+                    span, copies = run.split(":")
+                    first, last = span.split("-")
+                    for tid in range(int(first), int(last) + 1):
+                        out[tid] = int(copies)
         return out
 
     def tile_codes(self):
@@ -111,22 +112,21 @@ class Ruleset:
     def as_dict(self):
         d = {"name": self.name, "stacks": self.stacks,
              "reserve_base": self.reserve_base, "gold_method": self.gold_method}
-        for k in DEFAULTS:
+        for k in override_keys():
             d[k] = getattr(self, k)
         return d
 
 
-def _check(key, value, n_tiles):
-    kind, low = _OVERRIDES[key]
+def _check(key, kind, low, value, n_tiles):
     if kind == "bool":
         if value is not True and value is not False:
             raise RulesetError("ruleset: %s must be true or false, not %r" % (key, value))
     elif kind == "method":
         if value not in GOLD_METHODS:
             raise RulesetError("ruleset: gold_method must be 'tail' or 'dice', not %r" % (value,))
-    else:
-        if not is_int(value, low, n_tiles):
-            raise RulesetError("ruleset: %s must be a whole number %d..%d, not %r" % (key, low, n_tiles, value))
+    elif not is_int(value, low, n_tiles):
+        raise RulesetError("ruleset: %s must be a whole number %d..%d, not %r"
+                           % (key, low, n_tiles, value))
 
 
 def load(spec=None):
@@ -141,21 +141,27 @@ def load(spec=None):
         overrides = dict(spec)
         if "base" not in overrides:
             raise RulesetError("ruleset: an override object needs \"base\": one of %s"
-                               % ", ".join(sorted(NAMED)))
+                               % ", ".join(names()))
         base = overrides.pop("base")
     else:
         base = spec
-    if not isinstance(base, str) or base not in NAMED:
-        raise RulesetError("ruleset: unknown name %r (known: %s)"
-                           % (base, ", ".join(sorted(NAMED))))
-    set_name, stacks, reserve_base, method = NAMED[base]
-    params = dict(DEFAULTS)
-    params["reserve_base"] = reserve_base
-    params["gold_method"] = method
+    named = None
+    for row in _rows(NAMED):
+        if row[0] == base:
+            named = row
+    if named is None:
+        raise RulesetError("ruleset: unknown name %r (known: %s)" % (base, ", ".join(names())))
+    stacks = int(named[2])
+    params = {"reserve_base": int(named[3]), "gold_method": named[4]}
+    kinds = {}
+    for key, kind, low, default in _rows(OVERRIDES):
+        kinds[key] = (kind, int(low))
+        if default != "-":
+            params[key] = (default == "true") if kind == "bool" else int(default)
     for key in sorted(overrides):
-        if key not in _OVERRIDES:
+        if key not in kinds:
             raise RulesetError("ruleset: unknown parameter %r (known: base, %s)"
-                               % (key, ", ".join(sorted(_OVERRIDES))))
-        _check(key, overrides[key], stacks * 8)
+                               % (key, ", ".join(override_keys())))
+        _check(key, kinds[key][0], kinds[key][1], overrides[key], stacks * 8)
         params[key] = overrides[key]
-    return Ruleset(base, set_name, stacks, params)
+    return Ruleset(base, named[1], stacks, params)

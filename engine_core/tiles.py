@@ -21,25 +21,51 @@ FIRST_HONOR = const(27)   # 1z
 FIRST_BONUS = const(34)   # 1f
 NO_TILE = const(255)      # "nothing here" in a tile bytearray
 
-CODES = tuple(
-    ["%dm" % n for n in range(1, 10)]
-    + ["%dp" % n for n in range(1, 10)]
-    + ["%ds" % n for n in range(1, 10)]
-    + ["%dz" % n for n in range(1, 8)]
-    + ["%df" % n for n in range(1, 9)]
-)
+# The code of every tile id, 2 characters each, in one string constant: on a
+# board a string stays in flash (ROMFS), where a tuple of 42 strings costs
+# about 2 KB of heap. CODES reads it like a tuple of codes.
+_CODE_TEXT = "1m2m3m4m5m6m7m8m9m1p2p3p4p5p6p7p8p9p1s2s3s4s5s6s7s8s9s1z2z3z4z5z6z7z1f2f3f4f5f6f7f8f"
 
-_IDS = {}
-for _i, _c in enumerate(CODES):
-    _IDS[_c] = _i
+
+class _Codes:
+    """tiles.CODES: indexable, iterable, searchable like a tuple of codes."""
+
+    def __len__(self):
+        return N_KINDS
+
+    def __getitem__(self, tid):
+        if tid < 0:
+            tid += N_KINDS
+        if not 0 <= tid < N_KINDS:
+            raise IndexError("tile id out of range")
+        return _CODE_TEXT[2 * tid:2 * tid + 2]
+
+    def __iter__(self):
+        for tid in range(N_KINDS):
+            yield _CODE_TEXT[2 * tid:2 * tid + 2]
+
+    def index(self, code):
+        i = _CODE_TEXT.find(code) if isinstance(code, str) and len(code) == 2 else -1
+        while i >= 0 and i % 2:
+            i = _CODE_TEXT.find(code, i + 1)
+        if i < 0:
+            raise ValueError("unknown tile code %r" % (code,))
+        return i // 2
+
+    def __contains__(self, code):
+        try:
+            self.index(code)
+            return True
+        except ValueError:
+            return False
+
+
+CODES = _Codes()
 
 
 def tile_id(code):
     """The id of a code string; ValueError names the bad code."""
-    tid = _IDS.get(code) if isinstance(code, str) else None
-    if tid is None:
-        raise ValueError("unknown tile code %r" % (code,))
-    return tid
+    return CODES.index(code)
 
 
 def code(tid):

@@ -1,84 +1,98 @@
 """Every fault the controller can raise: code, name, cause, fix.
 
-The one table of faults. The link reports the code and the detail (which
-lane, which tile); the host shows cause and fix from here, and
+The one table of faults. The link reports the code, the name and the detail
+(which lane, which tile); the host shows cause and fix from here, and
 docs/faults.md is checked against it by a test. A fault stops every motor.
+
+The table is one string constant, parsed when asked: on a board a string
+stays in flash (ROMFS) while a dict of tuples would take heap, and the
+controller only ever needs a name, when a fault happens. A block is
+"code name", the cause, the fix, then a blank line.
 """
 
-# code: (name, cause, fix)
-FAULTS = {
-    10: ("lane_jam",
-         "A lane stopped counting tiles while the plate was turning: a tile is "
-         "stuck in the lane's chute or the lane motor does not turn.",
-         "Open the lane cover named in the detail, clear the chute, check the "
-         "lane motor turns by hand; then clear the fault."),
-    11: ("plate_stall",
-         "The shuffle plate gave no rotation pulse within its deadline: the "
-         "plate is blocked or its motor or belt failed.",
-         "Remove what blocks the plate, check the belt and motor fuse, check the "
-         "rotation sensor's magnet; then clear the fault."),
-    12: ("lift_stuck",
-         "A wall lifter did not reach its limit switch in time.",
-         "Look under the side named in the detail for a tile or object under "
-         "the lifter; check the lifter motor and the limit switch; clear."),
-    13: ("sensor_stuck",
-         "A sensor reads a value that the motion cannot produce (a limit switch "
-         "closed at both ends, a count sensor that never releases).",
-         "Check the named sensor's wiring and clean its optics; clear the fault."),
-    14: ("build_timeout",
-         "Building the walls took longer than the build deadline.",
-         "Check every lane for slow feeding and the plate for slipping; clear."),
-    20: ("missing_tile",
-         "The RFID audit found fewer copies of a tile than the ruleset has.",
-         "Find the tile named in the detail (under the table, in a pocket), "
-         "tip the lanes into the tray with it, clear the fault: the walls are "
-         "built again."),
-    21: ("extra_tile",
-         "The RFID audit found more copies of a tile than the ruleset has: a "
-         "tile from another set is mixed in.",
-         "Empty the lanes into the tray, take out one tile of the kind named in the detail, clear the fault: the walls are built again."),
-    22: ("unknown_tag",
-         "The RFID reader saw a tag that is not in the tag table.",
-         "Take out the tile at the slot in the detail (replace it, or teach its "
-         "tag with `mjctl rfid learn`), tip the lanes into the tray, clear the "
-         "fault: the walls are built again."),
-    23: ("rfid_timeout",
-         "The RFID reader did not answer in time.",
-         "Check the reader's cable and power; clear the fault."),
-    24: ("rfid_crc",
-         "The RFID reader's answer failed its checksum.",
-         "Check the reader cable for damage or interference (motor wires close "
-         "by); clear the fault. Repeated: replace the cable."),
-    30: ("display_unplugged",
-         "The display board did not acknowledge a frame.",
-         "Check the display cable and its power; clear the fault."),
-    40: ("config_invalid",
-         "The configuration file is missing or wrong; the table does not move.",
-         "Read the detail, correct config.json (`mjctl config validate`)."),
-    50: ("firmware_error",
-         "The controller's program hit a bug (the detail names it); every motor "
-         "was stopped.",
-         "Note the detail and the firmware version (`mjctl status`), report it; "
-         "clear the fault to go on, or restart the table."),
-    41: ("power_lost",
-         "The controller restarted during a cycle or a hand (power cut or reset); "
-         "motion stopped where it was.",
-         "Check the walls are down, tip any half-built walls into the tray, "
-         "clear the fault and start again."),
-}
+TABLE = """10 lane_jam
+A lane stopped counting tiles while the plate was turning: a tile is stuck in the lane's chute or the lane motor does not turn.
+Open the lane cover named in the detail, clear the chute, check the lane motor turns by hand; then clear the fault.
 
-_BY_NAME = {}
-for _code in FAULTS:
-    _BY_NAME[FAULTS[_code][0]] = _code
+11 plate_stall
+The shuffle plate gave no rotation pulse within its deadline: the plate is blocked or its motor or belt failed.
+Remove what blocks the plate, check the belt and motor fuse, check the rotation sensor's magnet; then clear the fault.
+
+12 lift_stuck
+A wall lifter did not reach its limit switch in time.
+Look under the side named in the detail for a tile or object under the lifter; check the lifter motor and the limit switch; clear.
+
+13 sensor_stuck
+A sensor reads a value that the motion cannot produce: a limit switch closed at both ends, a count sensor that never releases, or a count sensor that stayed silent while its lane's wall grew (the RFID reader counted more tiles than the sensor).
+Check the named sensor's wiring and clean its optics; clear the fault.
+
+14 build_timeout
+Building the walls took longer than the build deadline.
+Check every lane for slow feeding and the plate for slipping; clear.
+
+20 missing_tile
+The RFID audit found fewer copies of a tile than the ruleset has: a tile is lost, or the lane named in the detail jammed just before the others filled and its tiles are still on the plate.
+Find the tile named in the detail (under the table, in a pocket), tip the lanes into the tray with it, clear the fault: the walls are built again.
+
+21 extra_tile
+The RFID audit found more copies of a tile than the ruleset has: a tile from another set is mixed in.
+Empty the lanes into the tray, take out one tile of the kind named in the detail, clear the fault: the walls are built again.
+
+22 unknown_tag
+The RFID reader saw a tag that is not in the tag table.
+Take out the tile at the slot in the detail (replace it, or teach its tag with `mjctl rfid learn`), tip the lanes into the tray, clear the fault: the walls are built again.
+
+23 rfid_timeout
+The RFID reader did not answer in time.
+Check the reader's cable and power; clear the fault.
+
+24 rfid_crc
+The RFID reader's answer failed its checksum.
+Check the reader cable for damage or interference (motor wires close by); clear the fault. Repeated: replace the cable.
+
+30 display_unplugged
+The display board did not acknowledge a frame.
+Check the display cable and its power; clear the fault.
+
+40 config_invalid
+The configuration file is missing or wrong; the table does not move.
+Read the detail, correct config.json (`mjctl config validate`).
+
+41 power_lost
+The controller restarted during a cycle or a hand (power cut or reset); motion stopped where it was.
+Check the walls are down, tip any half-built walls into the tray, clear the fault and start again.
+
+50 firmware_error
+The controller's program hit a bug (the detail names it); every motor was stopped.
+Note the detail and the firmware version (`mjctl status`), report it; clear the fault to go on, or restart the table."""
 
 
-def code_of(name):
-    return _BY_NAME[name]
+def _blocks():
+    for block in TABLE.split("\n\n"):
+        head, cause, fix = block.split("\n")
+        code, name = head.split(" ")
+        yield int(code), name, cause, fix
 
 
 def describe(code):
     """(name, cause, fix) for a code; an unknown code says so."""
-    if code in FAULTS:
-        return FAULTS[code]
+    for c, name, cause, fix in _blocks():
+        if c == code:
+            return name, cause, fix
     return ("unknown", "fault code %d is not in this firmware's table" % code,
             "update the host tools or the firmware so both know the code")
+
+
+def name_of(code):
+    return describe(code)[0]
+
+
+def code_of(name):
+    for c, n, _, _ in _blocks():
+        if n == name:
+            return c
+    raise KeyError(name)
+
+
+def codes():
+    return [c for c, _, _, _ in _blocks()]

@@ -7,6 +7,8 @@ The loop is fixed-rate: poll the link, step the controller, feed the
 watchdog, sleep to the next tick. Nothing in it allocates in steady state.
 """
 
+import gc
+
 from firmware import config as config_mod
 from firmware import tags as tags_mod
 from firmware.controller.table import TableController
@@ -19,13 +21,18 @@ WATCHDOG_MS = 2000
 
 
 def run(hal, config_path, tags_path, store=None, build="dev"):
+    # Long-lived buffers first, then the files (whose parsing leaves garbage),
+    # then a collection before the drivers: a small heap must not fragment.
     link = LinkServer(hal, FW_VERSION, build)
     try:
         cfg = config_mod.load(config_path)
         tags = tags_mod.load(tags_path)
     except (config_mod.ConfigError, tags_mod.TagError) as e:
         return _config_fault(hal, link, str(e))
+    gc.collect()
     ctl = TableController(hal, cfg, Devices(hal, cfg, tags), link.emit, store)
+    cfg.pins = None                # the drivers hold their pins now: free the dict
+    gc.collect()
     link.controller = ctl
     hal.sleep_until(hal.ticks_ms())          # learn the time (sim: first TICK)
     hal.wdt_start(WATCHDOG_MS)
@@ -62,4 +69,4 @@ def _config_fault(hal, link, message):
 def board():
     """Entry on the ESP32: config and tags from the flash filesystem."""
     from firmware.hal.esp32 import Esp32Hal
-    run(Esp32Hal(), "config.json", "tags.json", "/")
+    run(Esp32Hal(), "config.json", "tags.txt", "/")

@@ -1,11 +1,13 @@
-"""The tag table: RFID tag UID -> tile id, stored on the device (tags.json).
+"""The tag table: RFID tag UID -> tile id, stored on the device (tags.txt).
 
-Held as two parallel sorted arrays (a 4-byte UID per entry and a tile id
-byte) and searched by bisection, so a lookup allocates nothing and 288
-tags cost about 1.5 KB instead of a dict of strings.
+One tag per line, "UID code" (8 hex digits, a tile code); '#' comments.
+Read line by line into two parallel arrays kept sorted by UID (a 4-byte
+UID and a tile id byte per tag): a lookup is a bisection that allocates
+nothing, and 288 tags cost about 1.5 KB of heap. A JSON file would need the
+whole table as a dict of strings in memory first, which a 64 KB heap cannot
+spare.
 """
 
-import json
 from array import array
 
 from engine_core import tiles
@@ -18,30 +20,17 @@ class TagError(ValueError):
 
 
 class TagTable:
-    def __init__(self, pairs):
-        """`pairs`: (uid int, tile code) in any order; duplicates refused."""
-        pairs = sorted(pairs)
-        self.uids = array("I", [0] * len(pairs))   # 'I' is 32-bit on both ports
-        self.ids = bytearray(len(pairs))
-        last = -1
-        for i in range(len(pairs)):
-            uid, code = pairs[i]
-            if uid == last:
-                raise TagError("tags: UID %08x is listed twice" % uid)
-            try:
-                self.ids[i] = tiles.tile_id(code)
-            except ValueError:
-                raise TagError("tags: UID %08x has unknown tile code %r" % (uid, code))
-            self.uids[i] = uid
-            last = uid
+    def __init__(self, n):
+        self.uids = array("I", bytearray(4 * n))    # 'I': 32 bits on both ports
+        self.ids = bytearray(n)
+        self.n = 0
 
     def __len__(self):
-        return len(self.ids)
+        return self.n
 
-    def lookup(self, uid):
-        """Tile id of a UID, or UNKNOWN."""
+    def _find(self, uid):
         lo = 0
-        hi = len(self.ids)
+        hi = self.n
         uids = self.uids
         while lo < hi:
             mid = (lo + hi) >> 1
@@ -49,26 +38,63 @@ class TagTable:
                 lo = mid + 1
             else:
                 hi = mid
-        if lo < len(self.ids) and uids[lo] == uid:
-            return self.ids[lo]
+        return lo
+
+    def add(self, uid, tid):
+        """Insert keeping the order; a UID listed twice is an error."""
+        i = self._find(uid)
+        if i < self.n and self.uids[i] == uid:
+            raise TagError("tags: UID %08x is listed twice" % uid)
+        for j in range(self.n, i, -1):
+            self.uids[j] = self.uids[j - 1]
+            self.ids[j] = self.ids[j - 1]
+        self.uids[i] = uid
+        self.ids[i] = tid
+        self.n += 1
+
+    def lookup(self, uid):
+        """Tile id of a UID, or UNKNOWN."""
+        i = self._find(uid)
+        if i < self.n and self.uids[i] == uid:
+            return self.ids[i]
         return UNKNOWN
 
 
-def load(path):
+def _parse(line, number):
+    """(uid, tile id) of a line, None for a blank or comment line."""
+    line = line.split("#")[0].strip()
+    if not line:
+        return None
+    parts = line.split()
+    if len(parts) != 2 or len(parts[0]) != 8:
+        raise TagError("tags line %d: expected 'UID code' with an 8-digit hex UID, not %r"
+                       % (number, line))
+    for ch in parts[0]:
+        if ch not in "0123456789abcdefABCDEF":
+            raise TagError("tags line %d: %r is not a hex UID" % (number, parts[0]))
+    uid = int(parts[0], 16)
     try:
+        return uid, tiles.tile_id(parts[1])
+    except ValueError:
+        raise TagError("tags line %d: unknown tile code %r" % (number, parts[1]))
+
+
+def load(path):
+    """Read the tag table; TagError names the first wrong line."""
+    try:
+        n = 0
         with open(path) as f:
-            data = json.loads(f.read())
-    except (OSError, ValueError) as e:
+            for line in f:
+                if line.split("#")[0].strip():
+                    n += 1
+        table = TagTable(n)
+        with open(path) as f:
+            number = 0
+            for line in f:
+                number += 1
+                entry = _parse(line, number)
+                if entry is not None:
+                    table.add(entry[0], entry[1])
+    except OSError as e:
         raise TagError("tags: cannot read %s (%s)" % (path, e))
-    if not isinstance(data, dict) or data.get("format") != 1 or not isinstance(data.get("tags"), dict):
-        raise TagError("tags: %s must be {\"format\": 1, \"tags\": {uid: code}}" % path)
-    pairs = []
-    for key in data["tags"]:
-        try:
-            uid = int(key, 16)
-        except ValueError:
-            raise TagError("tags: %r is not a hex UID" % key)
-        if len(key) != 8:
-            raise TagError("tags: UID %r must be 8 hex digits" % key)
-        pairs.append((uid, data["tags"][key]))
-    return TagTable(pairs)
+    return table

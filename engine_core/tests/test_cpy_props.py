@@ -64,7 +64,7 @@ def scenarios(draw, opening=True):
     codes = draw(st.permutations(rules.tile_codes()))
     if draw(st.integers(0, 9)) == 0:          # now and then an irregular set
         codes = list(codes)
-        codes[draw(st.integers(0, len(codes) - 1))] = draw(st.sampled_from(tiles.CODES))
+        codes[draw(st.integers(0, len(codes) - 1))] = draw(st.sampled_from(list(tiles.CODES)))
     gold_dice = draw(DICE)
     events = []
     if opening:

@@ -2,8 +2,14 @@
 RFID audit of what was built. A sub-machine of the table controller: it is
 stepped every tick and reports READY or a fault; it never lifts.
 
-    EMPTY -> FEEDING -> AUDITING -> READY
-                 \\-> (fault)  \\-> (fault)
+    EMPTY -> FEEDING -> AUDITING -> READY        (a fault stops it anywhere)
+    FEEDING -> CHECKING -> FEEDING | fault       a lane went quiet: read its wall
+    (resume) -> RECOUNTING -> FEEDING            after a stop: read every wall
+
+The RFID reader is the truth about what a lane holds: a lane that stopped
+counting is checked against its wall before it is called jammed (a silent
+count sensor is a sensor fault, not a jam), and after any stop the lanes'
+counts are read again from their walls before feeding resumes.
 """
 
 from firmware.hal.ticks import ticks_diff
@@ -14,9 +20,12 @@ EMPTY = 0
 FEEDING = 1
 AUDITING = 2
 READY = 3
-NAMES = ("empty", "feeding", "auditing", "ready")
+CHECKING = 4
+RECOUNTING = 5
+NAMES = ("empty", "feeding", "auditing", "ready", "checking", "recounting")
 
 LANE_JAM = 10
+SENSOR_STUCK = 13
 BUILD_TIMEOUT = 14
 MISSING_TILE = 20
 EXTRA_TILE = 21
@@ -41,19 +50,26 @@ class Builder:
         self.started = 0
         self.starved = False
         self.wall = bytearray(ruleset.n_tiles)   # tile id per slot after the audit
-        self._side = 0
+        self._side = 0             # the side being read (audit, check, recount)
 
     # -- commands ------------------------------------------------------------
 
     def start(self, now):
-        """A new set: count every lane from zero."""
-        self.started = now
+        """A new set into empty lanes: count every lane from zero."""
         for lane in self.lanes:
             lane.start(now)
-        self.resume(now)
+        self._feed_from(now)
 
     def resume(self, now):
-        """Feed again after a stop (a cleared fault): lanes keep their counts."""
+        """Feed again after a stop (a cleared fault): first read every wall,
+        since a count may have been missed while the table was stopped."""
+        self.state = RECOUNTING
+        self._side = 0
+        self.rfid.scan(now, 0, LEVEL_LANES)
+
+    def _feed_from(self, now):
+        """Feeding from here; the build deadline too: time stopped does not count."""
+        self.started = now
         self.state = FEEDING
         self.starved = False
         self.plate.start(now)
@@ -79,6 +95,10 @@ class Builder:
             self._feed(now)
         elif self.state == AUDITING:
             self._audit(now)
+        elif self.state == CHECKING:
+            self._check_lane(now)
+        elif self.state == RECOUNTING:
+            self._recount(now)
 
     def _feed(self, now):
         lanes = self.lanes
@@ -103,7 +123,9 @@ class Builder:
             if lane.idle_ms(now) < self.lane_idle_ms:
                 quiet = False
             elif ticks_diff(newest, lane.last_tile) >= self.lane_idle_ms:
-                self._fail(LANE_JAM, {"lane": lane.index, "count": lane.count})
+                self.state = CHECKING      # jammed, or is its count sensor silent?
+                self._side = lane.index
+                self.rfid.scan(now, lane.index, LEVEL_LANES)
                 return
         if quiet:
             self.starved = True
@@ -111,6 +133,37 @@ class Builder:
             self._begin_audit(now)
         elif ticks_diff(now, self.started) > self.build_max_ms:
             self._fail(BUILD_TIMEOUT, {"ms": ticks_diff(now, self.started)})
+
+    def _tags_on(self, side):
+        per = len(self.wall) // 4
+        n = 0
+        for slot in range(side * per, (side + 1) * per):
+            n += self.rfid.seen[slot]
+        return n
+
+    def _check_lane(self, now):
+        if self.rfid.state != 2:       # rfid.DONE (the driver times out)
+            return
+        lane = self.lanes[self._side]
+        held = self._tags_on(self._side)
+        if held > lane.count:
+            counted = lane.count
+            lane.set_count(held, now)
+            self._fail(SENSOR_STUCK, {"lane": lane.index, "sensor": "lane_count",
+                                      "count": counted, "got": held})
+        else:
+            self._fail(LANE_JAM, {"lane": lane.index, "count": lane.count})
+
+    def _recount(self, now):
+        if self.rfid.state != 2:
+            return
+        lane = self.lanes[self._side]
+        lane.set_count(self._tags_on(self._side), now)
+        self._side += 1
+        if self._side < 4:
+            self.rfid.scan(now, self._side, LEVEL_LANES)
+        else:
+            self._feed_from(now)
 
     def _begin_audit(self, now):
         self.state = AUDITING
@@ -146,7 +199,9 @@ class Builder:
             # No slots: they would tell where tiles of these walls lie.
             self._fail(EXTRA_TILE, {"tiles": extra})
         elif missing:
-            self._fail(MISSING_TILE, {"tiles": missing})
+            # A lane that jammed just before the others filled looks the same
+            # (its tiles stay on the plate): name the short lane too.
+            self._fail(MISSING_TILE, {"tiles": missing, "lane": self._short_lane()})
         elif self.starved:
             # Every tile is there yet a lane is short: a lane lost count.
             self._fail(LANE_JAM, {"lane": self._short_lane(), "count": -1})

@@ -12,6 +12,7 @@ Every state change and fault is an event on the link (public facts only).
 
 from firmware import faults
 from firmware.controller import builder as bld
+from firmware.drivers import display as dsp
 from firmware.drivers import lifter as lft
 from firmware.hal.ticks import ticks_diff
 from engine_core.dealer import Dealership
@@ -46,6 +47,7 @@ class TableController:
         self.resume_state = IDLE
         self.fault = 0
         self.fault_detail = None
+        self.fault_at = 0
         self.fault_log = []        # bounded: the last FAULT_LOG faults
         self.cycles = 0
         self.cycle_started = 0
@@ -92,23 +94,37 @@ class TableController:
         self.builder.clear()
         for dev in self.d.fault_sources:
             dev.fault = 0
+        if code == dsp.DISPLAY_UNPLUGGED:
+            # Else the frame never ACKed raises the fault again at once; and
+            # the board comes back blank: show again what the players need.
+            self.d.display.replugged()
+            self._show_again(now)
         self.emit("cleared", {"code": code, "resume": NAMES[self.resume_state]})
         target = self.resume_state
-        if target == BUILDING:
-            if code in bld.AUDIT_FAULTS:
-                # The technician fixed a tile and tipped the lanes into the
-                # tray (faults.py): build this set again from the start.
-                self.builder.state = bld.EMPTY
-            elif self.builder.state == bld.AUDITING:
-                self.builder.audit_again(now)
-            elif self.builder.state == bld.FEEDING:
-                self.builder.resume(now)
-        elif target == LIFTING:
+        b = self.builder           # building now, or the next set during a hand
+        if code in bld.AUDIT_FAULTS:
+            # The technician fixed a tile and tipped the lanes into the tray
+            # (faults.py): build this set again from the start.
+            b.state = bld.EMPTY
+        elif b.state == bld.AUDITING:
+            b.audit_again(now)
+        elif b.state != bld.EMPTY and b.state != bld.READY:
+            b.resume(now)              # reads every wall again, then feeds
+        if target == LIFTING:
             self._lift(now)
         elif target == IDLE:
             self._set_marker(False)
         self._enter(now, target)
         return None
+
+    def _show_again(self, now):
+        state = self.resume_state
+        if state in (DEALER, ROLLING, IN_HAND):
+            self.d.display.show_dealer(now, self.dealership.dealer, self.dealership.streak)
+        if state == ROLLING:
+            self.d.display.show_dice(now, 0, 0, True)
+        elif state == IN_HAND:
+            self.d.display.show_dice(now, self.d.dice.a, self.d.dice.b, False)
 
     def builder_phase(self):
         return bld.NAMES[self.builder.state]
@@ -192,6 +208,11 @@ class TableController:
         if self.next_ready:
             self.next_ready = False
             self._lift(now)
+        elif self.builder.state != bld.EMPTY:
+            # Two sets, the next one half built when the hand ended: go on
+            # building it (the lanes hold its tiles; counting again from
+            # zero would overfill them and end in a false lane_jam).
+            self._enter(now, BUILDING)
         else:
             self.builder.state = bld.EMPTY
             self._lower_all(now)
@@ -229,7 +250,8 @@ class TableController:
             self.resume_state = self.state if self.state != BOOT else IDLE
         self.fault = code
         self.fault_detail = detail
-        name = faults.describe(code)[0]
+        self.fault_at = now
+        name = faults.name_of(code)
         self.fault_log.append((now, code, name, detail or {}))
         if len(self.fault_log) > self.FAULT_LOG:
             self.fault_log.pop(0)

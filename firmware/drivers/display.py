@@ -74,6 +74,12 @@ class Display:
         self.pending += 1
         self.sent += 1
 
+    def replugged(self):
+        """The board is back (its fault cleared): frames that were waiting
+        for an ACK are lost, and the board starts blank."""
+        self.pending = 0
+        self._n = 0
+
     def poll(self, now):
         k = self.uart.readinto(self._rx)
         for i in range(k):
@@ -86,7 +92,9 @@ class Display:
 
     def _byte(self, b, now):
         a = self._ack
-        if self._n == 0 and b != 0x7E:
+        if b == 0x7E:
+            self._n = 0            # a frame start: an ACK never holds 7E elsewhere
+        elif self._n == 0:
             return                 # noise between frames
         a[self._n] = b
         self._n += 1

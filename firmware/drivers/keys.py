@@ -5,7 +5,10 @@ from firmware.hal.ticks import ticks_add, ticks_diff
 
 class Keys:
     def __init__(self, hal, pins, debounce_ms):
-        self.inputs = [hal.input(p) for p in pins]
+        self.hal = hal
+        self.inputs = bytes(pins)
+        for pin in pins:
+            hal.input(pin)
         self.debounce_ms = debounce_ms
         self.stable = bytearray(len(pins))     # debounced level per seat
         self.pressed = bytearray(len(pins))    # 1 = a press not yet taken
@@ -14,7 +17,7 @@ class Keys:
 
     def poll(self, now):
         for seat in range(len(self.inputs)):
-            raw = self.inputs[seat].value()
+            raw = self.hal.read(self.inputs[seat])
             if raw != self._raw[seat]:
                 self._raw[seat] = raw
                 self._since[seat] = now
@@ -37,16 +40,18 @@ class Keys:
 
 class Buzzer:
     def __init__(self, hal, pin):
-        self.out = hal.output(pin)
+        self.hal = hal
+        self.out = pin
+        hal.output(pin)
         self._until = 0
         self.on = False
 
     def beep(self, now, ms):
-        self.out.value(1)
+        self.hal.write(self.out, 1)
         self.on = True
         self._until = ticks_add(now, ms)
 
     def poll(self, now):
         if self.on and ticks_diff(now, self._until) >= 0:
-            self.out.value(0)
+            self.hal.write(self.out, 0)
             self.on = False

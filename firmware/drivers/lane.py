@@ -9,8 +9,11 @@ STUCK_HIGH_MS = 500        # a count pulse lasts ~20 ms; high this long is a fau
 class Lane:
     def __init__(self, hal, index, feed_pin, count_pin, target):
         self.index = index
-        self.motor = hal.output(feed_pin)
-        self.sensor = hal.input(count_pin)
+        self.hal = hal
+        self.motor = feed_pin
+        self.sensor = count_pin
+        hal.output(feed_pin)
+        hal.input(count_pin)
         self.target = target               # tiles that make a full lane: 2 x stacks
         self.count = 0
         self.running = False
@@ -25,31 +28,40 @@ class Lane:
 
     def start(self, now):
         """Begin a new wall: count from zero."""
-        self._base = self.sensor.rising
+        self._base = self.hal.edges(self.sensor)
         self.count = 0
         self.last_tile = now
         self.running = True
-        self.motor.value(1)
+        self.hal.write(self.motor, 1)
+
+    def set_count(self, n, now):
+        """The count the RFID reader found in this lane's wall: the count
+        sensor missed tiles (it was stuck) or the table was stopped."""
+        self._base = self.hal.edges(self.sensor) - n
+        self.count = n
+        self.last_tile = now
+        if n >= self.target:
+            self.stop()
 
     def resume(self, now):
         """Feed again after a stop, keeping the count (a cleared fault)."""
         if not self.full:
             self.last_tile = now           # the idle clock restarts with the motor
             self.running = True
-            self.motor.value(1)
+            self.hal.write(self.motor, 1)
 
     def stop(self):
         self.running = False
-        self.motor.value(0)
+        self.hal.write(self.motor, 0)
 
     def poll(self, now):
-        n = self.sensor.rising - self._base
+        n = self.hal.edges(self.sensor) - self._base
         if n != self.count:
             self.count = n
             self.last_tile = now
             if self.running and n >= self.target:
                 self.stop()                # stop at once: the next tile would overflow
-        if self.sensor.value():
+        if self.hal.read(self.sensor):
             if self._high_since < 0:
                 self._high_since = now
             elif ticks_diff(now, self._high_since) > STUCK_HIGH_MS:

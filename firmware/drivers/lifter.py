@@ -17,10 +17,15 @@ LEAVE_MS = 600             # the start switch must open this soon after a move b
 class Lifter:
     def __init__(self, hal, side, up_pin, down_pin, top_pin, bottom_pin, up_ms, down_ms):
         self.side = side
-        self.up = hal.output(up_pin)
-        self.down = hal.output(down_pin)
-        self.top = hal.input(top_pin)
-        self.bottom = hal.input(bottom_pin)
+        self.hal = hal
+        self.up = up_pin
+        self.down = down_pin
+        self.top = top_pin
+        self.bottom = bottom_pin
+        for pin in (up_pin, down_pin):
+            hal.output(pin)
+        for pin in (top_pin, bottom_pin):
+            hal.input(pin)
         self.up_ms = up_ms
         self.down_ms = down_ms
         self.state = UNKNOWN
@@ -39,26 +44,26 @@ class Lifter:
             self._move(now, self.down, self.up, LOWERING, self.down_ms)
 
     def _move(self, now, on, off, state, ms):
-        off.value(0)               # never both: one off before the other on
-        on.value(1)
+        self.hal.write(off, 0)     # never both: one off before the other on
+        self.hal.write(on, 1)
         self.state = state
         self._started = now
         self._deadline = ticks_add(now, ms)
 
     def stop(self):
-        self.up.value(0)
-        self.down.value(0)
+        self.hal.write(self.up, 0)
+        self.hal.write(self.down, 0)
 
     def poll(self, now):
-        top = self.top.value()
-        bottom = self.bottom.value()
+        top = self.hal.read(self.top)
+        bottom = self.hal.read(self.bottom)
         if top and bottom:
             self._fail(SENSOR_STUCK, "top and bottom switches both closed")
             return
         state = self.state
         if state == RISING:
             if top:
-                self.up.value(0)
+                self.hal.write(self.up, 0)
                 self.state = TOP
                 self.cycles += 1
             elif bottom and ticks_diff(now, self._started) > LEAVE_MS:
@@ -67,7 +72,7 @@ class Lifter:
                 self._fail(LIFT_STUCK, "top switch not reached")
         elif state == LOWERING:
             if bottom:
-                self.down.value(0)
+                self.hal.write(self.down, 0)
                 self.state = BOTTOM
             elif top and ticks_diff(now, self._started) > LEAVE_MS:
                 self._fail(LIFT_STUCK, "did not leave the top")

@@ -7,8 +7,11 @@ PLATE_STALL = 11
 
 class Plate:
     def __init__(self, hal, motor_pin, rotation_pin, duty, rev_ms):
-        self.motor = hal.pwm(motor_pin)
-        self.rotation = hal.input(rotation_pin)
+        self.hal = hal
+        self.motor = motor_pin
+        self.rotation = rotation_pin
+        hal.pwm(motor_pin)
+        hal.input(rotation_pin)
         self.duty = duty
         self.deadline_ms = 2 * rev_ms      # a missed pulse is tolerated, two are not
         self.running = False
@@ -20,19 +23,19 @@ class Plate:
     def start(self, now):
         if not self.running:
             self.running = True
-            self._seen = self.rotation.rising
+            self._seen = self.hal.edges(self.rotation)
             self._last = now
-            self.motor.duty(self.duty)
+            self.hal.duty(self.motor, self.duty)
 
     def stop(self):
         self.running = False
-        self.motor.duty(0)
+        self.hal.duty(self.motor, 0)
 
     def fault_detail(self):
         return {"ms": self.deadline_ms}
 
     def poll(self, now):
-        r = self.rotation.rising
+        r = self.hal.edges(self.rotation)
         if r != self._seen:
             self.revolutions += r - self._seen
             self._seen = r

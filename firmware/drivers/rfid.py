@@ -27,7 +27,7 @@ class Rfid:
     def __init__(self, uart, n_slots, reply_ms):
         self.uart = uart
         self.reply_ms = reply_ms
-        self.uids = array("I", [0] * n_slots)
+        self.uids = array("I", bytes(4 * n_slots))
         self.seen = bytearray(n_slots)
         self.state = IDLE
         self.fault = 0
@@ -102,12 +102,19 @@ class Rfid:
             self.state = IDLE
             return
         per_side = len(self.seen) // 4
-        for s in range(side * per_side, (side + 1) * per_side):
+        first = side * per_side
+        for j in range(count):         # every slot must be of the side asked
+            slot = f[5 + j * 5]
+            if slot < first or slot >= first + per_side:
+                self.bad_frames += 1
+                self.fault = RFID_CRC
+                self.state = IDLE
+                return
+        for s in range(first, first + per_side):
             self.seen[s] = 0
         for j in range(count):
             at = 5 + j * 5
             slot = f[at]
-            if slot < len(self.seen):
-                self.uids[slot] = (f[at + 1] << 24) | (f[at + 2] << 16) | (f[at + 3] << 8) | f[at + 4]
-                self.seen[slot] = 1
+            self.uids[slot] = (f[at + 1] << 24) | (f[at + 2] << 16) | (f[at + 3] << 8) | f[at + 4]
+            self.seen[slot] = 1
         self.state = DONE

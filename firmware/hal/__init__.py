@@ -9,10 +9,14 @@ Interface (what drivers and the controller may use):
 
     hal.ticks_ms()              now, in ms (virtual under sim)
     hal.sleep_until(t)          end of a control tick: wait until t
-    hal.output(pin)             -> obj with .value(v)        digital out
-    hal.pwm(pin)                -> obj with .duty(0..1023)   PWM out
-    hal.input(pin)              -> obj with .value() and .rising (count of
-                                   rising edges, kept by an IRQ or the bus)
+    hal.output(pin)             claim a digital output (starts at 0)
+    hal.pwm(pin)                claim a PWM output (starts at duty 0)
+    hal.input(pin)              claim an input; its rising edges are counted
+                                (by a pin IRQ, or by the bus) from now on
+    hal.write(pin, v)           set a digital output
+    hal.duty(pin, d)            set a PWM duty 0..1023
+    hal.read(pin)               an input's level, 0 or 1
+    hal.edges(pin)              rising edges of an input since it was claimed
     hal.uart(n, tx, rx)         -> obj with .write(buf, n), .readinto(buf) -> k
     hal.link                    -> the host link: .readinto(buf) -> k (never
                                    blocks), .write(buf, n) -> bool (False: dropped)
@@ -20,8 +24,11 @@ Interface (what drivers and the controller may use):
     hal.wdt_start(ms), hal.wdt_feed()
     hal.all_off()               every output off (the safe state)
 
-Outputs remember their pins so that `all_off()` can stop every motor after a
-fault without the caller listing them.
+Pins are numbers, not objects: a driver keeps the HAL and its pin numbers,
+and the HAL keeps one small table per kind, so forty pins cost a few hundred
+bytes of heap instead of forty objects. The HAL knows every output it gave
+out, so `all_off()` can stop every motor after a fault without the caller
+listing them.
 """
 
 from firmware.hal.ticks import ticks_add, ticks_diff  # noqa: F401 (re-export)

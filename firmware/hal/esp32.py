@@ -9,43 +9,13 @@ import os
 import select
 import sys
 import time
+from array import array
 
 import machine
 import micropython
 
-
-class Esp32Input:
-    def __init__(self, pin):
-        self.pin = machine.Pin(pin, machine.Pin.IN, machine.Pin.PULL_DOWN)
-        self.rising = 0
-        self.pin.irq(trigger=machine.Pin.IRQ_RISING, handler=self._edge)
-
-    def _edge(self, _pin):
-        self.rising += 1       # small int: no allocation inside the IRQ
-
-    def value(self):
-        return self.pin.value()
-
-
-class Esp32Output:
-    def __init__(self, pin):
-        self.pin = machine.Pin(pin, machine.Pin.OUT, value=0)
-
-    def value(self, v):
-        self.pin.value(v)
-
-
-class Esp32Pwm:
-    FREQ = 20000               # above hearing, below the driver's limit
-
-    def __init__(self, pin):
-        self.pwm = machine.PWM(machine.Pin(pin), freq=self.FREQ, duty_u16=0)
-
-    def duty(self, d):
-        self.pwm.duty_u16(d * 64)          # 0..1023 -> 0..65472
-
-    def value(self, v):
-        self.duty(v)
+_PINS = 49                     # ESP32-S3 GPIO 0..48
+PWM_FREQ = 20000               # above hearing, below the motor driver's limit
 
 
 class Esp32Uart:
@@ -84,7 +54,9 @@ class UsbLink:
 
 class Esp32Hal:
     def __init__(self):
-        self._outputs = []
+        self._pins = [None] * _PINS            # machine.Pin or PWM per claimed pin
+        self._outs = []                        # claimed output pins, for all_off
+        self._edges = array("I", bytes(4 * _PINS))
         self._wdt = None
         self.link = UsbLink()
 
@@ -97,17 +69,34 @@ class Esp32Hal:
             time.sleep_ms(d)
 
     def output(self, pin):
-        o = Esp32Output(pin)
-        self._outputs.append(o)
-        return o
+        self._pins[pin] = machine.Pin(pin, machine.Pin.OUT, value=0)
+        self._outs.append(pin)
 
     def pwm(self, pin):
-        o = Esp32Pwm(pin)
-        self._outputs.append(o)
-        return o
+        self._pins[pin] = machine.PWM(machine.Pin(pin), freq=PWM_FREQ, duty_u16=0)
+        self._outs.append(pin)
 
     def input(self, pin):
-        return Esp32Input(pin)
+        p = machine.Pin(pin, machine.Pin.IN, machine.Pin.PULL_DOWN)
+        self._pins[pin] = p
+        edges = self._edges
+
+        def count(_p):
+            edges[pin] += 1        # an array item: no allocation inside the IRQ
+
+        p.irq(trigger=machine.Pin.IRQ_RISING, handler=count)
+
+    def write(self, pin, v):
+        self._pins[pin].value(v)
+
+    def duty(self, pin, d):
+        self._pins[pin].duty_u16(d * 64)       # 0..1023 -> 0..65472
+
+    def read(self, pin):
+        return self._pins[pin].value()
+
+    def edges(self, pin):
+        return self._edges[pin]
 
     def uart(self, n, tx, rx):
         return Esp32Uart(n, tx, rx)
@@ -123,5 +112,9 @@ class Esp32Hal:
             self._wdt.feed()
 
     def all_off(self):
-        for o in self._outputs:
-            o.value(0)
+        for pin in self._outs:
+            p = self._pins[pin]
+            if isinstance(p, machine.PWM):
+                p.duty_u16(0)
+            else:
+                p.value(0)

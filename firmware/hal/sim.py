@@ -9,6 +9,7 @@ preallocated buffers: a steady tick allocates nothing.
 """
 
 import select
+from array import array
 
 from micropython import const
 
@@ -25,34 +26,13 @@ B_NOW = const(0x83)
 BUS_VERSION = const(1)
 _H = const(6)                  # frame.HEADER
 _MAX_PIN = const(49)           # ESP32-S3 GPIO 0..48
-_UART_RING = const(1024)
-
-
-class SimOutput:
-    def __init__(self, hal, pin):
-        self._hal = hal
-        self.pin = pin
-        self.level = 0
-
-    def value(self, v):
-        if v != self.level:
-            self.level = v
-            self._hal._send_out(self.pin, v)
-
-
-class SimPwm(SimOutput):
-    def duty(self, d):
-        self.value(d)
-
-
-class SimInput:
-    def __init__(self, pin):
-        self.pin = pin
-        self.level = 0
-        self.rising = 0        # rising edges since boot (what an IRQ would count)
-
-    def value(self):
-        return self.level
+_UART_RING = const(256)
+_BUS_PAYLOAD = const(256)      # the table sends UART bytes in chunks below this
+_UART_TX_MAX = const(48)       # the longest UART write: a display frame
+_FREE = const(0)               # what a pin is used as
+_OUT = const(1)
+_PWM = const(2)
+_IN = const(3)
 
 
 class SimUart:
@@ -132,15 +112,17 @@ class SimHal:
         self.link = SimLink(link_fd) if link_fd >= 0 else None
         self._rand = rand
         self.now = 0
-        self._outputs = []
-        self._inputs = [None] * _MAX_PIN
+        self._use = bytearray(_MAX_PIN)          # _FREE, _OUT, _PWM or _IN per pin
+        self._out = array("H", bytes(2 * _MAX_PIN))   # output value or duty per pin
+        self._level = bytearray(_MAX_PIN)        # input level per pin
+        self._edges = array("I", bytes(4 * _MAX_PIN))  # rising edges per input pin
         self._uarts = [None, None, None]
-        self._reader = frame.FrameReader(frame.MAX_PAYLOAD)
-        self._rx = bytearray(256)
-        self._out = bytearray(frame.OVERHEAD + 3)      # one buffer per fixed frame:
+        self._reader = frame.FrameReader(_BUS_PAYLOAD)
+        self._rx = bytearray(64)
+        self._outf = bytearray(frame.OVERHEAD + 3)     # one buffer per fixed frame:
         self._tick = bytearray(frame.OVERHEAD + 4)     # written whole, never sliced
         self._wdt = bytearray(frame.OVERHEAD + 2)
-        self._var = bytearray(frame.OVERHEAD + frame.MAX_PAYLOAD)
+        self._var = bytearray(frame.OVERHEAD + _UART_TX_MAX + 1)
         self._seq = 0
         self._wdt_ms = 0
         self._var[_H] = BUS_VERSION
@@ -152,19 +134,27 @@ class SimHal:
         return self.now
 
     def output(self, pin):
-        o = SimOutput(self, pin)
-        self._outputs.append(o)
-        return o
+        self._use[pin] = _OUT
 
     def pwm(self, pin):
-        o = SimPwm(self, pin)
-        self._outputs.append(o)
-        return o
+        self._use[pin] = _PWM
 
     def input(self, pin):
-        i = SimInput(pin)
-        self._inputs[pin] = i
-        return i
+        self._use[pin] = _IN
+
+    def write(self, pin, v):
+        if self._out[pin] != v:
+            self._out[pin] = v
+            self._send_out(pin, v)
+
+    def duty(self, pin, d):
+        self.write(pin, d)
+
+    def read(self, pin):
+        return self._level[pin]
+
+    def edges(self, pin):
+        return self._edges[pin]
 
     def uart(self, n, tx, rx):
         u = SimUart(self, n)
@@ -186,8 +176,10 @@ class SimHal:
             self._send_wdt(self._wdt_ms)
 
     def all_off(self):
-        for o in self._outputs:
-            o.value(0)
+        use = self._use
+        for pin in range(_MAX_PIN):
+            if use[pin] == _OUT or use[pin] == _PWM:
+                self.write(pin, 0)
 
     def sleep_until(self, t):
         """Tell the table we sleep until t; apply what happened meanwhile."""
@@ -212,7 +204,7 @@ class SimHal:
             self.bus.write(memoryview(buf)[:n])
 
     def _send_out(self, pin, v):
-        b = self._out
+        b = self._outf
         b[_H] = pin
         b[_H + 1] = v & 0xFF
         b[_H + 2] = (v >> 8) & 0xFF
@@ -225,6 +217,8 @@ class SimHal:
         self._write(b, frame.seal(b, B_WDT, self._next_seq(), 2))
 
     def _send_uart(self, n, src, length):
+        if length > _UART_TX_MAX:
+            raise ValueError("UART write of %d bytes: at most %d" % (length, _UART_TX_MAX))
         b = self._var
         b[_H] = n
         for i in range(length):
@@ -259,12 +253,11 @@ class SimHal:
         kind = r.kind
         if kind == B_IN:
             pin = buf[_H]
-            inp = self._inputs[pin] if pin < _MAX_PIN else None
-            if inp is not None:
+            if pin < _MAX_PIN and self._use[pin] == _IN:
                 v = buf[_H + 1]
-                if v and not inp.level:
-                    inp.rising += 1
-                inp.level = v
+                if v and not self._level[pin]:
+                    self._edges[pin] += 1
+                self._level[pin] = v
         elif kind == B_UART_RX:
             u = self._uarts[buf[_H]] if buf[_H] < 3 else None
             if u is not None:

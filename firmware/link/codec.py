@@ -3,44 +3,61 @@
 Canonical JSON (same bytes on both interpreters) written in place into the
 frame buffer, no intermediate string. Guard: every key written must be declared,
 and SECRET keys (tile identities) need reveal=True, else LinkError("not_public").
+
+Memory (the controller runs in a 64 KB heap, this module from ROMFS): the
+tables are string constants, whose text stays in ROM, and are read in place
+with find/startswith; a tuple or dict built at import would live in the heap
+(a constant tuple too: it is built when the module is loaded). Writing a
+message allocates nothing: keys are put in order by selection, not sorted
+into a list, and no function here holds a comprehension or a closure (its
+captured locals would be heap cells at every call).
 """
 
 import json
-from firmware.link.frame import HEADER, MAX_PAYLOAD, seal
+from firmware.link import frame
 
 PROTO_VERSION = 1          # bumped by any change of the tables below
 REQUEST, RESPONSE, EVENT, ERROR = 0x10, 0x11, 0x12, 0x13
 
-# Field types: int str bool list dict any; "?" may be null, "*" may be absent.
-REQUESTS = {               # op: fields besides "op"
-    "hello": {"proto": "int"}, "status": {}, "start": {}, "clear": {},
-    "faults": {"n": "int*"}, "config_get": {"key": "str*"}, "hand_end": {"winner": "int?*"},
-}
-RESPONSES = {              # op: fields besides "ok" and "op" (echoed)
-    "hello": {"proto": "int", "fw": "str", "build": "str", "table": "str"},
-    "status": {"state": "str", "phase": "str", "cycles": "int", "fault": "dict?",
-               "uptime": "int", "dealer": "int?", "dice": "list?",
-               "tiles_per_side": "list", "lanes": "list", "lifters": "list", "link": "dict*"},
-    "start": {"state": "str"}, "clear": {"cleared": "int?"},
-    "faults": {"faults": "list", "total": "int"}, "hand_end": {"state": "str"},
-    "config_get": {"keys": "list*", "key": "str*", "value": "any*"},
-}
-EVENTS = {                 # ev: public fields besides "ev" and "t" (ms)
-    "state": {"state": "str", "phase": "str*"},
-    "fault": {"code": "int", "name": "str", "detail": "dict"},
-    "dice": {"a": "int", "b": "int", "dealer": "int"},
-    "cleared": {"code": "int", "resume": "str*"},
-    "walls": {"tiles_per_side": "list", "next": "bool*"}, "lane": {"lane": "int", "count": "int"},
-    "refused": {"seat": "int", "reason": "str"},
-}
-ERROR_FIELDS = {"error": "str", "message": "str", "op": "str*", "proto": "int*"}
-ERRORS = ("bad_json", "bad_kind", "bad_request", "unknown_op", "proto_mismatch",
-          "busy", "not_found", "too_big", "internal", "config_invalid")   # on the wire
-HOST_ERRORS = ("not_public", "bad_value", "bad_response", "bad_event", "timeout", "closed")
-NESTED = ("cmd", "code", "count", "detail", "dropped", "end", "errors", "expected", "got",
-          "lane", "ms", "name", "overruns", "reason", "requests", "seat", "sensor", "side",
-          "slot", "slots", "state", "t")
-SECRET = ("tile", "tiles", "uid")
+# The tables: one line per message, "name field:type field:type ...", every
+# field but the head ("op" of a request, "ok" of a response, "ev" of an
+# event). Types: int str bool list dict any; "?" may be null, "*" may be
+# absent. Fields are listed sorted; the writer sorts the keys it writes.
+REQUESTS = (
+    "hello proto:int\n"
+    "status\n"
+    "start\n"
+    "clear\n"
+    "faults n:int*\n"
+    "config_get key:str*\n"
+    "hand_end winner:int?*\n"
+)
+RESPONSES = (              # "op" echoes the request's
+    "hello build:str fw:str op:str proto:int table:str\n"
+    "status cycles:int dealer:int? dice:list? fault:dict? lanes:list lifters:list link:dict*"
+    " op:str phase:str state:str tiles_per_side:list uptime:int\n"
+    "start op:str state:str\n"
+    "clear cleared:int? op:str\n"
+    "faults faults:list op:str total:int\n"
+    "hand_end op:str state:str\n"
+    "config_get key:str* keys:list* op:str value:any*\n"
+)
+EVENTS = (                 # "t": ms since boot; the other fields are public facts
+    "state phase:str* state:str t:int\n"
+    "fault code:int detail:dict name:str t:int\n"
+    "dice a:int b:int dealer:int t:int\n"
+    "cleared code:int resume:str* t:int\n"
+    "walls next:bool* t:int tiles_per_side:list\n"
+    "lane count:int lane:int t:int\n"
+    "refused reason:str seat:int t:int\n"
+)
+ERROR_FIELDS = "error:str message:str op:str* proto:int*"      # head "ok": false
+ERRORS = ("bad_json bad_kind bad_request unknown_op proto_mismatch"     # on the wire
+          " busy not_found too_big internal config_invalid")
+HOST_ERRORS = "not_public bad_value bad_response bad_event timeout closed"
+NESTED = ("cmd code count detail dropped end errors expected got lane ms name overruns"
+          " reason requests seat sensor side slot slots state t")   # keys of nested objects
+SECRET = ("tile", "tiles", "uid")     # at any depth, only with reveal=True
 
 
 class LinkError(Exception):
@@ -50,145 +67,216 @@ class LinkError(Exception):
         self.code, self.message, self.info = code, message, info
 
 
-def _entry(spec, head, extra):
-    """(names: head first, then sorted; {name: (type, nullable, optional)})."""
-    t = dict(extra, **spec)
-    t = {k: (t[k].rstrip("?*"), "?" in t[k], "*" in t[k]) for k in t}
-    return (head,) + tuple(sorted(k for k in t if k != head)), t
+def _find(spec, k, lo, e, sep):
+    """Where the name k ends in spec[lo:e] (the index of the space, colon
+    or newline after it), k standing whole: at lo or after sep, and before
+    a space, colon, newline or e; -1 if it is not there (or not a str)."""
+    if type(k) is not str or not k or " " in k or ":" in k or "\n" in k:
+        return -1
+    n = len(k)
+    q = spec.find(k, lo, e)
+    while q >= 0:
+        if (q == lo or spec[q - 1] == sep) and (q + n == e or spec[q + n] in " :\n"):
+            return q + n
+        q = spec.find(k, q + 1, e)
+    return -1
 
 
-_REQ = {k: _entry(REQUESTS[k], "op", {"op": "str"}) for k in REQUESTS}
-_RSP = {k: _entry(RESPONSES[k], "ok", {"ok": "bool*", "op": "str"}) for k in RESPONSES}
-_EV = {k: _entry(EVENTS[k], "ev", {"ev": "str", "t": "int"}) for k in EVENTS}
-_ERR = _entry(ERROR_FIELDS, "ok", {"ok": "bool*"})
-_KEYS = (tuple(sorted(NESTED)), tuple(sorted(NESTED + SECRET)))  # [reveal]
-_TYPES = {"int": (int,), "str": (str,), "bool": (bool,), "list": (list, tuple), "dict": (dict,), "any": None}
-_ESC = {c: ("\\u%04x" % c).encode() for c in range(32)}
-_ESC.update({8: b"\\b", 9: b"\\t", 10: b"\\n", 12: b"\\f", 13: b"\\r", 34: b'\\"', 92: b"\\\\"})
-
-
-def check(obj, entry, code):
-    """obj against an entry: each key declared, present unless optional, of
-    its type (True is no int); else LinkError(code, why)."""
-    (names, types), seen = entry, 0
-    for j in range(len(names)):
-        k = names[j]
-        base, null, opt = types[k]
-        if k in obj:
-            seen += 1
-            v, ok = obj[k], _TYPES[base]
-            if not (ok is None or (v is None and null) or type(v) in ok):
-                raise LinkError(code, "field %s: must be %s%s" % (k, base, " or null" * null))
-        elif not opt:
-            raise LinkError(code, "field %s: missing" % k)
-    if seen != len(obj):
-        k = [k for k in obj if k not in types][0]
-        raise LinkError(code, "field %s is not declared" % str(k)[:32])
-
-
-def _put(buf, i, e):
-    for j in range(len(e)):            # no slice assignment: it could grow buf
-        buf[i + j] = e[j]
-    return i + len(e)
-
-
-def _str(buf, i, s):
-    i = _put(buf, i, b'"')
-    for j in range(len(s)):            # by index: no allocation for ASCII
-        c = ord(s[j])
-        if c in _ESC:
-            i = _put(buf, i, _ESC[c])
-        elif c < 128:
-            buf[i] = c
-            i += 1
-        elif 0xD800 <= c < 0xE000:     # lone surrogate (MicroPython's json makes them)
-            i = _put(buf, i, ("\\u%04x" % c).encode())
+def _fits(v, spec, q):
+    """v against the type at spec[q:] ("int", "list?*", ...): 0 if it does
+    not fit, else 1 (a required field) or 2 (optional: "*")."""
+    t, n = type(v), 3
+    if spec.startswith("int", q):
+        ok = t is int                  # True is a bool, no int
+    elif spec.startswith("str", q):
+        ok = t is str
+    elif spec.startswith("any", q):
+        ok = True
+    else:
+        n = 4
+        if spec.startswith("bool", q):
+            ok = t is bool
+        elif spec.startswith("dict", q):
+            ok = t is dict
         else:
-            i = _put(buf, i, s[j].encode("utf-8"))
-    return _put(buf, i, b'"')
+            ok = t is list or t is tuple
+    if spec.startswith("?", q + n):
+        ok = ok or v is None
+        n += 1
+    return 0 if not ok else 2 if spec.startswith("*", q + n) else 1
 
 
-def _int(buf, i, v):                   # few locals: MicroPython keeps this frame off the heap
-    if v < 0:
-        buf[i] = 45
-        return _int(buf, i + 1, -v)
-    if v >= 10:
-        i = _int(buf, i, v // 10)
-    buf[i] = 48 + v % 10
-    return i + 1
+def _check(obj, spec, p, head, code):
+    """obj (a message) against its entry, whose name ends at spec[p] (-1:
+    spec is a field list): each key but the head declared, of its type,
+    present unless optional; else LinkError(code, why): the least undeclared
+    key, else the first field (in table order) missing or ill-typed."""
+    lo, e = p + 1, spec.find("\n", p) if p >= 0 else len(spec)
+    req, bad, ill = 0, None, False
+    for k in obj:
+        if k != head:
+            q = _find(spec, k, lo, e, " ")
+            f = _fits(obj[k], spec, q + 1) if q >= 0 else 0
+            if q < 0 and (bad is None or str(k) < bad):
+                bad = str(k)
+            ill = ill or not f
+            req += f == 1
+    if bad is not None:
+        raise LinkError(code, "field %s is not %s" % (bad[:32], "declared"))
+    if not ill and req == spec.count(":", lo, e) - spec.count("*", lo, e):
+        return
+    for f in spec[lo:e].split():       # what is wrong (the error path may allocate)
+        k, t = f.split(":")
+        if k not in obj:
+            if "*" not in t:
+                raise LinkError(code, "field %s: missing" % k)
+        elif not _fits(obj[k], t, 0):
+            raise LinkError(code, "field %s: must be %s%s" % (k, t.rstrip("?*"), " or null" * ("?" in t)))
 
 
-def _value(buf, i, v, keys, names=None, types=None, hval=None):
-    """v at buf[i:]; keys: allowed keys of nested objects (None: unchecked).
-    The top object: `names` in order (names[0] defaults to hval), `types`."""
+def _value(buf, i, v, mode, spec=None, lo=0, e=0, head=None):
+    """v as JSON at buf[i:]; its end.
+
+    A str is escaped like json.dumps(ensure_ascii=False): raw UTF-8,
+    \\" \\\\ \\b \\f \\n \\r \\t, \\u00XX for other control characters, \\uXXXX
+    for a lone surrogate (MicroPython's json makes them). An object's keys
+    are written sorted; they must be, by mode (for the objects in v): 0 any
+    str (in an "any" field), 1 NESTED, 2 NESTED or SECRET (reveal). A message
+    (spec: its entry is spec[lo:e]) has its "{" and head written already; its
+    other keys must be declared in the entry and of their type. Undeclared
+    or secret keys are "not_public" at once; ill-typed values and missing
+    fields "bad_value" once every key passed the guard."""
     t = type(v)
-    if v is None or t is bool:
-        return _put(buf, i, b"null" if v is None else b"true" if v else b"false")
-    if t is int:
-        return _int(buf, i, v)
     if t is str:
-        return _str(buf, i, v)
-    if t is not list and t is not tuple and t is not dict:
-        raise LinkError("bad_value", "a %s cannot go on the link" % t.__name__)
-    buf[i] = 91 if t is not dict else 123
-    start = i
-    if t is not dict:
+        buf[i] = 34
+        i += 1
+        for j in range(len(v)):        # by index: no allocation
+            c = ord(v[j])
+            if 32 <= c < 128 and c != 34 and c != 92:
+                buf[i] = c
+                i += 1
+            elif c >= 128 and not 0xD800 <= c < 0xE000:
+                n = 1 if c < 0x800 else 2 if c < 0x10000 else 3    # continuation bytes
+                buf[i] = (0xFF00 >> (n + 1)) & 0xFF | c >> 6 * n
+                for k in range(1, n + 1):
+                    buf[i + k] = 0x80 | (c >> 6 * (n - k)) & 63
+                i += n + 1
+            else:
+                buf[i] = 92
+                if c == 34 or c == 92:
+                    buf[i + 1] = c
+                    i += 2
+                elif 8 <= c <= 13 and c != 11:
+                    buf[i + 1] = ord("btn_fr"[c - 8])
+                    i += 2
+                else:
+                    buf[i + 1] = 117   # u
+                    for k in range(4):
+                        n = (c >> 12 - 4 * k) & 15
+                        buf[i + 2 + k] = n + (48 if n < 10 else 87)
+                    i += 6
+        buf[i] = 34
+        return i + 1
+    if v is None or t is bool:
+        v = "null" if v is None else "true" if v else "false"
+        for j in range(len(v)):
+            buf[i + j] = ord(v[j])
+        return i + len(v)
+    if t is int:
+        if v < 0:
+            buf[i] = 45
+            i += 1
+            v = -v
+        j = v
+        while j >= 10:                 # i: where the last digit goes
+            j //= 10
+            i += 1
+        j = i + 1
+        while True:                    # the digits, last first
+            buf[i] = 48 + v % 10
+            v //= 10
+            if not v:
+                return j
+            i -= 1
+    start = i                          # no comma before the first item
+    if t is list or t is tuple:
+        buf[i] = 91
         for j in range(len(v)):
             if i != start:
                 buf[i] = 44
-            i = _value(buf, i + 1, v[j], keys)
-    else:
-        names = names or (sorted(v) if keys is None else keys)
-        seen = 0
-        for j in range(len(names)):
-            k = names[j]
-            if k in v:
-                seen += 1
-            elif j or hval is None:
-                continue
-            if types and k in SECRET and keys is _KEYS[0]:
-                raise LinkError("not_public", "field %s is a tile identity" % k)
-            if i != start:
-                buf[i] = 44
-            i = _str(buf, i + 1, k)
-            buf[i] = 58
-            sub = None if types and types[k][0] == "any" else keys
-            i = _value(buf, i + 1, v[k] if k in v else hval, sub)
-        if seen != len(v):
-            raise LinkError("not_public", "field %s is not declared" % [k for k in v if k not in names][0])
-    buf[i + (i == start)] = 93 if t is not dict else 125
+            i = _value(buf, i + 1, v[j], mode)
+        buf[i + (i == start)] = 93
+        return i + 1 + (i == start)
+    if t is not dict:
+        raise LinkError("bad_value", "a %s cannot go on the link" % t.__name__)
+    if head is None:
+        buf[i] = 123
+    else:                              # a message: a comma before each key
+        start = -1
+    prev, req, bad = None, 0, False
+    while True:
+        k = None                       # the next key: the least one after prev
+        for key in v:
+            if type(key) is not str:
+                if mode:
+                    raise LinkError("not_public", "field %s is not %s" % (repr(key)[:32], "declared"))
+                raise LinkError("bad_value", "a %s cannot go on the link" % ("%s key" % type(key).__name__))
+            if key != head and (prev is None or key > prev) and (k is None or key < k):
+                k = key
+        if k is None:
+            break
+        prev = k
+        sub = mode
+        if mode == 1 and k in SECRET:
+            raise LinkError("not_public", "field %s is not %s" % (k, "public"))
+        if spec is not None:
+            q = _find(spec, k, lo, e, " ")
+            if q < 0:
+                raise LinkError("not_public", "field %s is not %s" % (k[:32], "declared"))
+            f = _fits(v[k], spec, q + 1)
+            req += f == 1
+            bad = bad or not f
+            if spec.startswith("any", q + 1):
+                sub = 0
+        elif mode and k not in SECRET and _find(NESTED, k, 0, len(NESTED), " ") < 0:
+            raise LinkError("not_public", "field %s is not %s" % (k[:32], "declared"))
+        if i != start:
+            buf[i] = 44
+        i = _value(buf, i + 1, k, 0)
+        buf[i] = 58
+        i = _value(buf, i + 1, v[k], sub)
+    if spec is not None and (bad or req != spec.count(":", lo, e) - spec.count("*", lo, e)):
+        _check(v, spec, lo - 1, head, "bad_value")     # raises: what is wrong
+    buf[i + (i == start)] = 125
     return i + 1 + (i == start)
 
 
-def _write(buf, kind, seq, obj, entry, hval, reveal):
+def _write(buf, kind, seq, obj, spec, key, head, hval, reveal, code="bad_value"):
+    """obj as a message sealed in buf; its length. Its entry in spec: the one
+    named by obj[key] (else LinkError(code)), or all of spec (key None).
+    `head` goes first; its value: obj's, else hval (which it must be)."""
+    p = -1
+    if key is not None:
+        p = _find(spec, obj.get(key), 0, len(spec), "\n")
+        if p < 0:
+            v = obj.get(key)
+            raise LinkError(code, "%s %r is not in the table" % (key, v[:32] if type(v) is str else v))
+    lo, e = p + 1, spec.find("\n", p) if p >= 0 else len(spec)
+    h, mode = frame.HEADER, 2 if reveal else 1
     try:                                # an undeclared key: "not_public" here
-        i = _value(buf, HEADER, obj, _KEYS[1 if reveal else 0], entry[0], entry[1], hval)
+        buf[h] = 123
+        i = _value(buf, h + 1, head, 0)
+        buf[i] = 58
+        i = _value(buf, i + 1, obj.get(head, hval), mode)
+        i = _value(buf, i, obj, mode, spec, lo, e, head)
     except (IndexError, RuntimeError):  # past the buffer (a cycle ends there too)
+        _check(obj, spec, p, head, "bad_value")
         i = len(buf)
-    except TypeError:                   # sorting the keys of an "any" object
-        raise LinkError("bad_value", "object keys must be strings")
-    check(obj, entry, "bad_value")      # then types and missing fields
-    if hval is not None and obj.get(entry[0][0], hval) is not hval:
-        raise LinkError("bad_value", "field %s must be %r" % (entry[0][0], hval))
-    if i - HEADER > MAX_PAYLOAD or i + 2 > len(buf):
-        raise LinkError("too_big", "payload over %d bytes" % min(MAX_PAYLOAD, len(buf) - 8))
-    return seal(buf, kind, seq, i - HEADER)
-
-
-def _lookup(table, obj, key, code):
-    if type(obj.get(key)) is not str or obj[key] not in table:
-        raise LinkError(code, "%s %r is not in the table" % (key, obj.get(key)))
-    return table[obj[key]]
-
-
-def _loads(payload, code):
-    try:
-        obj = json.loads(str(payload, "utf-8"))
-    except Exception as e:             # never a crash, whatever the bytes are
-        raise LinkError(code, "payload is not UTF-8 JSON (%s)" % e)
-    if type(obj) is not dict:
-        raise LinkError("bad_request" if code == "bad_json" else code, "payload is not a JSON object")
-    return obj
+    if hval is not None and obj.get(head, hval) is not hval:
+        raise LinkError("bad_value", "field %s: must be %s%s" % (head, hval, ""))
+    if i - h > frame.MAX_PAYLOAD or i + 2 > len(buf):
+        raise LinkError("too_big", "payload over %d bytes" % min(frame.MAX_PAYLOAD, len(buf) - 8))
+    return frame.seal(buf, kind, seq, i - h)
 
 
 def decode_request(reader):
@@ -196,13 +284,21 @@ def decode_request(reader):
     LinkError; a hello of another protocol version is "proto_mismatch"."""
     if reader.kind != REQUEST:
         raise LinkError("bad_kind", "kind 0x%02x is not a request" % reader.kind)
-    obj = _loads(reader.buf[HEADER:HEADER + reader.length], "bad_json")
+    try:
+        obj = json.loads(str(reader.buf[frame.HEADER:frame.HEADER + reader.length], "utf-8"))
+    except Exception as e:             # never a crash, whatever the bytes are
+        raise LinkError("bad_json", "payload is not UTF-8 JSON (%s)" % e)
+    if type(obj) is not dict:
+        raise LinkError("bad_request", "payload is not a JSON object")
     op = obj.get("op")
+    if op is None:
+        raise LinkError("bad_request", "field %s: missing" % "op")
     if type(op) is not str:
-        raise LinkError("bad_request", "field op: missing or not a string")
-    if op not in _REQ:
-        raise LinkError("unknown_op", "no request %r" % op[:32])
-    check(obj, _REQ[op], "bad_request")
+        raise LinkError("bad_request", "field %s: must be %s%s" % ("op", "str", ""))
+    p = _find(REQUESTS, op, 0, len(REQUESTS), "\n")
+    if p < 0:
+        raise LinkError("unknown_op", "%s %r is not in the table" % ("op", op[:32]))
+    _check(obj, REQUESTS, p, "op", "bad_request")
     del obj["op"]
     if op == "hello" and obj["proto"] != PROTO_VERSION:
         raise LinkError("proto_mismatch", "host speaks protocol %d, controller %d" % (
@@ -212,26 +308,28 @@ def decode_request(reader):
 
 def write_response(buf, seq, obj, reveal=False):
     """RESPONSE {"ok": true, "op": .., results} sealed in buf; its length."""
-    return _write(buf, RESPONSE, seq, obj, _lookup(_RSP, obj, "op", "bad_value"), True, reveal)
+    return _write(buf, RESPONSE, seq, obj, RESPONSES, "op", "ok", True, reveal)
 
 
 def write_event(buf, seq, obj, reveal=False):
     """EVENT {"ev": .., "t": ms, public fields} sealed in buf; its length."""
-    return _write(buf, EVENT, seq, obj, _lookup(_EV, obj, "ev", "bad_value"), None, reveal)
+    return _write(buf, EVENT, seq, obj, EVENTS, "ev", "ev", None, reveal)
 
 
 def write_error(buf, seq, obj):
     """ERROR {"ok": false, "error": .., "message": ..} from a dict or LinkError."""
     if isinstance(obj, LinkError):
         obj = dict(obj.info or {}, error=obj.code, message=obj.message)
-    return _write(buf, ERROR, seq, obj, _ERR, False, False)
+    return _write(buf, ERROR, seq, obj, ERROR_FIELDS, None, "ok", False, False)
 
+
+# ---- host side ----
 
 def encode_request(seq, op, **args):
     """Host: one REQUEST frame as bytes; LinkError if op/args are not in the table."""
-    buf, args = bytearray(HEADER + MAX_PAYLOAD + 2), dict(args, op=op)
+    buf, args = bytearray(frame.OVERHEAD + frame.MAX_PAYLOAD), dict(args, op=op)
     try:
-        n = _write(buf, REQUEST, seq, args, _lookup(_REQ, args, "op", "unknown_op"), None, False)
+        n = _write(buf, REQUEST, seq, args, REQUESTS, "op", "op", None, False, "unknown_op")
     except LinkError as e:
         raise LinkError(e.code if e.code in ("too_big", "unknown_op") else "bad_request", e.message)
     return bytes(buf[:n])
@@ -241,12 +339,23 @@ def decode(kind, payload, op=None):
     """Host: a RESPONSE (to request `op`) or EVENT payload as a dict checked
     against the table; an ERROR as a LinkError (returned: the caller raises)."""
     code = "bad_event" if kind == EVENT else "bad_response"
-    obj = _loads(payload, code)
+    try:
+        obj = json.loads(str(payload, "utf-8"))
+    except Exception as e:
+        raise LinkError(code, "payload is not UTF-8 JSON (%s)" % e)
+    if type(obj) is not dict:
+        raise LinkError(code, "payload is not a JSON object")
     if kind == ERROR and obj.get("ok") is False:
-        check(obj, _ERR, code)
+        _check(obj, ERROR_FIELDS, -1, "ok", code)
         return LinkError(obj["error"], obj["message"], obj)
-    answer = kind == RESPONSE and obj.get("ok") is True and obj.get("op") == op and op in _RSP
-    if kind != EVENT and not answer:
+    if kind == EVENT:
+        spec, head, name = EVENTS, "ev", obj.get("ev")
+    elif kind == RESPONSE and obj.get("ok") is True and obj.get("op") == op:
+        spec, head, name = RESPONSES, "ok", op
+    else:
         raise LinkError(code, "not a response to %s: %r" % (op, obj))
-    check(obj, _lookup(_EV, obj, "ev", code) if kind == EVENT else _RSP[op], code)
+    p = _find(spec, name, 0, len(spec), "\n")
+    if p < 0:
+        raise LinkError(code, "%s %r is not in the table" % ("ev" if kind == EVENT else "op", name))
+    _check(obj, spec, p, head, code)
     return obj

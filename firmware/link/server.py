@@ -10,7 +10,9 @@ from firmware import faults
 from firmware.hal.ticks import ticks_diff
 from firmware.link import codec, frame
 
-_RX = 128
+_RX = 32
+_REQUEST_MAX = 160             # requests are small: the longest is a config_get
+_EVENT_MAX = 200               # events are small: a fault with its detail
 AUDIT_FAULTS = (20, 21, 22)    # missing_tile, extra_tile, unknown_tag
 RETRY_MS = 5000                # same seq and payload this soon: a retry, answered again
 
@@ -23,9 +25,12 @@ class LinkServer:
         self.build = build
         self.controller = None
         self.config_error = None
-        self.reader = frame.FrameReader()
+        self.reader = frame.FrameReader(_REQUEST_MAX)
         self.rx = bytearray(_RX)
+        # Answers are written to `tx` and stay there until the next request
+        # (a retried request gets them again); events have their own buffer.
         self.tx = bytearray(frame.OVERHEAD + frame.MAX_PAYLOAD)
+        self.ev = bytearray(frame.OVERHEAD + _EVENT_MAX)
         self.event_seq = 0
         self.requests = 0
         self.errors = 0
@@ -34,8 +39,7 @@ class LinkServer:
         self.retries = 0
         self._pending = 0          # request bytes left in rx after a frame
         self._at = 0
-        self._last = bytearray(frame.OVERHEAD + frame.MAX_PAYLOAD)   # the last answer
-        self._last_n = 0
+        self._last_n = 0           # length of the last answer, in tx
         self._last_seq = -1
         self._last_crc = -1
         self._last_at = 0
@@ -53,11 +57,11 @@ class LinkServer:
         # that are not in play (before the lift, or the next set's).
         reveal = name == "fault" and fields.get("code") in AUDIT_FAULTS
         try:
-            n = codec.write_event(self.tx, self.event_seq, obj, reveal=reveal)
+            n = codec.write_event(self.ev, self.event_seq, obj, reveal=reveal)
         except codec.LinkError:
             self.errors += 1           # a bug: an undeclared field; seen in status
             return
-        self._send(n)
+        self._send(self.ev, n)
 
     def _audit_detail(self, result):
         if result.get("op") == "status":
@@ -72,8 +76,8 @@ class LinkServer:
             return True
         return False
 
-    def _send(self, n):
-        if self.link is None or not self.link.write(self.tx, n):
+    def _send(self, buf, n):
+        if self.link is None or not self.link.write(buf, n):
             self.dropped += 1
 
     # -- in ------------------------------------------------------------------
@@ -120,12 +124,11 @@ class LinkServer:
         self._last_seq = seq
         self._last_crc = crc
         self._last_at = now
-        self._last[:n] = self.tx[:n]
         self._last_n = n
-        self._send(n)
+        self._send(self.tx, n)
 
     def _write_last(self):
-        if self.link is None or not self.link.write(self._last, self._last_n):
+        if self.link is None or not self.link.write(self.tx, self._last_n):
             self.dropped += 1
 
     def _answer(self, now, op, args):
@@ -171,7 +174,8 @@ class LinkServer:
         raise codec.LinkError("unknown_op", "no request %r" % op)
 
     def _config_get(self, cfg, key):
-        data = cfg.source
+        from firmware import config
+        data = config.read(cfg.path)
         if key is None:
             return {"ok": True, "keys": sorted(data)}
         if key not in data:
@@ -187,8 +191,8 @@ class LinkServer:
         d = ctl.d
         fault = None
         if ctl.fault:
-            fault = {"code": ctl.fault, "name": faults.describe(ctl.fault)[0],
-                     "detail": ctl.fault_detail or {}}
+            fault = {"code": ctl.fault, "name": faults.name_of(ctl.fault),
+                     "detail": ctl.fault_detail or {}, "t": ctl.fault_at}
         return {"ok": True, "state": NAMES[ctl.state], "phase": ctl.builder_phase(),
                 "cycles": ctl.cycles, "fault": fault, "uptime": now,
                 "dealer": ctl.dealership.dealer,

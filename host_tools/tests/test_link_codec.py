@@ -23,14 +23,32 @@ from host_tools.link_client import LinkClient
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 MICROPYTHON = os.path.join(os.path.dirname(sys.executable), "micropython")
+MPREMOTE = os.path.join(os.path.dirname(sys.executable), "mpremote")
 BUF = frame.HEADER + frame.MAX_PAYLOAD + 2
+
+
+def field_list(text):
+    """A field list of the codec ("name:type name:type ...") as {name: type}."""
+    return dict(f.split(":") for f in text.split())
+
+
+def table(spec):
+    """A table of the codec (one line per message: its name, then its fields)
+    as {name: {field: type}}."""
+    return {line.split(" ", 1)[0]: field_list(line.partition(" ")[2]) for line in spec.splitlines()}
+
+
+# The codec keeps its tables as strings (they stay in ROM on the controller).
+REQUESTS, RESPONSES, EVENTS = table(codec.REQUESTS), table(codec.RESPONSES), table(codec.EVENTS)
+ERROR_FIELDS = field_list(codec.ERROR_FIELDS)
+ERRORS, HOST_ERRORS, NESTED = codec.ERRORS.split(), codec.HOST_ERRORS.split(), codec.NESTED.split()
 
 # ---- strategies: messages drawn from the codec's own table ----
 
 TEXT = st.text(st.characters(blacklist_categories=("Cs",)), max_size=12)
 INTS = st.integers(-2**63, 2**63)
 SCALARS = st.one_of(st.none(), st.booleans(), INTS, TEXT)
-NESTED_OBJ = st.dictionaries(st.sampled_from(codec.NESTED),
+NESTED_OBJ = st.dictionaries(st.sampled_from(NESTED),
                              st.one_of(SCALARS, st.lists(st.one_of(INTS, TEXT), max_size=3)),
                              max_size=4)
 ANY = st.recursive(SCALARS, lambda kids: st.one_of(st.lists(kids, max_size=3),
@@ -55,25 +73,25 @@ def fields(draw, spec):
 
 def requests():
     """(op, args); a hello speaks our version (a mismatch is tested on its own)."""
-    return st.sampled_from(sorted(codec.REQUESTS)).flatmap(
-        lambda op: fields(codec.REQUESTS[op]).map(
+    return st.sampled_from(sorted(REQUESTS)).flatmap(
+        lambda op: fields(REQUESTS[op]).map(
             lambda args: (op, dict(args, proto=codec.PROTO_VERSION) if op == "hello" else args)))
 
 
 def responses():
-    return st.sampled_from(sorted(codec.RESPONSES)).flatmap(
-        lambda op: fields(codec.RESPONSES[op]).map(lambda f: dict(f, op=op)))
+    return st.sampled_from(sorted(RESPONSES)).flatmap(        # "op" drawn, then set
+        lambda op: fields(RESPONSES[op]).map(lambda f: dict(f, op=op)))
 
 
 def events():
-    return st.sampled_from(sorted(codec.EVENTS)).flatmap(
-        lambda ev: st.builds(lambda f, t: dict(f, ev=ev, t=t), fields(codec.EVENTS[ev]),
+    return st.sampled_from(sorted(EVENTS)).flatmap(              # "t" drawn, then set
+        lambda ev: st.builds(lambda f, t: dict(f, ev=ev, t=t), fields(EVENTS[ev]),
                              st.integers(0, 2**32)))
 
 
 def errors():
     return st.builds(lambda code, msg, extra: dict(extra, error=code, message=msg),
-                     st.sampled_from(codec.ERRORS), TEXT, fields({"op": "str*", "proto": "int*"}))
+                     st.sampled_from(ERRORS), TEXT, fields({"op": "str*", "proto": "int*"}))
 
 
 def frames_of(data, reader=None, chunks=None):
@@ -126,6 +144,21 @@ def test_crc16_is_crc_hqx(data):
     if data:
         k = len(data) // 2
         assert frame.crc16(data, frame.crc16(data, 0xFFFF, 0, k), k) == binascii.crc_hqx(data, 0xFFFF)
+
+
+def test_crc_table_is_the_polynomial_and_crc_hqx():
+    """The table written out in frame.py (high bytes, then low bytes) is the
+    one the polynomial gives, and crc_hqx of each single byte from 0."""
+    table = []
+    for n in range(256):
+        c = n << 8
+        for _ in range(8):
+            c = ((c << 1) ^ 0x1021) if c & 0x8000 else (c << 1)
+        table.append(c & 0xFFFF)
+    crc = frame._CRC
+    assert type(crc) is bytes and len(crc) == 512
+    assert [crc[k] << 8 | crc[256 + k] for k in range(256)] == table
+    assert table == [binascii.crc_hqx(bytes([k]), 0) for k in range(256)]
 
 
 FRAMES = st.builds(frame.encode, st.integers(0, 255), st.integers(0, 255),
@@ -241,7 +274,46 @@ def test_seal_and_encode_refuse_oversized_payloads():
     with pytest.raises(ValueError):
         frame.seal(bytearray(20), 0x12, 0, 13)
 
-# ---- messages: round trips, canonical bytes ----
+# ---- messages: the tables, round trips, canonical bytes ----
+
+
+def test_tables_are_well_formed():
+    """The reader of the tables finds fields by text: every line is a name
+    and "field:type" words, sorted and unique, with a known type."""
+    kind = re.compile(r"(int|str|bool|list|dict|any)\??\*?$")
+    for spec, head in ((codec.REQUESTS, "op"), (codec.RESPONSES, "ok"), (codec.EVENTS, "ev")):
+        assert spec.endswith("\n") and "\n\n" not in spec and "  " not in spec
+        names = [line.split(" ")[0] for line in spec.splitlines()]
+        assert len(set(names)) == len(names) and all(re.fullmatch("[a-z_]+", n) for n in names)
+        for name, entry in table(spec).items():
+            words = spec.splitlines()[names.index(name)].split(" ")[1:]
+            assert [w.split(":")[0] for w in words] == sorted(entry) and head not in entry
+            assert all(re.fullmatch("[a-z_]+", f) and kind.match(t) for f, t in entry.items())
+    assert set(REQUESTS) == set(RESPONSES)
+    assert all(f["op"] == "str" for f in RESPONSES.values())        # echoed
+    assert all(f["t"] == "int" for f in EVENTS.values())
+    assert list(ERROR_FIELDS) == sorted(ERROR_FIELDS) and "ok" not in ERROR_FIELDS
+    assert all(kind.match(t) for t in ERROR_FIELDS.values())
+    assert NESTED == sorted(set(NESTED)) and " ".join(NESTED) == codec.NESTED
+    assert type(codec.SECRET) is tuple and not set(codec.SECRET) & set(NESTED)
+    assert not set(ERRORS) & set(HOST_ERRORS)
+
+
+def test_a_key_must_match_a_whole_name_of_the_table():
+    """Keys that are parts, runs or types of the table's text are undeclared."""
+    base = {"ev": "lane", "t": 1, "lane": 0, "count": 3}
+    for key in ("", "coun", "ount", "count:int", "int", "lane count", "t:int\nrefused", "lane:int"):
+        with pytest.raises(LinkError) as e:
+            codec.write_event(bytearray(BUF), 0, dict(base, **{key: 1}))
+        assert e.value.code == "not_public", key
+    for ev in ("", "lan", "lane count:int", "lane\nrefused", "t"):
+        with pytest.raises(LinkError) as e:
+            codec.write_event(bytearray(BUF), 0, dict(base, ev=ev))
+        assert e.value.code == "bad_value", ev
+    with pytest.raises(LinkError) as e:
+        codec.write_event(bytearray(BUF), 0, {"ev": "fault", "t": 1, "code": 1, "name": "x",
+                                             "detail": {"lan": 1}})
+    assert e.value.code == "not_public"
 
 
 @given(requests(), st.integers(0, 255))
@@ -359,17 +431,17 @@ def test_decode_request_refuses_other_kinds():
 @given(st.binary(max_size=80) | st.builds(lambda v: json.dumps(v).encode(), ANY)
        | st.builds(lambda d: json.dumps(d).encode(), st.dictionaries(
            st.sampled_from(["op", "proto", "n", "key", "x"]),
-           st.one_of(SCALARS, st.sampled_from(sorted(codec.REQUESTS))), max_size=3)))
+           st.one_of(SCALARS, st.sampled_from(sorted(REQUESTS))), max_size=3)))
 def test_decode_request_never_crashes(payload):
     assume(len(payload) <= frame.MAX_PAYLOAD)
     r = one_frame(frame.encode(codec.REQUEST, 9, payload))
     try:
         op, args = codec.decode_request(r)
     except LinkError as e:
-        assert e.code in codec.ERRORS and e.message
+        assert e.code in ERRORS and e.message
         codec.write_error(bytearray(BUF), 9, e)
     else:
-        assert op in codec.REQUESTS and codec.encode_request(9, op, **args)
+        assert op in REQUESTS and codec.encode_request(9, op, **args)
 
 # ---- the guard: nothing undeclared, no tile identity, leaves the controller ----
 
@@ -441,12 +513,12 @@ def test_host_checks_answers_and_events():
 def test_protocol_doc_lists_every_message_field_and_code():
     doc = open(os.path.join(ROOT, "docs", "protocol.md"), encoding="utf-8").read()
     words = set(re.findall(r"`([a-z_]+)`", doc))
-    table = set(codec.REQUESTS) | set(codec.EVENTS) | set(codec.ERRORS) | set(codec.HOST_ERRORS)
-    for entries in (codec.REQUESTS, codec.RESPONSES, codec.EVENTS):
+    names = set(REQUESTS) | set(EVENTS) | set(ERRORS) | set(HOST_ERRORS)
+    for entries in (REQUESTS, RESPONSES, EVENTS):
         for spec in entries.values():
-            table |= set(spec)
-    table |= set(codec.NESTED) | set(codec.SECRET) | set(codec.ERROR_FIELDS)
-    assert table - words == set()
+            names |= set(spec)
+    names |= set(NESTED) | set(codec.SECRET) | set(ERROR_FIELDS)
+    assert names - words == set()
     assert "PROTO_VERSION = %d" % codec.PROTO_VERSION in doc
 
 # ---- MicroPython writes the same bytes ----
@@ -541,6 +613,96 @@ def test_micropython_refuses_bad_requests_with_the_same_codes():
     assert [x[0] for x in mp["requests"]] == [x[0] for x in cp["requests"]] == [
         "!unknown_op", "!proto_mismatch", "!bad_request", "!bad_request", "!bad_request", "!bad_json"]
     assert mp["frames"] == cp["frames"] == ["!not_public", "!too_big", "!bad_value"]
+
+
+MP_HEAP_SCRIPT = r"""
+import sys, json, micropython
+sys.path.insert(0, ".")
+from firmware.link import codec, frame
+tx = bytearray(frame.OVERHEAD + frame.MAX_PAYLOAD)
+writers = {"response": codec.write_response, "event": codec.write_event}
+def write(kind, obj, reveal):          # a keyword argument, as the server calls them
+    if kind == "error":
+        return codec.write_error(tx, 1, obj)
+    return writers[kind](tx, 1, obj, reveal=reveal)
+def main(jobs):                        # locals only: a new global would grow a dict
+    for kind, obj, reveal in jobs:
+        out = bytes(tx[:write(kind, obj, reveal)])     # the first time: interning, caches
+        micropython.heap_lock()
+        try:
+            n = write(kind, obj, reveal)
+        finally:
+            micropython.heap_unlock()
+        assert bytes(tx[:n]) == out
+        print(out.hex())
+main(json.loads(sys.stdin.read()))
+"""
+
+HEAP_JOBS = [
+    ["response", {"op": "status", "state": "idle", "phase": "none", "cycles": 3, "uptime": 2**40,
+                  "fault": {"code": 10, "name": "lane_jam", "detail": {
+                      "lane": 2, "ms": 300, "got": [1, -2, None], "reason": "jam \u00e9\u2028\U0001F600\t"}},
+                  "dealer": None, "dice": [3, 4], "tiles_per_side": [36, 36, 36, 36],
+                  "lanes": [0, 0, 0, 0], "lifters": ["bottom", "top"],
+                  "link": {"requests": 5, "errors": 0, "dropped": 0, "overruns": 0}}, False],
+    ["response", {"op": "faults", "total": 1, "faults": [
+        {"t": 9, "code": 20, "name": "missing_tile", "detail": {"tile": "1z", "slot": 3}}]}, True],
+    ["response", {"op": "config_get", "key": "lanes",
+                  "value": [["b", {"z": [True, False], "a": "x"}], ["a", -7]]}, False],
+    ["event", {"ev": "lane", "t": 123456, "lane": 2, "count": 17}, False],
+    ["event", {"ev": "walls", "t": 5, "tiles_per_side": [36, 36, 36, 36], "next": True}, False],
+    ["error", {"error": "busy", "message": "a cycle runs", "op": "start"}, False],
+]
+
+
+@pytest.mark.skipif(not os.path.exists(MICROPYTHON), reason="no MicroPython unix port in the venv")
+def test_micropython_writes_messages_with_the_heap_locked():
+    """The controller's writers allocate nothing: each message is written a
+    second time with the heap locked (an allocation would be a MemoryError),
+    to the same bytes, which are CPython's too."""
+    p = subprocess.run([MICROPYTHON, "-c", MP_HEAP_SCRIPT], cwd=ROOT, capture_output=True,
+                       input=json.dumps(HEAP_JOBS, ensure_ascii=False).encode(), timeout=60)
+    assert p.returncode == 0, p.stderr.decode() + p.stdout.decode()
+    fns = {"response": codec.write_response, "event": codec.write_event}
+    buf = bytearray(BUF)
+    expected = [bytes(buf[:codec.write_error(buf, 1, obj) if kind == "error" else
+                          fns[kind](buf, 1, obj, reveal=reveal)]).hex() for kind, obj, reveal in HEAP_JOBS]
+    assert p.stdout.decode().split() == expected
+
+
+PROBE = """import gc
+gc.collect(); a = gc.mem_alloc()
+import firmware.link.frame
+gc.collect(); b = gc.mem_alloc()
+import firmware.link.codec
+gc.collect(); c = gc.mem_alloc()
+print("frame", b - a, "codec", c - b)
+"""
+
+
+@pytest.mark.skipif(not os.path.exists(MICROPYTHON) or not os.path.exists(MPREMOTE),
+                    reason="no MicroPython unix port or mpremote in the venv")
+def test_import_heap_from_romfs(tmp_path):
+    """Heap taken by importing frame and codec from a ROMFS image (bytecode
+    and constants in ROM, as on the board; the controller has a 64 KB heap).
+    frame's figure includes the firmware and firmware.link packages and the
+    qstr pool its names open: about 1.3 KB before frame.py's own objects."""
+    stage = tmp_path / "stage"
+    for rel in ("firmware/__init__.py", "firmware/link/__init__.py",
+                "firmware/link/frame.py", "firmware/link/codec.py"):
+        (stage / rel).parent.mkdir(parents=True, exist_ok=True)
+        (stage / rel).write_bytes(open(os.path.join(ROOT, rel), "rb").read())
+    p = subprocess.run([MPREMOTE, "romfs", "-o", str(tmp_path / "img.romfs"), "build", "."],
+                       cwd=stage, capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stdout + p.stderr
+    (tmp_path / "probe_mem.py").write_text(PROBE)
+    p = subprocess.run([sys.executable, "-m", "host_tools.vtable.romboot", str(tmp_path / "img.romfs"),
+                        "0", "probe_mem"], cwd=tmp_path, capture_output=True, text=True, timeout=120,
+                       env=dict(os.environ, PYTHONPATH=ROOT))
+    assert p.returncode == 0, p.stdout + p.stderr
+    words = p.stdout.split()
+    heap = dict(zip(words[::2], map(int, words[1::2])))
+    assert heap["codec"] <= 4096 and heap["frame"] <= 2400, heap
 
 
 def test_codec_compiles_with_mpy_cross(tmp_path):

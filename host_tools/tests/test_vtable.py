@@ -16,6 +16,8 @@ import tty
 from collections import Counter
 
 import pytest
+
+from firmware import tags as firmware_tags
 import serial
 
 from engine_core import rulesets, tiles
@@ -320,10 +322,8 @@ def test_two_sets_build_the_next_set_during_the_hand():
 
 
 def test_every_tag_of_both_sets_is_in_the_firmware_tag_table():
-    path = DEFAULT_PATH.parent / "tags.json"
-    if not path.exists():
-        pytest.skip("firmware/tags.json not there yet")
-    known = {int(k, 16): v for k, v in json.loads(path.read_text())["tags"].items()}
+    table = firmware_tags.load(str(DEFAULT_PATH.parent / "tags.txt"))
+    known = {table.uids[i]: tiles.CODES[table.ids[i]] for i in range(len(table))}
     tv = VirtualTable(1)
     both = list(tv.plate.queue) + tv.pile
     assert len(both) == 288 and len({t.uid for t in both}) == 288

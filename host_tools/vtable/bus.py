@@ -34,10 +34,15 @@ class BusServer:
     poll_s = 0.02           # longest wait for a byte before checking stop / hung
     hung_s = 10.0
 
-    def __init__(self, serial_obj, table, realtime=False):
+    def __init__(self, serial_obj, table, realtime=False, speed=1.0):
+        """realtime: hold each NOW until the wall clock reaches it, virtual
+        time running at `speed` times the wall clock (2.0: twice as fast)."""
+        if not speed > 0:
+            raise ValueError("speed must be > 0, not %r" % (speed,))
         self.serial = serial_obj
         self.table = table
         self.realtime = realtime
+        self.speed = speed
         self.reader = FrameReader()
         self.seq = 0
         self.booted = False
@@ -151,10 +156,11 @@ class BusServer:
             self.serial.write(b"".join(frames))
 
     def _hold(self, now, stop):
-        """Real-time mode: NOW leaves when the wall clock reaches it."""
+        """Real-time mode: NOW leaves when the wall clock reaches it (virtual
+        time scaled down by `speed`)."""
         wall0, virt0 = self._anchor
         while True:
-            left = wall0 + (now - virt0) / 1000.0 - time.monotonic()
+            left = wall0 + (now - virt0) / (1000.0 * self.speed) - time.monotonic()
             if left <= 0 or (stop is not None and stop()):
                 return
             time.sleep(min(left, self.poll_s))

@@ -18,11 +18,12 @@ import tty
 import serial
 
 from host_tools.mpenv import ROOT, code_root, micropython_binary
+from host_tools.vtable import romfs
 from host_tools.vtable.bus import BusServer
 from host_tools.vtable.table import VirtualTable
 
 CONFIG = ROOT / "firmware" / "config.json"
-TAGS = ROOT / "firmware" / "tags.json"
+TAGS = ROOT / "firmware" / "tags.txt"
 
 
 def _raw_pty():
@@ -39,14 +40,23 @@ class SimTable:
     bus_timeout_s = 0.02
 
     def __init__(self, seed=0, faults=(), heap=None, realtime=False,
-                 config_path=None, ruleset=None, source=False):
+                 config_path=None, ruleset=None, source=False, speed=1.0):
+        """realtime: virtual time follows the wall clock, `speed` times as
+        fast (BusServer); otherwise it runs as fast as the two processes talk."""
+        if not speed > 0:
+            raise ValueError("speed must be > 0, not %r" % (speed,))
         self.config_path = str(config_path or CONFIG)
         self.table = VirtualTable(seed, config_path=self.config_path, ruleset=ruleset,
                                   faults=tuple(faults))
         self.seed = seed
         self.heap = heap
         self.realtime = realtime
-        self.cwd, self.code = code_root(source)
+        self.speed = speed
+        self.source = source
+        if source:                     # the .py files, compiled on the fly
+            self.cwd, self.code = code_root(True)
+        else:                          # as on a board: .mpy in place from ROMFS
+            self.cwd, self.code = ROOT, "ROMFS image (build/romfs)"
         self.store = tempfile.mkdtemp(prefix="vtable-")
         self.restarts = 0
         self.exit_reason = None
@@ -61,7 +71,8 @@ class SimTable:
 
     def start(self):
         bus = self._spawn()
-        self.server = BusServer(bus, self.table, realtime=self.realtime)
+        self.server = BusServer(bus, self.table, realtime=self.realtime,
+                                speed=self.speed)
         self._thread = threading.Thread(target=self._serve, name="vtable-bus", daemon=True)
         self._thread.start()
         return self
@@ -100,15 +111,22 @@ class SimTable:
 
     def _spawn(self):
         bus_master, bus_slave = _raw_pty()
-        cmd = [str(micropython_binary())]
-        if self.heap:
-            cmd += ["-X", "heapsize=%d" % self.heap]
-        cmd += ["-m", "firmware.sim_main", str(bus_master), str(self._link_master),
-                self.config_path, str(TAGS), self.store, str(self.seed + 1000 * self.restarts)]
+        args = [str(bus_master), str(self._link_master), self.config_path, str(TAGS),
+                self.store, str(self.seed + 1000 * self.restarts)]
+        if self.source:
+            cmd = [str(micropython_binary())]
+            if self.heap:
+                cmd += ["-X", "heapsize=%d" % self.heap]
+            cmd += ["-m", "firmware.sim_main"] + args
+        else:
+            cmd = romfs.command("firmware.sim_main", args, self.heap)
         log = open(os.path.join(self.store, "firmware.log"), "ab")
+        # Its own session: a Ctrl-C on the terminal goes to the host, which
+        # stops the firmware itself (stop()); an orphan ends when the bus closes.
         self.proc = subprocess.Popen(cmd, cwd=str(self.cwd), stdin=subprocess.DEVNULL,
                                      stdout=log, stderr=subprocess.STDOUT,
-                                     pass_fds=(bus_master, self._link_master))
+                                     pass_fds=(bus_master, self._link_master),
+                                     start_new_session=True)
         log.close()
         os.close(bus_master)               # the firmware has its own copy
         port = serial.Serial(os.ttyname(bus_slave), timeout=self.bus_timeout_s)

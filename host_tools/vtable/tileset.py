@@ -9,7 +9,7 @@ from engine_core import tiles as core_tiles
 TAG_PREFIX = 0x4D4A
 
 
-SET_STEP = 0x10       # copy byte of set n: 0x10 * n + copy (firmware/tags.json)
+SET_STEP = 0x10       # copy byte of set n: 0x10 * n + copy (firmware/tags.txt)
 
 
 def tag_uid(tid, copy, set_no=0):

@@ -1,0 +1,226 @@
+"""config.json (firmware/config.py): the shipped file loads, and every kind
+of mistake is refused with the field named. Configs are written to a file in
+the current directory (no tempfile module on MicroPython) and removed."""
+
+import json
+
+from firmware import config
+from firmware.config import ConfigError
+from firmware.tests.fakehal import FIRMWARE_DIR, remove_temp, write_temp
+
+PATH = FIRMWARE_DIR + "/config.json"
+# Every timing and its allowed range (both ends included), as config.py has them.
+RANGES = (
+    ("tick_ms", 1, 100),
+    ("plate_duty", 1, 1023),
+    ("plate_rev_ms", 100, 10000),
+    ("lane_idle_ms", 500, 60000),
+    ("build_max_ms", 10000, 600000),
+    ("lift_up_ms", 500, 20000),
+    ("lift_down_ms", 500, 20000),
+    ("dice_roll_ms", 0, 10000),
+    ("key_debounce_ms", 5, 500),
+    ("rfid_reply_ms", 50, 5000),
+    ("display_ack_ms", 20, 5000),
+)
+
+
+def shipped():
+    with open(PATH) as f:
+        return json.loads(f.read())
+
+
+def load_text(text):
+    name = write_temp(text)
+    try:
+        return config.load(name)
+    finally:
+        remove_temp(name)
+
+
+def refused(data):
+    """The ConfigError message of loading `data` (a dict) from a file."""
+    try:
+        load_text(json.dumps(data))
+    except ConfigError as e:
+        return str(e)
+    raise AssertionError("accepted: %r" % (data,))
+
+
+def test_the_shipped_config_loads():
+    cfg = config.load(PATH)
+    assert cfg.ruleset.name == "fuzhou144"
+    assert cfg.tile_sets == 2
+    assert cfg.pins["plate_motor"] == 4
+    assert cfg.pins["lane_feed"] == [6, 7, 15, 16]
+    assert cfg.pins["keys"] == [1, 2, 41, 42]
+    assert cfg.tick_ms == 10
+    assert cfg.lane_idle_ms == 6000
+    assert cfg.display_ack_ms == 200
+    for name, low, high in RANGES:
+        assert low <= getattr(cfg, name) <= high
+
+
+def test_the_same_config_through_a_file_of_our_own():
+    cfg = load_text(json.dumps(shipped()))
+    assert cfg.rfid_reply_ms == 400
+
+
+def test_a_gpio_used_twice_names_both_fields():
+    data = shipped()
+    data["pins"]["buzzer"] = 4           # the plate motor's
+    msg = refused(data)
+    assert "pins.buzzer" in msg and "pins.plate_motor" in msg, msg
+    data = shipped()
+    data["pins"]["lift_down"][2] = 33    # lift_top[0]'s
+    msg = refused(data)
+    assert "pins.lift_top[0]" in msg and "pins.lift_down[2]" in msg, msg
+    data = shipped()
+    data["pins"]["keys"] = [1, 2, 41, 1]
+    msg = refused(data)
+    assert "pins.keys[0]" in msg and "pins.keys[3]" in msg, msg
+
+
+def test_an_unusable_gpio_is_named():
+    for bad in (19, 20, 22, 26, 32, 49, -1, 100):
+        data = shipped()
+        data["pins"]["rfid_rx"] = bad
+        msg = refused(data)
+        assert "pins.rfid_rx" in msg and "GPIO" in msg, msg
+    data = shipped()
+    data["pins"]["lane_count"][3] = 20   # USB
+    assert "pins.lane_count[3]" in refused(data)
+
+
+def test_a_pin_that_is_not_a_number_is_named():
+    for bad in ("4", 4.0, None, True, [4]):
+        data = shipped()
+        data["pins"]["plate_motor"] = bad
+        assert "pins.plate_motor" in refused(data)
+
+
+def test_a_missing_pin_is_named():
+    data = shipped()
+    del data["pins"]["display_rx"]
+    msg = refused(data)
+    assert "pins.display_rx" in msg and "missing" in msg, msg
+
+
+def test_a_list_of_3_is_named():
+    data = shipped()
+    data["pins"]["lift_top"] = [33, 34, 35]
+    msg = refused(data)
+    assert "pins.lift_top" in msg and "4" in msg, msg
+    data = shipped()
+    data["pins"]["keys"] = 1             # a quad pin given as one number
+    assert "pins.keys" in refused(data)
+
+
+def test_an_unknown_pin_key_is_named():
+    data = shipped()
+    data["pins"]["fan"] = 30
+    msg = refused(data)
+    assert "pins.fan" in msg and "not a known pin" in msg, msg
+
+
+def test_a_missing_timing_is_named():
+    data = shipped()
+    del data["timings"]["lane_idle_ms"]
+    msg = refused(data)
+    assert "timings.lane_idle_ms" in msg, msg
+
+
+def test_a_timing_out_of_range_is_named():
+    for name, low, high in RANGES:
+        for bad in (low - 1, high + 1):
+            data = shipped()
+            data["timings"][name] = bad
+            msg = refused(data)
+            assert "timings." + name in msg, msg
+        for ok in (low, high):           # both ends are allowed
+            data = shipped()
+            data["timings"][name] = ok
+            assert getattr(load_text(json.dumps(data)), name) == ok
+
+
+def test_a_timing_that_is_not_a_whole_number_is_named():
+    for bad in (10.0, "10", None, [10]):
+        data = shipped()
+        data["timings"]["tick_ms"] = bad
+        assert "timings.tick_ms" in refused(data)
+
+
+def test_an_unknown_timing_is_named():
+    data = shipped()
+    data["timings"]["lid_close_ms"] = 100
+    msg = refused(data)
+    assert "timings.lid_close_ms" in msg and "not a known timing" in msg, msg
+
+
+def test_tile_sets_3_is_refused():
+    for bad in (3, 0, "2", 2.0):
+        data = shipped()
+        data["tile_sets"] = bad
+        assert "tile_sets" in refused(data)
+    data = shipped()
+    data["tile_sets"] = 1
+    assert load_text(json.dumps(data)).tile_sets == 1
+
+
+def test_true_is_not_a_number():
+    data = shipped()
+    data["tile_sets"] = True             # True == 1 in Python: still refused
+    assert "tile_sets" in refused(data)
+    data = shipped()
+    data["timings"]["tick_ms"] = True
+    assert "timings.tick_ms" in refused(data)
+    data = shipped()
+    data["pins"]["buzzer"] = True
+    assert "pins.buzzer" in refused(data)
+
+
+def test_a_bad_ruleset_is_named():
+    data = shipped()
+    data["ruleset"] = "fuzhou999"
+    msg = refused(data)
+    assert "ruleset" in msg and "fuzhou999" in msg, msg
+    data = shipped()
+    data["ruleset"] = {"base": "fuzhou144", "quad": -1}
+    msg = refused(data)
+    assert "quad" in msg, msg
+    data = shipped()
+    data["ruleset"] = {"base": "luoyuan144", "gold_method": "tail"}
+    assert load_text(json.dumps(data)).ruleset.gold_method == "tail"
+
+
+def test_a_wrong_format_or_shape_is_named():
+    data = shipped()
+    data["format"] = 2
+    assert "format" in refused(data)
+    data = shipped()
+    data["pins"] = []
+    assert "pins" in refused(data)
+    data = shipped()
+    data["timings"] = None
+    assert "timings" in refused(data)
+    assert "top level" in refused([1, 2])
+
+
+def test_bad_json_text_is_refused():
+    text = json.dumps(shipped())[:-10]   # cut short
+    try:
+        load_text(text)
+    except ConfigError as e:
+        assert "not valid JSON" in str(e), str(e)
+    else:
+        raise AssertionError("accepted")
+
+
+def test_a_missing_file_is_refused():
+    remove_temp("_fw_no_such_config.json")
+    try:
+        config.load("_fw_no_such_config.json")
+    except ConfigError as e:
+        assert "cannot read" in str(e) and "_fw_no_such_config.json" in str(e), str(e)
+    else:
+        raise AssertionError("accepted")

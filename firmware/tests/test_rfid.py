@@ -1,0 +1,150 @@
+"""RFID reader driver (firmware/drivers/rfid.py) on the fake HAL's UART2.
+Requests and replies are built here from docs/hardware.md, not from the driver:
+
+    0x02 | cmd | len | data | xor | 0x03,   xor = cmd ^ len ^ data[0] ^ ...
+    SCAN_SIDE 0x10: side, level -> 0x90: side, count, count x (slot, uid BE)
+"""
+
+from firmware.drivers import rfid as rf
+from firmware.drivers.rfid import Rfid
+from firmware.tests.fakehal import FakeHal
+
+REPLY_MS = 400
+N_SLOTS = 144
+PER_SIDE = 36
+
+
+def doc_frame(cmd, data):
+    x = cmd ^ len(data)
+    for b in data:
+        x ^= b
+    return bytes([0x02, cmd, len(data)] + list(data) + [x, 0x03])
+
+
+def doc_reply(side, tags, count=None):
+    """tags: (slot, uid) in slot order."""
+    data = [side, len(tags) if count is None else count]
+    for slot, uid in tags:
+        data += [slot, (uid >> 24) & 0xFF, (uid >> 16) & 0xFF, (uid >> 8) & 0xFF, uid & 0xFF]
+    return doc_frame(0x90, data)
+
+
+def make():
+    hal = FakeHal()
+    uart = hal.uart(2, 46, 3)
+    return uart, Rfid(uart, N_SLOTS, REPLY_MS)
+
+
+def test_the_request_bytes():
+    uart, r = make()
+    r.scan(0, 2, 0)
+    assert uart.take() == doc_frame(0x10, [2, 0])
+    r.scan(0, 3, 1)
+    assert uart.take() == doc_frame(0x10, [3, 1])
+    # written out once: 02 10 02 side level xor 03
+    r.scan(0, 1, 0)
+    assert uart.take() == bytes([0x02, 0x10, 0x02, 0x01, 0x00, 0x10 ^ 0x02 ^ 0x01, 0x03])
+    assert r.state == rf.WAITING
+
+
+def test_a_reply_fills_uids_and_seen_of_that_side():
+    uart, r = make()
+    r.seen[0] = 1                        # another side's earlier result stays
+    r.uids[0] = 0x11111111
+    r.seen[PER_SIDE + 5] = 1             # this side's earlier result is replaced
+    r.scan(0, 1, 0)
+    tags = [(PER_SIDE + 0, 0x4D4A0000), (PER_SIDE + 1, 0x4D4A1B02), (PER_SIDE + 35, 0xFF020302)]
+    uart.feed(b"\x00\x55")               # noise before the frame
+    uart.feed(doc_reply(1, tags))
+    r.poll(150)
+    assert r.state == rf.DONE and r.fault == 0
+    assert r.uids[PER_SIDE + 0] == 0x4D4A0000
+    assert r.uids[PER_SIDE + 1] == 0x4D4A1B02
+    assert r.uids[PER_SIDE + 35] == 0xFF020302
+    for slot in range(PER_SIDE, 2 * PER_SIDE):
+        assert r.seen[slot] == (1 if slot in (PER_SIDE, PER_SIDE + 1, PER_SIDE + 35) else 0), slot
+    assert r.seen[0] == 1 and r.uids[0] == 0x11111111
+    r.poll(10000)                        # done: no timeout later
+    assert r.fault == 0
+
+
+def test_a_full_side_in_several_reads():
+    uart, r = make()
+    r.scan(0, 3, 0)
+    tags = [(3 * PER_SIDE + k, 0x4D4A0000 + k) for k in range(PER_SIDE)]
+    reply = doc_reply(3, tags)
+    assert len(reply) == 187             # the doc's figure for a 36-slot side
+    uart.feed(reply)
+    r.poll(130)                          # the driver reads in chunks
+    r.poll(140)
+    r.poll(150)
+    r.poll(160)
+    assert r.state == rf.DONE and r.fault == 0
+    for k in range(PER_SIDE):
+        assert r.seen[3 * PER_SIDE + k] == 1
+        assert r.uids[3 * PER_SIDE + k] == 0x4D4A0000 + k
+
+
+def test_an_empty_side():
+    uart, r = make()
+    for s in range(N_SLOTS):
+        r.seen[s] = 1
+    r.scan(0, 0, 0)
+    uart.feed(doc_reply(0, []))
+    r.poll(150)
+    assert r.state == rf.DONE
+    assert sum(r.seen[0:PER_SIDE]) == 0
+    assert sum(r.seen[PER_SIDE:]) == N_SLOTS - PER_SIDE
+
+
+def test_a_bad_xor_is_fault_24():
+    uart, r = make()
+    r.scan(0, 0, 0)
+    bad = bytearray(doc_reply(0, [(3, 0x4D4A0102)]))
+    bad[-2] ^= 0x40
+    uart.feed(bad)
+    r.poll(150)
+    assert r.fault == 24
+    assert r.state != rf.DONE
+    assert r.seen[3] == 0
+    assert r.bad_frames == 1
+
+
+def test_no_reply_is_fault_23():
+    uart, r = make()
+    r.scan(1000, 2, 0)
+    r.poll(1000 + REPLY_MS)
+    assert r.fault == 0 and r.state == rf.WAITING
+    r.poll(1000 + REPLY_MS + 1)
+    assert r.fault == 23
+    assert r.fault_detail() == {"side": 2, "ms": REPLY_MS}
+    uart.feed(doc_reply(2, [(72, 0x4D4A0000)]))    # too late: not taken
+    r.poll(2000)
+    assert r.seen[72] == 0
+
+
+def test_a_reply_for_another_side_is_refused():
+    uart, r = make()
+    r.scan(0, 1, 0)
+    uart.feed(doc_reply(2, [(2 * PER_SIDE, 0x4D4A0000)]))
+    r.poll(150)
+    assert r.state != rf.DONE
+    assert r.seen[2 * PER_SIDE] == 0
+    assert r.fault == 24
+
+
+def test_a_count_that_disagrees_with_the_length_is_refused():
+    uart, r = make()
+    r.scan(0, 0, 0)
+    uart.feed(doc_reply(0, [(0, 0x4D4A0000), (1, 0x4D4A0001)], count=3))
+    r.poll(150)
+    assert r.state != rf.DONE
+    assert r.seen[0] == 0 and r.seen[1] == 0
+    assert r.fault == 24
+
+
+def test_a_reply_when_none_was_asked_is_ignored():
+    uart, r = make()
+    uart.feed(doc_reply(0, [(0, 0x4D4A0000)]))
+    r.poll(10)
+    assert r.state == rf.IDLE and r.fault == 0 and r.seen[0] == 0

@@ -1,0 +1,99 @@
+"""Dice sanity over many cycles, and the dealer's key."""
+
+from collections import Counter
+
+import pytest
+
+SESSIONS = range(100, 140)      # 40 fresh tables, one cycle each
+
+
+@pytest.fixture(scope="module")
+def sessions(request):
+    """(dealer, a, b, pressed seats) of one cycle on each of 40 seeded tables.
+    The lanes of these tables feed 3x faster than the real machine's (the
+    dice and the dealer do not care, and a session costs ~0.15 s wall)."""
+    if request.config.getoption("--port") and not request.config.getoption("--bus"):
+        pytest.skip("needs the virtual table's players to press the dice key")
+    from host_tools.vtable.lanes import Lane
+    from hw_tests.harness import BenchTarget, SimTarget
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(Lane, "mean_gap_ms", 150)
+        mp.setattr(Lane, "stack_ms", 100)
+        return _sessions(request)
+
+
+def _sessions(request):
+    from hw_tests.harness import BenchTarget, SimTarget
+    out = []
+    for seed in SESSIONS:
+        if request.config.getoption("--port"):
+            target = BenchTarget(request.config.getoption("--port"),
+                                 request.config.getoption("--bus"), seed=seed)
+        else:
+            target = SimTarget(seed=seed)
+        try:
+            cycle = target.run_cycle()
+            assert cycle.ok, "seed %d: %r\n%s" % (seed, cycle, target.diagnostics())
+            presses = [s for t, s in target.table.players.presses if t <= cycle.dice["t"]]
+            out.append((cycle.dice["dealer"], cycle.dice["a"], cycle.dice["b"], presses))
+        finally:
+            target.close()
+    return out
+
+
+@pytest.mark.needs_table
+def test_dice_faces_cover_one_to_six(sessions):
+    faces = Counter()
+    for _, a, b, _ in sessions:
+        assert 1 <= a <= 6 and 1 <= b <= 6, (a, b)
+        faces[a] += 1
+        faces[b] += 1
+    assert sorted(faces) == [1, 2, 3, 4, 5, 6], faces
+    # 80 fair throws: each face about 13 times; under 3 is a broken die
+    # (probability ~4e-4 for a fair one).
+    assert min(faces.values()) >= 3, faces
+
+
+@pytest.mark.needs_table
+def test_the_dice_roll_for_the_dealer_who_pressed(sessions):
+    for dealer, _, _, presses in sessions:
+        assert presses == [dealer], (dealer, presses)
+
+
+@pytest.mark.needs_table
+def test_every_seat_can_be_the_first_dealer(sessions):
+    """The first dealer of a session is drawn from the RNG (engine_core
+    Dealership.first): over 40 sessions every seat deals first."""
+    dealers = Counter(d for d, _, _, _ in sessions)
+    assert sorted(dealers) == [0, 1, 2, 3], dealers
+
+
+def _no_auto_dice(table):
+    table.players.auto_dice = False         # the test presses the keys itself
+
+
+@pytest.mark.needs_table
+@pytest.mark.table(seed=4, setup=_no_auto_dice)
+def test_a_non_dealer_key_is_refused_and_does_not_roll(target):
+    target.start()
+    dealer_state = target.wait_state("dealer")
+    dealer = target.status()["dealer"]
+    assert dealer == target.in_table(lambda: target.table.display.dealer_seat)
+    other = (dealer + 1) % 4
+    pressed_at = target.in_table(lambda: (target.table.players.press(other), target.table.now)[1])
+    refused = target.wait_event(lambda e: e["ev"] == "refused", "refused")
+    assert refused["seat"] == other and refused["reason"], refused
+    assert refused["t"] >= pressed_at
+    # A second later it still waits for the dealer: no roll, no dice shown.
+    st = target.wait_virtual(pressed_at + 1000)
+    assert st["state"] == "dealer" and st["dice"] is None, st
+    since = [e for e in target.drain() if e["t"] >= pressed_at]
+    assert not [e for e in since if e["ev"] in ("dice", "fault", "state")], since
+    assert target.table.display.dice is None
+    beeps = [t for t, v in target.table.buzzer if v and t >= pressed_at]
+    assert beeps, target.table.buzzer                      # the buzzer said no
+    # The dealer's own key rolls.
+    target.in_table(lambda: target.table.players.press(dealer))
+    dice = target.wait_event(lambda e: e["ev"] == "dice", "dice")
+    assert dice["dealer"] == dealer and 1 <= dice["a"] <= 6 and 1 <= dice["b"] <= 6
+    assert dice["t"] > dealer_state["t"]

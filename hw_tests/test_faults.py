@@ -1,0 +1,142 @@
+"""Every fault of the virtual table: detected by the firmware with its code,
+a cause and a fix text, every output off, and the table recoverable once
+the fault is repaired and cleared (a full cycle with 36 tiles a side).
+"""
+
+import pytest
+
+from host_tools.link_client import LinkError
+from hw_tests.harness import (assert_fault_described, assert_walls_are_the_set,
+                              lifter_conflicts)
+
+
+class Case:
+    def __init__(self, fault, code, name, found_in, resume, detail=None, at_boot=False,
+                 when=None, seed=1, id=None):
+        self.fault = fault          # the virtual table's fault string
+        self.code = code
+        self.name = name
+        self.found_in = found_in    # the state the controller was in when it found it
+        self.resume = resume        # where `clear` takes it back
+        self.detail = detail or {}  # fields the fault's detail must have
+        self.at_boot = at_boot      # found before any `start`
+        self.when = when            # inject when when(table) holds (else at power-on)
+        self.seed = seed
+        self.id = id or fault
+
+    @property
+    def kind(self):
+        return self.fault.split(":")[0]
+
+
+CASES = [
+    Case("lane_jam:2", 10, "lane_jam", "building", "building", {"lane": 2}),
+    Case("plate_stall", 11, "plate_stall", "building", "building"),
+    Case("lift_stuck:1", 12, "lift_stuck", "lifting", "lifting", {"side": 1}),
+    Case("sensor_stuck:lift_top2:1", 13, "sensor_stuck", None, "idle", {"side": 2},
+         at_boot=True),
+    # A count sensor stuck high while its lane builds: after 8 tiles, and
+    # after 20 (the stuck edge counts as a tile; tiles stacked while it is
+    # stuck are not seen).
+    Case("sensor_stuck:lane_count1:1", 13, "sensor_stuck", "building", "building",
+         {"lane": 1, "sensor": "lane_count"}, when=lambda table: table.lanes[1].stacked >= 8,
+         id="sensor_stuck:lane_count1:1-after-8"),
+    Case("sensor_stuck:lane_count1:1", 13, "sensor_stuck", "building", "building",
+         {"lane": 1, "sensor": "lane_count"}, when=lambda table: table.lanes[1].stacked >= 20,
+         id="sensor_stuck:lane_count1:1-after-20"),
+    Case("missing_tile:5m", 20, "missing_tile", "building", "building", {"tiles": ["5m"]}),
+    Case("extra_tile:3p", 21, "extra_tile", "building", "building", {"tiles": ["3p"]}),
+    Case("unknown_tag", 22, "unknown_tag", "building", "building", {"uid": "deadbeef"}),
+    Case("rfid_timeout", 23, "rfid_timeout", "building", "building"),
+    Case("rfid_crc", 24, "rfid_crc", "building", "building"),
+    Case("display_unplugged", 30, "display_unplugged", "dealer", "dealer"),
+    # Power off at 10 virtual seconds, while building: the launcher restarts
+    # the firmware, which finds it was cut during a cycle.
+    Case("power_cut:10", 41, "power_lost", None, "idle", at_boot=True),
+]
+
+
+def _last_state_before(target, t):
+    states = [e for e in target.history if e["ev"] == "state" and e["t"] <= t
+              and e["state"] != "fault"]
+    return states[-1]["state"] if states else None
+
+
+@pytest.mark.needs_table
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+def test_a_fault_is_detected_all_motors_stop_and_the_table_recovers(make_target, case):
+    target = make_target(seed=case.seed, faults=[] if case.when else [case.fault])
+    table = target.table
+    tick = target.timing("tick_ms")
+
+    # -- detection --------------------------------------------------------
+    if case.at_boot:
+        if case.kind != "power_cut":
+            st = target.wait_status(lambda st: st["fault"], "a fault found at boot", 5000)
+        else:
+            target.start()              # the cut comes while building
+            st = target.wait_status(lambda st: st["fault"], "power_lost after the restart",
+                                    60000)
+        ev = target.request("faults", n=1)["faults"][0]
+    else:
+        if case.when:
+            target.when_table(lambda: case.when(table), lambda: table.inject(case.fault))
+        cycle = target.run_cycle()
+        assert cycle.fault is not None, "%s was not detected: the cycle ended %r" % (
+            case.fault, cycle)
+        ev = cycle.fault
+        assert _last_state_before(target, ev["t"]) == case.found_in, target.history
+        newest = target.request("faults", n=1)["faults"][0]
+        assert (newest["code"], newest["t"], newest["detail"]) == (
+            ev["code"], ev["t"], ev["detail"]), (newest, ev)
+    assert (ev["code"], ev["name"]) == (case.code, case.name), ev
+    for k, v in case.detail.items():
+        assert ev["detail"].get(k) == v, (k, ev)
+    described = assert_fault_described(ev)
+    assert described["code"] == case.code
+
+    # -- every output off, within one control tick --------------------------
+    t_fault = ev["t"]
+    st = target.wait_virtual(t_fault + 5 * tick)
+    assert st["state"] == "fault" and st["fault"]["code"] == case.code, st
+    on = {k: v for k, v in target.outputs_at(t_fault + tick).items() if v}
+    assert not on, "outputs still on a tick after the fault at %d ms: %s" % (t_fault, on)
+    driven = [c for c in target.output_changes(since=t_fault) if c[2]]
+    assert not driven, "outputs driven after the fault: %s" % driven
+    assert not [k for k, v in target.in_table(lambda: dict(table.outputs)).items() if v]
+    if case.kind == "power_cut":
+        cut = [e[0] for e in target.table_log() if e[1] == "table" and e[3] == "power_cut"]
+        assert len(cut) == 1 and cut[0] <= t_fault, cut
+        assert not [k for k, v in target.outputs_at(cut[0]).items() if v]
+        assert target.sim is None or target.sim.restarts == 1
+
+    # -- repair, clear, and a full cycle ------------------------------------
+    if case.kind == "power_cut":
+        target.in_table(table.technician_empties_lanes)
+    else:
+        repaired = target.in_table(lambda: table.clear_fault(case.kind))
+        assert repaired, table.active_faults
+    target.drain()
+    answer = target.request("clear")
+    assert answer["cleared"] == case.code, answer
+    cleared = target.wait_event(lambda e: e["ev"] == "cleared", "cleared")
+    assert cleared["code"] == case.code and cleared.get("resume") == case.resume, cleared
+    if case.resume == "idle":
+        assert target.status()["state"] == "idle"
+        after = target.run_cycle()
+    else:
+        after = target.follow_cycle()
+    assert after.fault is None, "after clearing %s: %s" % (case.fault, after.fault)
+    assert after.ok, after
+    # The walls in play: built after the clear, or before the fault when it
+    # came later (lift_stuck, display_unplugged).
+    walls = [e for e in target.history if e["ev"] == "walls"]
+    assert walls and walls[-1]["tiles_per_side"] == [36] * 4, walls
+    assert_walls_are_the_set(target, 36)
+    st = target.status()
+    assert st["fault"] is None and st["state"] == "in_hand", st
+    assert lifter_conflicts(target) == []
+    assert table.errors == [], table.errors
+    with pytest.raises(LinkError) as e:   # a hand is on: no second cycle
+        target.request("start")
+    assert e.value.code == "busy"

@@ -1,0 +1,99 @@
+"""The link itself: handshake, errors, damaged bytes, retries (docs/protocol.md)."""
+
+import re
+
+import pytest
+
+from firmware.link import codec, frame
+from host_tools.link_client import LinkError
+from hw_tests.harness import raw_request
+
+
+def test_hello_names_firmware_protocol_and_build(target):
+    info = target.hello_info
+    assert info["ok"] is True and info["op"] == "hello"
+    assert info["proto"] == codec.PROTO_VERSION
+    assert re.fullmatch(r"\d+\.\d+\.\d+", info["fw"]), info
+    assert isinstance(info["build"], str) and info["build"], info
+    assert isinstance(info["table"], str) and info["table"], info
+    assert target.link.hello() == info          # asking again: the same answer
+
+
+@pytest.mark.parametrize("proto", [0, codec.PROTO_VERSION + 1])
+def test_another_protocol_version_gets_proto_mismatch(target, proto):
+    with pytest.raises(LinkError) as e:
+        target.request("hello", proto=proto)
+    err = e.value
+    assert err.code == "proto_mismatch"
+    assert err.info["proto"] == codec.PROTO_VERSION          # the controller's version
+    assert str(codec.PROTO_VERSION) in err.message and str(proto) in err.message, err.message
+    assert target.link.hello()["proto"] == codec.PROTO_VERSION   # the link goes on
+
+
+def test_unknown_op_and_malformed_requests_get_their_error(target):
+    with pytest.raises(LinkError) as e:
+        target.link.request_raw(b'{"op":"dance"}')
+    assert e.value.code == "unknown_op" and "dance" in e.value.message
+    with pytest.raises(LinkError) as e:
+        target.link.request_raw(b'{"op":"status"')
+    assert e.value.code == "bad_json"
+    with pytest.raises(LinkError) as e:
+        target.link.request_raw(b'{"op":"status","colour":1}')
+    assert e.value.code == "bad_request" and "colour" in e.value.message
+    assert target.status()["ok"] is True
+
+
+def test_garbage_bytes_on_the_link_are_survived(target):
+    link = target.link
+    noise = (b"boot log: rst:0x1 (POWERON)\r\n" + bytes(range(256))
+             + b"\xa5\x5a\x10\x01\xff\xff"        # a header claiming 65535 bytes
+             + b"\xa5\xa5\x5a")                   # a sync pair half-way
+    link._send(noise)
+    st = target.status()
+    assert st["ok"] is True and st["state"] == "idle"
+    assert target.link.hello()["proto"] == codec.PROTO_VERSION
+
+
+def test_a_corrupted_frame_is_dropped_and_the_next_request_answered(target):
+    link = target.link
+    seq = (link._seq + 100) & 0xFF                # a seq the client is not using
+    bad = bytearray(raw_request(seq, {"op": "start"}))
+    bad[frame.HEADER + 3] ^= 0x20                 # a flipped bit in the payload: bad CRC
+    link._send(bytes(bad))
+    assert target.status()["state"] == "idle"     # answered; the damaged start did nothing
+    # A truncated frame: the next request's bytes complete its length, the
+    # CRC fails, and the rescan finds the request inside it.
+    cut = raw_request((seq + 1) & 0xFF, {"op": "start"})[:9]
+    link._send(cut)
+    assert target.status()["state"] == "idle"
+    assert not [r for r in link.rejected if r[2] in (seq, (seq + 1) & 0xFF)], link.rejected
+    assert target.request("status")["ok"] is True
+
+
+def test_a_retried_request_is_answered_again_without_acting_twice(target):
+    """The same seq and payload again (the host lost the answer): the stored
+    answer is sent again and the table starts once."""
+    link = target.link
+    before = target.status()["link"]["requests"]
+    target.drain()
+    seq = (link._seq + 128) & 0xFF
+    start = raw_request(seq, {"op": "start"})
+    link._send(start)
+    link._send(start)
+    target.status()        # answered after both: their answers have been read
+    answers = [r for r in link.rejected if r[2] == seq]
+    assert len(answers) == 2, list(link.rejected)
+    assert answers[0][1] == codec.RESPONSE and answers[0][3] == answers[1][3], answers
+    assert codec.decode(answers[0][1], answers[0][3], "start")["state"] == "building"
+    st = target.status()
+    assert st["state"] == "building"
+    assert st["link"]["requests"] - before == 3, st["link"]   # start, status, status: the retry is not a request
+    with pytest.raises(LinkError) as e:        # a new start (another seq) acts: busy
+        target.request("start")
+    assert e.value.code == "busy"
+    target.wait_virtual(st["uptime"] + 1000)
+    building = [ev for ev in target.drain() if ev["ev"] == "state" and ev["state"] == "building"]
+    assert len(building) == 1, target.history
+    if target.table is not None:               # the plate was switched on once
+        plate_on = [c for c in target.output_changes() if c[1] == "plate_motor" and c[2]]
+        assert len(plate_on) == 1, plate_on
