@@ -3,12 +3,18 @@ tile sets, timings. Validated as a whole: the first wrong field is named
 with what was expected, and a table with a bad config does not move.
 """
 
+try:
+    from micropython import const
+except ImportError:  # CPython (host-side tests)
+    def const(x):
+        return x
+
 import json
 
 from engine_core.check import is_int
 from engine_core.rulesets import RulesetError, load as load_ruleset
 
-FORMAT = 1
+_FORMAT = const(1)
 # Tables are string and bytes constants: on a board they stay in flash
 # (ROMFS), where tuples and dicts would take heap.
 
@@ -57,50 +63,67 @@ class Config:
             setattr(self, key, data["timings"][key])
 
 
-def _need(cond, field, text):
-    if not cond:
-        raise ConfigError("config: %s %s" % (field, text))
+def _fail(field, text):
+    raise ConfigError("config: %s %s" % (field, text))
+
+
+def _field(name, i):
+    return "pins.%s[%d]" % (name, i) if i >= 0 else "pins." + name
 
 
 def check(data, path=None):
-    """A Config from parsed JSON, or ConfigError naming the first bad field."""
-    _need(isinstance(data, dict), "(top level)", "must be an object")
-    _need(data.get("format") == FORMAT, "format", "must be %d" % FORMAT)
+    """A Config from parsed JSON, or ConfigError naming the first bad field.
+    Checks first and builds a message only on failure: at boot the heap is
+    at its fullest, and garbage strings fragment it."""
+    if not isinstance(data, dict):
+        _fail("(top level)", "must be an object")
+    if data.get("format") != _FORMAT:
+        _fail("format", "must be %d" % _FORMAT)
     try:
         load_ruleset(data.get("ruleset"))
     except RulesetError as e:
         raise ConfigError("config: %s" % e)
-    _need(is_int(data.get("tile_sets"), 1, 2), "tile_sets", "must be 1 or 2")
+    if not is_int(data.get("tile_sets"), 1, 2):
+        _fail("tile_sets", "must be 1 or 2")
     pins = data.get("pins")
-    _need(isinstance(pins, dict), "pins", "must be an object")
-    used = {}
-    singles = SINGLE_PINS.split()
-    quads = QUAD_PINS.split()
-    for name in singles + quads:
-        _need(name in pins, "pins." + name, "is missing")
+    if not isinstance(pins, dict):
+        _fail("pins", "must be an object")
+    names = (SINGLE_PINS + " " + QUAD_PINS).split()
+    n_single = len(SINGLE_PINS.split())
+    owner = bytearray(b"\xff" * 49)       # GPIO -> 4 x name index + list position
+    for k in range(len(names)):
+        name = names[k]
+        if name not in pins:
+            _fail("pins." + name, "is missing")
         value = pins[name]
-        if name in quads:
-            _need(isinstance(value, list) and len(value) == 4, "pins." + name,
-                  "must be a list of 4 GPIO numbers (sides/seats 0..3)")
-            fields = ["pins.%s[%d]" % (name, i) for i in range(4)]
-        else:
-            value = [value]
-            fields = ["pins." + name]
-        for field, gpio in zip(fields, value):
-            _need(is_int(gpio, 0, 48) and gpio in GPIOS, field,
-                  "must be a usable ESP32-S3 GPIO, not %r" % (gpio,))
-            _need(gpio not in used, field, "GPIO %d is also %s" % (gpio, used.get(gpio)))
-            used[gpio] = field
+        quad = k >= n_single
+        if quad and not (isinstance(value, list) and len(value) == 4):
+            _fail("pins." + name, "must be a list of 4 GPIO numbers (sides/seats 0..3)")
+        for i in range(4 if quad else 1):
+            gpio = value[i] if quad else value
+            if not (is_int(gpio, 0, 48) and gpio in GPIOS):
+                _fail(_field(name, i if quad else -1),
+                      "must be a usable ESP32-S3 GPIO, not %r" % (gpio,))
+            if owner[gpio] != 0xFF:
+                o = owner[gpio]
+                other = _field(names[o >> 2], (o & 3) if (o >> 2) >= n_single else -1)
+                _fail(_field(name, i if quad else -1), "GPIO %d is also %s" % (gpio, other))
+            owner[gpio] = 4 * k + i
     for name in pins:
-        _need(name in singles or name in quads, "pins." + name, "is not a known pin")
+        if name not in names:
+            _fail("pins." + name, "is not a known pin")
     given = data.get("timings")
-    _need(isinstance(given, dict), "timings", "must be an object")
+    if not isinstance(given, dict):
+        _fail("timings", "must be an object")
     known = timings()
     for name, low, high in known:
-        _need(is_int(given.get(name), low, high), "timings." + name,
-              "must be a whole number %d..%d, not %r" % (low, high, given.get(name)))
+        if not is_int(given.get(name), low, high):
+            _fail("timings." + name, "must be a whole number %d..%d, not %r"
+                  % (low, high, given.get(name)))
+    known_names = [k[0] for k in known]
     for name in given:
-        _need(name in [k[0] for k in known], "timings." + name, "is not a known timing")
+        if name not in known_names:
+            _fail("timings." + name, "is not a known timing")
     return Config(data, path)
 
 

@@ -1,6 +1,12 @@
 """Builds every driver from the config's pin map: the one place that knows
 which pin is which device."""
 
+try:
+    from micropython import const
+except ImportError:  # CPython (host-side tests)
+    def const(x):
+        return x
+
 from firmware.drivers.dice import Dice
 from firmware.drivers.display import Display
 from firmware.drivers.keys import Buzzer, Keys
@@ -9,8 +15,8 @@ from firmware.drivers.lifter import Lifter
 from firmware.drivers.plate import Plate
 from firmware.drivers.rfid import Rfid
 
-UART_DISPLAY = 1
-UART_RFID = 2
+_UART_DISPLAY = const(1)
+_UART_RFID = const(2)
 
 
 class Devices:
@@ -23,9 +29,11 @@ class Devices:
         self.lifters = [Lifter(hal, n, p["lift_up"][n], p["lift_down"][n], p["lift_top"][n],
                                p["lift_bottom"][n], cfg.lift_up_ms, cfg.lift_down_ms)
                         for n in range(4)]
-        self.rfid = Rfid(hal.uart(UART_RFID, p["rfid_tx"], p["rfid_rx"]),
+        # Receive buffers sized to what arrives between two ticks: a whole
+        # RFID reply (187 bytes), a few 6-byte display ACKs.
+        self.rfid = Rfid(hal.uart(_UART_RFID, p["rfid_tx"], p["rfid_rx"], 192),
                          cfg.ruleset.n_tiles, cfg.rfid_reply_ms)
-        self.display = Display(hal.uart(UART_DISPLAY, p["display_tx"], p["display_rx"]),
+        self.display = Display(hal.uart(_UART_DISPLAY, p["display_tx"], p["display_rx"], 48),
                                cfg.display_ack_ms)
         self.keys = Keys(hal, p["keys"], cfg.key_debounce_ms)
         self.buzzer = Buzzer(hal, p["buzzer"])

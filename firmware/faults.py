@@ -67,32 +67,49 @@ The controller's program hit a bug (the detail names it); every motor was stoppe
 Note the detail and the firmware version (`mjctl status`), report it; clear the fault to go on, or restart the table."""
 
 
-def _blocks():
-    for block in TABLE.split("\n\n"):
-        head, cause, fix = block.split("\n")
-        code, name = head.split(" ")
-        yield int(code), name, cause, fix
+def _block_at(code):
+    """Index in TABLE of the block of `code`, or -1. Found with find() so
+    that naming a fault allocates next to nothing (a fault may come when the
+    heap is at its fullest)."""
+    key = "%d " % code
+    i = TABLE.find(key)
+    while i > 0 and not (TABLE[i - 1] == "\n" and TABLE[i - 2] == "\n"):
+        i = TABLE.find(key, i + 1)
+    return i
+
+
+def name_of(code):
+    i = _block_at(code)
+    if i < 0:
+        return "unknown"
+    start = TABLE.find(" ", i) + 1
+    return TABLE[start:TABLE.find("\n", start)]
 
 
 def describe(code):
     """(name, cause, fix) for a code; an unknown code says so."""
-    for c, name, cause, fix in _blocks():
-        if c == code:
-            return name, cause, fix
-    return ("unknown", "fault code %d is not in this firmware's table" % code,
-            "update the host tools or the firmware so both know the code")
-
-
-def name_of(code):
-    return describe(code)[0]
-
-
-def code_of(name):
-    for c, n, _, _ in _blocks():
-        if n == name:
-            return c
-    raise KeyError(name)
+    i = _block_at(code)
+    if i < 0:
+        return ("unknown", "fault code %d is not in this firmware's table" % code,
+                "update the host tools or the firmware so both know the code")
+    end = TABLE.find("\n\n", i)
+    head, cause, fix = TABLE[i:end if end >= 0 else len(TABLE)].split("\n")
+    return head.split(" ")[1], cause, fix
 
 
 def codes():
-    return [c for c, _, _, _ in _blocks()]
+    out = []
+    i = 0
+    while i >= 0:
+        out.append(int(TABLE[i:TABLE.find(" ", i)]))
+        i = TABLE.find("\n\n", i)
+        if i >= 0:
+            i += 2
+    return out
+
+
+def code_of(name):
+    for code in codes():
+        if name_of(code) == name:
+            return code
+    raise KeyError(name)

@@ -7,22 +7,29 @@ The loop is fixed-rate: poll the link, step the controller, feed the
 watchdog, sleep to the next tick. Nothing in it allocates in steady state.
 """
 
+try:
+    from micropython import const
+except ImportError:  # CPython (host-side tests)
+    def const(x):
+        return x
+
 import gc
 
 from firmware import config as config_mod
 from firmware import tags as tags_mod
 from firmware.controller.table import TableController
 from firmware.devices import Devices
-from firmware.hal.ticks import ticks_add, ticks_diff
+from firmware.hal import ticks_add, ticks_diff
 from firmware.link.server import LinkServer
 
 FW_VERSION = "0.1.0"
-WATCHDOG_MS = 2000
+_WATCHDOG_MS = const(2000)
 
 
 def run(hal, config_path, tags_path, store=None, build="dev"):
     # Long-lived buffers first, then the files (whose parsing leaves garbage),
     # then a collection before the drivers: a small heap must not fragment.
+    gc.collect()
     link = LinkServer(hal, FW_VERSION, build)
     try:
         cfg = config_mod.load(config_path)
@@ -35,7 +42,7 @@ def run(hal, config_path, tags_path, store=None, build="dev"):
     gc.collect()
     link.controller = ctl
     hal.sleep_until(hal.ticks_ms())          # learn the time (sim: first TICK)
-    hal.wdt_start(WATCHDOG_MS)
+    hal.wdt_start(_WATCHDOG_MS)
     ctl.boot(hal.ticks_ms())
     tick = cfg.tick_ms
     t = hal.ticks_ms()

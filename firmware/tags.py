@@ -1,14 +1,14 @@
 """The tag table: RFID tag UID -> tile id, stored on the device (tags.txt).
 
 One tag per line, "UID code" (8 hex digits, a tile code); '#' comments.
-Read line by line into two parallel arrays kept sorted by UID (a 4-byte
-UID and a tile id byte per tag): a lookup is a bisection that allocates
+Read line by line into two bytearrays kept sorted by UID (4 bytes of UID
+and a tile id byte per tag): a lookup is a bisection that allocates
 nothing, and 288 tags cost about 1.5 KB of heap. A JSON file would need the
 whole table as a dict of strings in memory first, which a 64 KB heap cannot
 spare.
 """
 
-from array import array
+import gc
 
 from engine_core import tiles
 
@@ -20,44 +20,73 @@ class TagError(ValueError):
 
 
 class TagTable:
+    """UIDs as big-endian bytes in four byte planes (keys[j][i] is byte j of
+    entry i), sorted, and the tile id of each entry: no integers to build
+    when the reader's bytes are looked up (a UID is above a board's small
+    ints), and no allocation bigger than one byte per tag (a fragmented heap
+    at boot has no room for one 1 KB block)."""
+
     def __init__(self, n):
-        self.uids = array("I", bytearray(4 * n))    # 'I': 32 bits on both ports
+        self.keys = [bytearray(n), bytearray(n), bytearray(n), bytearray(n)]
         self.ids = bytearray(n)
         self.n = 0
 
     def __len__(self):
         return self.n
 
-    def _find(self, uid):
+    def uid(self, i):
+        k = self.keys
+        return (k[0][i] << 24) | (k[1][i] << 16) | (k[2][i] << 8) | k[3][i]
+
+    def _below(self, i, buf, at):
+        """Entry i < the UID at buf[at:at + 4]?"""
+        k = self.keys
+        for j in range(4):
+            a = k[j][i]
+            b = buf[at + j]
+            if a != b:
+                return a < b
+        return False
+
+    def _find(self, buf, at):
         lo = 0
         hi = self.n
-        uids = self.uids
         while lo < hi:
             mid = (lo + hi) >> 1
-            if uids[mid] < uid:
+            if self._below(mid, buf, at):
                 lo = mid + 1
             else:
                 hi = mid
         return lo
 
+    def _equal(self, i, buf, at):
+        k = self.keys
+        return i < self.n and k[0][i] == buf[at] and k[1][i] == buf[at + 1] \
+            and k[2][i] == buf[at + 2] and k[3][i] == buf[at + 3]
+
     def add(self, uid, tid):
         """Insert keeping the order; a UID listed twice is an error."""
-        i = self._find(uid)
-        if i < self.n and self.uids[i] == uid:
+        key = bytes(((uid >> 24) & 0xFF, (uid >> 16) & 0xFF, (uid >> 8) & 0xFF, uid & 0xFF))
+        i = self._find(key, 0)
+        if self._equal(i, key, 0):
             raise TagError("tags: UID %08x is listed twice" % uid)
-        for j in range(self.n, i, -1):
-            self.uids[j] = self.uids[j - 1]
-            self.ids[j] = self.ids[j - 1]
-        self.uids[i] = uid
+        for plane in self.keys + [self.ids]:        # shift entries i.. up by one
+            for j in range(self.n, i, -1):
+                plane[j] = plane[j - 1]
+        for j in range(4):
+            self.keys[j][i] = key[j]
         self.ids[i] = tid
         self.n += 1
 
+    def lookup_at(self, buf, at):
+        """Tile id of the UID at buf[at:at + 4] (big-endian), or UNKNOWN."""
+        i = self._find(buf, at)
+        return self.ids[i] if self._equal(i, buf, at) else UNKNOWN
+
     def lookup(self, uid):
-        """Tile id of a UID, or UNKNOWN."""
-        i = self._find(uid)
-        if i < self.n and self.uids[i] == uid:
-            return self.ids[i]
-        return UNKNOWN
+        """Tile id of a UID given as an int, or UNKNOWN (host and tests)."""
+        key = bytes(((uid >> 24) & 0xFF, (uid >> 16) & 0xFF, (uid >> 8) & 0xFF, uid & 0xFF))
+        return self.lookup_at(key, 0)
 
 
 def _parse(line, number):
@@ -87,6 +116,7 @@ def load(path):
             for line in f:
                 if line.split("#")[0].strip():
                     n += 1
+        gc.collect()           # the counting pass left garbage: 1.4 KB must fit whole
         table = TagTable(n)
         with open(path) as f:
             number = 0

@@ -4,12 +4,15 @@ Targets:
 
     pytest hw_tests                              the firmware under MicroPython on
                                                  the virtual table (default)
-    pytest hw_tests --port /dev/ttyACM0          a real controller; the board plays
+    pytest hw_tests --port=/dev/ttyACM0          a real controller; the board plays
                                                  the real table: tests that need the
                                                  virtual table skip
-    pytest hw_tests --port DEV --bus DEV2        a bench: a real controller whose
+    pytest hw_tests --port=DEV --bus=DEV2        a bench: a real controller whose
                                                  hardware bus is the PC's port DEV2,
                                                  where a VirtualTable plays the table
+
+(`--port=DEV` with "=": without a test path, pytest would take a separate DEV
+for one before it knows the option.)
 
 Fixtures: `target` (one per test, fresh; `@pytest.mark.table(seed=...,
 faults=[...], heap=..., config_path=..., firmware_config_path=..., setup=fn)`

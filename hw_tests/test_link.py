@@ -47,7 +47,7 @@ def test_garbage_bytes_on_the_link_are_survived(target):
     link = target.link
     noise = (b"boot log: rst:0x1 (POWERON)\r\n" + bytes(range(256))
              + b"\xa5\x5a\x10\x01\xff\xff"        # a header claiming 65535 bytes
-             + b"\xa5\xa5\x5a")                   # a sync pair half-way
+             + b"\xa5\xa5\x5a" + bytes(10))        # A5 A5 5A: a frame of zeros, bad CRC
     link._send(noise)
     st = target.status()
     assert st["ok"] is True and st["state"] == "idle"
@@ -68,6 +68,21 @@ def test_a_corrupted_frame_is_dropped_and_the_next_request_answered(target):
     assert target.status()["state"] == "idle"
     assert not [r for r in link.rejected if r[2] in (seq, (seq + 1) & 0xFF)], link.rejected
     assert target.request("status")["ok"] is True
+
+
+def test_a_frame_with_a_corrupted_length_does_not_swallow_the_next_request(target):
+    """A bit flipped in a request's length: the controller waits for bytes
+    that never come. Once the line has been quiet a while (the host waits
+    for its answer) it must give the frame up, so the host's next request
+    (or its retry) is answered (docs/protocol.md, "Garbage and damaged
+    frames")."""
+    link = target.link
+    bad = bytearray(raw_request((link._seq + 100) & 0xFF, {"op": "start"}))
+    bad[4] ^= 0x40                     # 64 more bytes than the frame has
+    link._send(bytes(bad))
+    target.wait_table_time(500)        # half a virtual second of quiet line
+    st = target.status()               # LinkError("timeout") if swallowed twice
+    assert st["state"] == "idle"       # the damaged start did nothing
 
 
 def test_a_retried_request_is_answered_again_without_acting_twice(target):

@@ -12,7 +12,13 @@ count sensor is a sensor fault, not a jam), and after any stop the lanes'
 counts are read again from their walls before feeding resumes.
 """
 
-from firmware.hal.ticks import ticks_diff
+try:
+    from micropython import const
+except ImportError:  # CPython (host-side tests)
+    def const(x):
+        return x
+
+from firmware.hal import ticks_diff
 from firmware.tags import UNKNOWN
 from engine_core import tiles
 
@@ -24,14 +30,14 @@ CHECKING = 4
 RECOUNTING = 5
 NAMES = ("empty", "feeding", "auditing", "ready", "checking", "recounting")
 
-LANE_JAM = 10
-SENSOR_STUCK = 13
-BUILD_TIMEOUT = 14
-MISSING_TILE = 20
-EXTRA_TILE = 21
-UNKNOWN_TAG = 22
-LEVEL_LANES = 0            # the RFID level of the walls being built
-AUDIT_FAULTS = (MISSING_TILE, EXTRA_TILE, UNKNOWN_TAG)
+_LANE_JAM = const(10)
+_SENSOR_STUCK = const(13)
+_BUILD_TIMEOUT = const(14)
+_MISSING_TILE = const(20)
+_EXTRA_TILE = const(21)
+_UNKNOWN_TAG = const(22)
+_LEVEL_LANES = const(0)            # the RFID level of the walls being built
+AUDIT_FAULTS = (_MISSING_TILE, _EXTRA_TILE, _UNKNOWN_TAG)
 
 
 class Builder:
@@ -65,7 +71,7 @@ class Builder:
         since a count may have been missed while the table was stopped."""
         self.state = RECOUNTING
         self._side = 0
-        self.rfid.scan(now, 0, LEVEL_LANES)
+        self.rfid.scan(now, 0, _LEVEL_LANES)
 
     def _feed_from(self, now):
         """Feeding from here; the build deadline too: time stopped does not count."""
@@ -125,14 +131,14 @@ class Builder:
             elif ticks_diff(newest, lane.last_tile) >= self.lane_idle_ms:
                 self.state = CHECKING      # jammed, or is its count sensor silent?
                 self._side = lane.index
-                self.rfid.scan(now, lane.index, LEVEL_LANES)
+                self.rfid.scan(now, lane.index, _LEVEL_LANES)
                 return
         if quiet:
             self.starved = True
             self.stop()
             self._begin_audit(now)
         elif ticks_diff(now, self.started) > self.build_max_ms:
-            self._fail(BUILD_TIMEOUT, {"ms": ticks_diff(now, self.started)})
+            self._fail(_BUILD_TIMEOUT, {"ms": ticks_diff(now, self.started)})
 
     def _tags_on(self, side):
         per = len(self.wall) // 4
@@ -149,10 +155,10 @@ class Builder:
         if held > lane.count:
             counted = lane.count
             lane.set_count(held, now)
-            self._fail(SENSOR_STUCK, {"lane": lane.index, "sensor": "lane_count",
+            self._fail(_SENSOR_STUCK, {"lane": lane.index, "sensor": "lane_count",
                                       "count": counted, "got": held})
         else:
-            self._fail(LANE_JAM, {"lane": lane.index, "count": lane.count})
+            self._fail(_LANE_JAM, {"lane": lane.index, "count": lane.count})
 
     def _recount(self, now):
         if self.rfid.state != 2:
@@ -161,14 +167,14 @@ class Builder:
         lane.set_count(self._tags_on(self._side), now)
         self._side += 1
         if self._side < 4:
-            self.rfid.scan(now, self._side, LEVEL_LANES)
+            self.rfid.scan(now, self._side, _LEVEL_LANES)
         else:
             self._feed_from(now)
 
     def _begin_audit(self, now):
         self.state = AUDITING
         self._side = 0
-        self.rfid.scan(now, 0, LEVEL_LANES)
+        self.rfid.scan(now, 0, _LEVEL_LANES)
 
     def _audit(self, now):
         rfid = self.rfid
@@ -176,7 +182,7 @@ class Builder:
             return
         self._side += 1
         if self._side < 4:
-            rfid.scan(now, self._side, LEVEL_LANES)
+            rfid.scan(now, self._side, _LEVEL_LANES)
             return
         self._check_set()
 
@@ -187,9 +193,9 @@ class Builder:
             if not self.rfid.seen[slot]:
                 wall[slot] = tiles.NO_TILE
                 continue
-            tid = self.tags.lookup(self.rfid.uids[slot])
+            tid = self.tags.lookup_at(self.rfid.uids, 4 * slot)
             if tid == UNKNOWN:
-                self._fail(UNKNOWN_TAG, {"slot": slot, "uid": "%08x" % self.rfid.uids[slot]})
+                self._fail(_UNKNOWN_TAG, {"slot": slot, "uid": "%08x" % self.rfid.uid(slot)})
                 return
             wall[slot] = tid
             have[tid] += 1
@@ -197,14 +203,14 @@ class Builder:
         extra = [tiles.CODES[t] for t in range(tiles.N_KINDS) if have[t] > self.want[t]]
         if extra:
             # No slots: they would tell where tiles of these walls lie.
-            self._fail(EXTRA_TILE, {"tiles": extra})
+            self._fail(_EXTRA_TILE, {"tiles": extra})
         elif missing:
             # A lane that jammed just before the others filled looks the same
             # (its tiles stay on the plate): name the short lane too.
-            self._fail(MISSING_TILE, {"tiles": missing, "lane": self._short_lane()})
+            self._fail(_MISSING_TILE, {"tiles": missing, "lane": self._short_lane()})
         elif self.starved:
             # Every tile is there yet a lane is short: a lane lost count.
-            self._fail(LANE_JAM, {"lane": self._short_lane(), "count": -1})
+            self._fail(_LANE_JAM, {"lane": self._short_lane(), "count": -1})
         else:
             self.state = READY
 

@@ -10,11 +10,17 @@ walls in play sit on the table top, the lifters go back down empty).
 Every state change and fault is an event on the link (public facts only).
 """
 
+try:
+    from micropython import const
+except ImportError:  # CPython (host-side tests)
+    def const(x):
+        return x
+
 from firmware import faults
 from firmware.controller import builder as bld
 from firmware.drivers import display as dsp
 from firmware.drivers import lifter as lft
-from firmware.hal.ticks import ticks_diff
+from firmware.hal import ticks_diff
 from engine_core.dealer import Dealership
 
 BOOT = 0
@@ -27,8 +33,8 @@ IN_HAND = 6
 FAULT = 7
 NAMES = ("boot", "idle", "building", "lifting", "dealer", "rolling", "in_hand", "fault")
 
-POWER_LOST = 41
-FIRMWARE_ERROR = 50
+_POWER_LOST = const(41)
+_FIRMWARE_ERROR = const(50)
 _MARK = "cycle.mark"           # exists while a cycle runs: found at boot = power was lost
 
 
@@ -61,7 +67,7 @@ class TableController:
 
     def boot(self, now):
         if self._marker_exists():
-            self._fault(now, POWER_LOST, {"reason": "restarted during a cycle"})
+            self._fault(now, _POWER_LOST, {"reason": "restarted during a cycle"})
             self.resume_state = IDLE
         else:
             self._enter(now, IDLE)
@@ -111,8 +117,9 @@ class TableController:
         elif b.state != bld.EMPTY and b.state != bld.READY:
             b.resume(now)              # reads every wall again, then feeds
         if target == LIFTING:
-            self._lift(now)
-        elif target == IDLE:
+            self._lift(now)                # enters LIFTING itself
+            return None
+        if target == IDLE:
             self._set_marker(False)
         self._enter(now, target)
         return None
@@ -239,7 +246,7 @@ class TableController:
     def crashed(self, now, exc):
         """A bug raised in the loop: the safe state, and the bug on the link."""
         self.hal.all_off()
-        self._fault(now, FIRMWARE_ERROR, {"reason": "%s: %s" % (type(exc).__name__, exc)})
+        self._fault(now, _FIRMWARE_ERROR, {"reason": "%s: %s" % (type(exc).__name__, exc)})
 
     def _fault(self, now, code, detail):
         self.hal.all_off()

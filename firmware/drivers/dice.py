@@ -2,7 +2,7 @@
 `roll_ms` and then still. The fairness (rejection sampling) is engine_core's."""
 
 from engine_core.dice import roll
-from firmware.hal.ticks import ticks_add, ticks_diff
+from firmware.hal import ticks_add, ticks_diff
 
 
 class Dice:

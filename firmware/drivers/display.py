@@ -5,17 +5,23 @@ frame with 7E 80 01 cmd sum 7F. A frame not ACKed within `ack_ms` is the
 fault display_unplugged. Frames are built in one preallocated buffer.
 """
 
-from firmware.hal.ticks import ticks_add, ticks_diff
+try:
+    from micropython import const
+except ImportError:  # CPython (host-side tests)
+    def const(x):
+        return x
+
+from firmware.hal import ticks_add, ticks_diff
 
 DISPLAY_UNPLUGGED = 30
-SHOW_GOLD = 0x01
-SHOW_DICE = 0x02
-SHOW_DEALER = 0x03
-SHOW_COUNT = 0x04
-SHOW_TEXT = 0x05
-CLEAR = 0x06
-_ACK = 0x80
-_MAX_DATA = 16
+_SHOW_GOLD = const(0x01)
+_SHOW_DICE = const(0x02)
+_SHOW_DEALER = const(0x03)
+_SHOW_COUNT = const(0x04)
+_SHOW_TEXT = const(0x05)
+_CLEAR = const(0x06)
+_ACK = const(0x80)
+_MAX_DATA = const(16)
 
 
 class Display:
@@ -34,28 +40,28 @@ class Display:
 
     def show_gold(self, now, tile_id):
         self._data[0] = tile_id
-        self._send(now, SHOW_GOLD, 1)
+        self._send(now, _SHOW_GOLD, 1)
 
     def show_dice(self, now, a, b, rolling):
         d = self._data
         d[0] = a
         d[1] = b
         d[2] = 1 if rolling else 0
-        self._send(now, SHOW_DICE, 3)
+        self._send(now, _SHOW_DICE, 3)
 
     def show_dealer(self, now, seat, streak):
         self._data[0] = seat
         self._data[1] = streak if streak < 255 else 255
-        self._send(now, SHOW_DEALER, 2)
+        self._send(now, _SHOW_DEALER, 2)
 
     def show_text(self, now, text):
         n = min(len(text), _MAX_DATA)
         for i in range(n):
             self._data[i] = ord(text[i]) & 0x7F
-        self._send(now, SHOW_TEXT, n)
+        self._send(now, _SHOW_TEXT, n)
 
     def clear(self, now):
-        self._send(now, CLEAR, 0)
+        self._send(now, _CLEAR, 0)
 
     def _send(self, now, cmd, n):
         tx = self._tx

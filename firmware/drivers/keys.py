@@ -1,6 +1,6 @@
 """Seat keys (debounced) and the buzzer."""
 
-from firmware.hal.ticks import ticks_add, ticks_diff
+from firmware.hal import ticks_add, ticks_diff
 
 
 class Keys:

@@ -1,9 +1,15 @@
 """One lane: a feed/stack motor and a count sensor (one pulse per tile)."""
 
-from firmware.hal.ticks import ticks_diff
+try:
+    from micropython import const
+except ImportError:  # CPython (host-side tests)
+    def const(x):
+        return x
 
-SENSOR_STUCK = 13
-STUCK_HIGH_MS = 500        # a count pulse lasts ~20 ms; high this long is a fault
+from firmware.hal import ticks_diff
+
+_SENSOR_STUCK = const(13)
+_STUCK_HIGH_MS = const(500)        # a count pulse lasts ~20 ms; high this long is a fault
 
 
 class Lane:
@@ -64,8 +70,8 @@ class Lane:
         if self.hal.read(self.sensor):
             if self._high_since < 0:
                 self._high_since = now
-            elif ticks_diff(now, self._high_since) > STUCK_HIGH_MS:
-                self.fault = SENSOR_STUCK
+            elif ticks_diff(now, self._high_since) > _STUCK_HIGH_MS:
+                self.fault = _SENSOR_STUCK
         else:
             self._high_since = -1
 

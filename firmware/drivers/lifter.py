@@ -1,9 +1,15 @@
 """A wall lifter: up and down drive outputs, a limit switch at each end."""
 
-from firmware.hal.ticks import ticks_add, ticks_diff
+try:
+    from micropython import const
+except ImportError:  # CPython (host-side tests)
+    def const(x):
+        return x
 
-LIFT_STUCK = 12
-SENSOR_STUCK = 13
+from firmware.hal import ticks_add, ticks_diff
+
+_LIFT_STUCK = const(12)
+_SENSOR_STUCK = const(13)
 
 UNKNOWN = 0
 BOTTOM = 1
@@ -11,7 +17,7 @@ RISING = 2
 TOP = 3
 LOWERING = 4
 NAMES = ("unknown", "bottom", "rising", "top", "lowering")
-LEAVE_MS = 600             # the start switch must open this soon after a move begins
+_LEAVE_MS = const(600)             # the start switch must open this soon after a move begins
 
 
 class Lifter:
@@ -58,7 +64,7 @@ class Lifter:
         top = self.hal.read(self.top)
         bottom = self.hal.read(self.bottom)
         if top and bottom:
-            self._fail(SENSOR_STUCK, "top and bottom switches both closed")
+            self._fail(_SENSOR_STUCK, "top and bottom switches both closed")
             return
         state = self.state
         if state == RISING:
@@ -66,18 +72,18 @@ class Lifter:
                 self.hal.write(self.up, 0)
                 self.state = TOP
                 self.cycles += 1
-            elif bottom and ticks_diff(now, self._started) > LEAVE_MS:
-                self._fail(LIFT_STUCK, "did not leave the bottom")
+            elif bottom and ticks_diff(now, self._started) > _LEAVE_MS:
+                self._fail(_LIFT_STUCK, "did not leave the bottom")
             elif ticks_diff(now, self._deadline) > 0:
-                self._fail(LIFT_STUCK, "top switch not reached")
+                self._fail(_LIFT_STUCK, "top switch not reached")
         elif state == LOWERING:
             if bottom:
                 self.hal.write(self.down, 0)
                 self.state = BOTTOM
-            elif top and ticks_diff(now, self._started) > LEAVE_MS:
-                self._fail(LIFT_STUCK, "did not leave the top")
+            elif top and ticks_diff(now, self._started) > _LEAVE_MS:
+                self._fail(_LIFT_STUCK, "did not leave the top")
             elif ticks_diff(now, self._deadline) > 0:
-                self._fail(LIFT_STUCK, "bottom switch not reached")
+                self._fail(_LIFT_STUCK, "bottom switch not reached")
         elif state == UNKNOWN or state == BOTTOM or state == TOP:
             self.state = TOP if top else BOTTOM if bottom else UNKNOWN
 

@@ -1,8 +1,14 @@
 """The shuffle plate: a PWM motor and a rotation sensor (one pulse per turn)."""
 
-from firmware.hal.ticks import ticks_diff
+try:
+    from micropython import const
+except ImportError:  # CPython (host-side tests)
+    def const(x):
+        return x
 
-PLATE_STALL = 11
+from firmware.hal import ticks_diff
+
+_PLATE_STALL = const(11)
 
 
 class Plate:
@@ -41,4 +47,4 @@ class Plate:
             self._seen = r
             self._last = now
         elif self.running and ticks_diff(now, self._last) > self.deadline_ms:
-            self.fault = PLATE_STALL
+            self.fault = _PLATE_STALL

@@ -2,21 +2,26 @@
 
 Frames (docs/hardware.md): 02 cmd len data xor 03. One side is scanned per
 request; the reply lists (slot, UID) of every slot holding a tag. Results go
-into preallocated arrays: `uids[slot]` and `seen[slot]` (1 = a tag there).
+into preallocated buffers: `uids` (4 bytes per slot, big-endian) and
+`seen[slot]` (1 = a tag there).
 """
 
-from array import array
+try:
+    from micropython import const
+except ImportError:  # CPython (host-side tests)
+    def const(x):
+        return x
 
-from firmware.hal.ticks import ticks_add, ticks_diff
+from firmware.hal import ticks_add, ticks_diff
 
-RFID_TIMEOUT = 23
-RFID_CRC = 24
-SCAN_SIDE = 0x10
-PING = 0x11
-_REPLY = 0x80
-_STX = 0x02
-_ETX = 0x03
-_MAX_DATA = 2 + 36 * 5     # side, count, 36 x (slot, uid)
+_RFID_TIMEOUT = const(23)
+_RFID_CRC = const(24)
+_SCAN_SIDE = const(0x10)
+_PING = const(0x11)
+_REPLY = const(0x80)
+_STX = const(0x02)
+_ETX = const(0x03)
+_MAX_DATA = const(2 + 36 * 5)     # side, count, 36 x (slot, uid)
 
 IDLE = 0
 WAITING = 1
@@ -27,7 +32,7 @@ class Rfid:
     def __init__(self, uart, n_slots, reply_ms):
         self.uart = uart
         self.reply_ms = reply_ms
-        self.uids = array("I", bytes(4 * n_slots))
+        self.uids = bytearray(4 * n_slots)        # big-endian UID per slot
         self.seen = bytearray(n_slots)
         self.state = IDLE
         self.fault = 0
@@ -44,11 +49,11 @@ class Rfid:
         walls in play); the answer arrives in later polls."""
         tx = self._tx
         tx[0] = _STX
-        tx[1] = SCAN_SIDE
+        tx[1] = _SCAN_SIDE
         tx[2] = 2
         tx[3] = side
         tx[4] = level
-        tx[5] = SCAN_SIDE ^ 2 ^ side ^ level
+        tx[5] = _SCAN_SIDE ^ 2 ^ side ^ level
         tx[6] = _ETX
         self.uart.write(tx, 7)
         self.side = side
@@ -61,8 +66,13 @@ class Rfid:
         for i in range(k):
             self._byte(self._rx[i])
         if self.state == WAITING and ticks_diff(now, self._deadline) > 0:
-            self.fault = RFID_TIMEOUT
+            self.fault = _RFID_TIMEOUT
             self.state = IDLE
+
+    def uid(self, slot):
+        """The UID read at `slot`, as an int (a fault detail, tests)."""
+        u = self.uids
+        return (u[4 * slot] << 24) | (u[4 * slot + 1] << 16) | (u[4 * slot + 2] << 8) | u[4 * slot + 3]
 
     def fault_detail(self):
         return {"side": self.side, "ms": self.reply_ms}
@@ -87,10 +97,10 @@ class Rfid:
             if x != f[n - 2] or b != _ETX:
                 self.bad_frames += 1
                 if self.state == WAITING:
-                    self.fault = RFID_CRC
+                    self.fault = _RFID_CRC
                     self.state = IDLE
                 return
-            if f[1] == (SCAN_SIDE | _REPLY) and self.state == WAITING:
+            if f[1] == (_SCAN_SIDE | _REPLY) and self.state == WAITING:
                 self._store(f)
 
     def _store(self, f):
@@ -98,7 +108,7 @@ class Rfid:
         count = f[4]
         if side != self.side or 2 + count * 5 != f[2]:
             self.bad_frames += 1
-            self.fault = RFID_CRC               # well-formed but inconsistent
+            self.fault = _RFID_CRC               # well-formed but inconsistent
             self.state = IDLE
             return
         per_side = len(self.seen) // 4
@@ -107,7 +117,7 @@ class Rfid:
             slot = f[5 + j * 5]
             if slot < first or slot >= first + per_side:
                 self.bad_frames += 1
-                self.fault = RFID_CRC
+                self.fault = _RFID_CRC
                 self.state = IDLE
                 return
         for s in range(first, first + per_side):
@@ -115,6 +125,10 @@ class Rfid:
         for j in range(count):
             at = 5 + j * 5
             slot = f[at]
-            self.uids[slot] = (f[at + 1] << 24) | (f[at + 2] << 16) | (f[at + 3] << 8) | f[at + 4]
+            u = self.uids
+            u[4 * slot] = f[at + 1]
+            u[4 * slot + 1] = f[at + 2]
+            u[4 * slot + 2] = f[at + 3]
+            u[4 * slot + 3] = f[at + 4]
             self.seen[slot] = 1
         self.state = DONE

@@ -17,7 +17,8 @@ Interface (what drivers and the controller may use):
     hal.duty(pin, d)            set a PWM duty 0..1023
     hal.read(pin)               an input's level, 0 or 1
     hal.edges(pin)              rising edges of an input since it was claimed
-    hal.uart(n, tx, rx)         -> obj with .write(buf, n), .readinto(buf) -> k
+    hal.uart(n, tx, rx, rxbuf)  -> obj with .write(buf, n), .readinto(buf) -> k;
+                                   rxbuf: bytes it holds until read
     hal.link                    -> the host link: .readinto(buf) -> k (never
                                    blocks), .write(buf, n) -> bool (False: dropped)
     hal.rand(n)                 n random bytes (hardware RNG)
@@ -31,4 +32,19 @@ out, so `all_off()` can stop every motor after a fault without the caller
 listing them.
 """
 
-from firmware.hal.ticks import ticks_add, ticks_diff  # noqa: F401 (re-export)
+# Tick arithmetic that wraps like MicroPython's: times are ints modulo the
+# ticks period, compared only through ticks_diff. Pure arithmetic (reading
+# the clock is the HAL's job), so drivers use it freely. It lives here, not
+# in a module of its own: every module costs heap on a board.
+try:
+    from time import ticks_add, ticks_diff  # MicroPython: native
+except ImportError:  # CPython (host-side tests of drivers)
+    TICKS_PERIOD = 1 << 30
+    _HALF = TICKS_PERIOD // 2
+
+    def ticks_add(t, delta):
+        return (t + delta) % TICKS_PERIOD
+
+    def ticks_diff(a, b):
+        return ((a - b + _HALF) % TICKS_PERIOD) - _HALF
+

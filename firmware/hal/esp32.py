@@ -5,6 +5,12 @@ edges are counted by pin IRQs so that a 20 ms sensor pulse is never missed
 between two control ticks.
 """
 
+try:
+    from micropython import const
+except ImportError:  # CPython (host-side tests)
+    def const(x):
+        return x
+
 import os
 import select
 import sys
@@ -14,13 +20,13 @@ from array import array
 import machine
 import micropython
 
-_PINS = 49                     # ESP32-S3 GPIO 0..48
-PWM_FREQ = 20000               # above hearing, below the motor driver's limit
+_PINS = const(49)                     # ESP32-S3 GPIO 0..48
+_PWM_FREQ = const(20000)               # above hearing, below the motor driver's limit
 
 
 class Esp32Uart:
-    def __init__(self, n, tx, rx, baud=115200):
-        self.uart = machine.UART(n, baudrate=baud, tx=tx, rx=rx, rxbuf=1024)
+    def __init__(self, n, tx, rx, rxbuf, baud=115200):
+        self.uart = machine.UART(n, baudrate=baud, tx=tx, rx=rx, rxbuf=rxbuf)
 
     def write(self, buf, n):
         self.uart.write(memoryview(buf)[:n])
@@ -73,7 +79,7 @@ class Esp32Hal:
         self._outs.append(pin)
 
     def pwm(self, pin):
-        self._pins[pin] = machine.PWM(machine.Pin(pin), freq=PWM_FREQ, duty_u16=0)
+        self._pins[pin] = machine.PWM(machine.Pin(pin), freq=_PWM_FREQ, duty_u16=0)
         self._outs.append(pin)
 
     def input(self, pin):
@@ -98,8 +104,8 @@ class Esp32Hal:
     def edges(self, pin):
         return self._edges[pin]
 
-    def uart(self, n, tx, rx):
-        return Esp32Uart(n, tx, rx)
+    def uart(self, n, tx, rx, rxbuf):
+        return Esp32Uart(n, tx, rx, rxbuf)
 
     def rand(self, n):
         return os.urandom(n)

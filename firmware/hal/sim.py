@@ -15,18 +15,17 @@ from micropython import const
 
 from firmware.link import frame
 
-B_HELLO = const(0x01)
-B_OUT = const(0x02)
-B_UART_TX = const(0x03)
-B_TICK = const(0x04)
-B_WDT = const(0x05)
-B_IN = const(0x81)
-B_UART_RX = const(0x82)
-B_NOW = const(0x83)
-BUS_VERSION = const(1)
+_B_HELLO = const(0x01)
+_B_OUT = const(0x02)
+_B_UART_TX = const(0x03)
+_B_TICK = const(0x04)
+_B_WDT = const(0x05)
+_B_IN = const(0x81)
+_B_UART_RX = const(0x82)
+_B_NOW = const(0x83)
+_BUS_VERSION = const(1)
 _H = const(6)                  # frame.HEADER
 _MAX_PIN = const(49)           # ESP32-S3 GPIO 0..48
-_UART_RING = const(256)
 _BUS_PAYLOAD = const(256)      # the table sends UART bytes in chunks below this
 _UART_TX_MAX = const(48)       # the longest UART write: a display frame
 _FREE = const(0)               # what a pin is used as
@@ -38,10 +37,10 @@ _IN = const(3)
 class SimUart:
     """Bytes from the table land in a ring; the driver drains it."""
 
-    def __init__(self, hal, n):
+    def __init__(self, hal, n, size):
         self._hal = hal
         self.n = n
-        self.ring = bytearray(_UART_RING)
+        self.ring = bytearray(size)
         self.head = 0          # next byte to read
         self.count = 0         # bytes waiting
         self.overruns = 0
@@ -54,7 +53,7 @@ class SimUart:
         ring = self.ring
         while k < len(buf) and self.count:
             buf[k] = ring[self.head]
-            self.head = (self.head + 1) % _UART_RING
+            self.head = (self.head + 1) % len(ring)
             self.count -= 1
             k += 1
         return k
@@ -62,10 +61,10 @@ class SimUart:
     def _push(self, src, start, end):
         ring = self.ring
         for i in range(start, end):
-            if self.count == _UART_RING:
+            if self.count == len(ring):
                 self.overruns += 1
                 continue
-            ring[(self.head + self.count) % _UART_RING] = src[i]
+            ring[(self.head + self.count) % len(ring)] = src[i]
             self.count += 1
 
 
@@ -125,8 +124,8 @@ class SimHal:
         self._var = bytearray(frame.OVERHEAD + _UART_TX_MAX + 1)
         self._seq = 0
         self._wdt_ms = 0
-        self._var[_H] = BUS_VERSION
-        self._write(self._var, frame.seal(self._var, B_HELLO, 0, 1))
+        self._var[_H] = _BUS_VERSION
+        self._write(self._var, frame.seal(self._var, _B_HELLO, 0, 1))
 
     # -- the interface -------------------------------------------------------
 
@@ -156,8 +155,8 @@ class SimHal:
     def edges(self, pin):
         return self._edges[pin]
 
-    def uart(self, n, tx, rx):
-        u = SimUart(self, n)
+    def uart(self, n, tx, rx, rxbuf):
+        u = SimUart(self, n, rxbuf)
         self._uarts[n] = u
         return u
 
@@ -188,7 +187,7 @@ class SimHal:
         b[_H + 1] = (t >> 8) & 0xFF
         b[_H + 2] = (t >> 16) & 0xFF
         b[_H + 3] = (t >> 24) & 0xFF
-        self._write(b, frame.seal(b, B_TICK, self._next_seq(), 4))
+        self._write(b, frame.seal(b, _B_TICK, self._next_seq(), 4))
         self._pump()
 
     # -- the bus -------------------------------------------------------------
@@ -208,13 +207,13 @@ class SimHal:
         b[_H] = pin
         b[_H + 1] = v & 0xFF
         b[_H + 2] = (v >> 8) & 0xFF
-        self._write(b, frame.seal(b, B_OUT, self._next_seq(), 3))
+        self._write(b, frame.seal(b, _B_OUT, self._next_seq(), 3))
 
     def _send_wdt(self, ms):
         b = self._wdt
         b[_H] = ms & 0xFF
         b[_H + 1] = (ms >> 8) & 0xFF
-        self._write(b, frame.seal(b, B_WDT, self._next_seq(), 2))
+        self._write(b, frame.seal(b, _B_WDT, self._next_seq(), 2))
 
     def _send_uart(self, n, src, length):
         if length > _UART_TX_MAX:
@@ -223,7 +222,7 @@ class SimHal:
         b[_H] = n
         for i in range(length):
             b[_H + 1 + i] = src[i]
-        self._write(b, frame.seal(b, B_UART_TX, self._next_seq(), length + 1))
+        self._write(b, frame.seal(b, _B_UART_TX, self._next_seq(), length + 1))
 
     def _pump(self):
         """Read bus frames until NOW. A blocking read on the unix port waits
@@ -251,18 +250,18 @@ class SimHal:
         """One frame from the table; True at NOW (the tick is over)."""
         buf = r.buf
         kind = r.kind
-        if kind == B_IN:
+        if kind == _B_IN:
             pin = buf[_H]
             if pin < _MAX_PIN and self._use[pin] == _IN:
                 v = buf[_H + 1]
                 if v and not self._level[pin]:
                     self._edges[pin] += 1
                 self._level[pin] = v
-        elif kind == B_UART_RX:
+        elif kind == _B_UART_RX:
             u = self._uarts[buf[_H]] if buf[_H] < 3 else None
             if u is not None:
                 u._push(buf, _H + 1, _H + r.length)
-        elif kind == B_NOW:
+        elif kind == _B_NOW:
             self.now = buf[_H] | (buf[_H + 1] << 8) | (buf[_H + 2] << 16) | (buf[_H + 3] << 24)
             return True
         return False

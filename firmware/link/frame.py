@@ -21,8 +21,8 @@ except ImportError:  # CPython
     def const(x):
         return x
 
-SYNC0 = const(0xA5)
-SYNC1 = const(0x5A)
+_SYNC0 = const(0xA5)
+_SYNC1 = const(0x5A)
 HEADER = const(6)           # sync x2, kind, seq, len x2
 OVERHEAD = const(8)         # header + crc
 MAX_PAYLOAD = const(512)    # bounded frame: a longer one is garbage
@@ -86,8 +86,8 @@ def seal(buf, kind, seq, n):
     free: no slices, no copies."""
     if n > MAX_PAYLOAD or HEADER + n + 2 > len(buf):
         raise ValueError("payload of %d bytes does not fit" % n)
-    buf[0] = SYNC0
-    buf[1] = SYNC1
+    buf[0] = _SYNC0
+    buf[1] = _SYNC1
     buf[2] = kind
     buf[3] = seq & 0xFF
     buf[4] = n & 0xFF
@@ -163,17 +163,17 @@ class FrameReader:
                 return i
             n = self.n
             if n == 0:
-                if b == SYNC0:
+                if b == _SYNC0:
                     buf[0] = b
                     self.n = 1
                 else:
                     self.dropped += 1
                 continue
             if n == 1:
-                if b == SYNC1:
+                if b == _SYNC1:
                     buf[1] = b
                     self.n = 2
-                elif b == SYNC0:
+                elif b == _SYNC0:
                     self.dropped += 1          # A5 A5 5A: keep the second A5
                 else:
                     self.dropped += 2
@@ -220,7 +220,7 @@ class FrameReader:
     def flush(self):
         """Give up the frame being assembled (the line went quiet in the
         middle of it: a truncated frame; feed gives up a bad one the same
-        way). Its first byte and what follows up to the next SYNC0 in it are
+        way). Its first byte and what follows up to the next _SYNC0 in it are
         dropped; the rest of it, then the unread backlog, move to the front
         of buf as the new backlog, rescanned by the next `feed` (call
         `feed(b"")` to drain them). In place, no allocation (the candidate is
@@ -230,7 +230,7 @@ class FrameReader:
         if not n:
             return
         k = 1
-        while k < n and buf[k] != SYNC0:
+        while k < n and buf[k] != _SYNC0:
             k += 1
         self.dropped += k
         j = 0

@@ -6,15 +6,23 @@ the host cannot take now (no host attached) is dropped and counted: the
 control loop never waits for the host.
 """
 
+try:
+    from micropython import const
+except ImportError:  # CPython (host-side tests)
+    def const(x):
+        return x
+
 from firmware import faults
-from firmware.hal.ticks import ticks_diff
+from firmware.hal import ticks_diff
 from firmware.link import codec, frame
 
-_RX = 32
-_REQUEST_MAX = 160             # requests are small: the longest is a config_get
-_EVENT_MAX = 200               # events are small: a fault with its detail
+_RX = const(32)
+_REQUEST_MAX = const(160)             # requests are small: the longest is a config_get
+_EVENT_MAX = const(200)               # events are small: a fault with its detail
+_NO_MEMORY = {"error": "internal", "message": "out of memory for this answer: ask again"}
 AUDIT_FAULTS = (20, 21, 22)    # missing_tile, extra_tile, unknown_tag
-RETRY_MS = 5000                # same seq and payload this soon: a retry, answered again
+_QUIET_MS = const(100)                 # a frame's bytes come together; a gap this long ends it
+_RETRY_MS = const(5000)                # same seq and payload this soon: a retry, answered again
 
 
 class LinkServer:
@@ -40,6 +48,7 @@ class LinkServer:
         self._pending = 0          # request bytes left in rx after a frame
         self._at = 0
         self._last_n = 0           # length of the last answer, in tx
+        self._rx_at = 0            # when the last bytes arrived
         self._last_seq = -1
         self._last_crc = -1
         self._last_at = 0
@@ -91,7 +100,14 @@ class LinkServer:
                 self._pending = self.link.readinto(self.rx)
                 self._at = 0
                 if not self._pending:
+                    # A frame half received on a quiet line will never end
+                    # (its length was damaged): give it up so its bytes are
+                    # rescanned and the host's next request gets through.
+                    if r.n and ticks_diff(now, self._rx_at) > _QUIET_MS:
+                        r.flush()
+                        continue
                     return
+                self._rx_at = now
             self._at = r.feed(self.rx, self._at, self._pending)
             if r.ready:
                 self._request(now, r)
@@ -100,7 +116,7 @@ class LinkServer:
         seq = r.seq
         crc = frame.crc16(r.buf, 0xFFFF, frame.HEADER, frame.HEADER + r.length)
         if seq == self._last_seq and crc == self._last_crc \
-                and ticks_diff(now, self._last_at) < RETRY_MS and self._last_n:
+                and ticks_diff(now, self._last_at) < _RETRY_MS and self._last_n:
             self.retries += 1          # the host lost our answer: send it again, do nothing
             self._write_last()
             return
@@ -121,6 +137,12 @@ class LinkServer:
                 for k in e.info:
                     info[k] = e.info[k]
             n = codec.write_error(self.tx, seq, info)
+        except MemoryError:
+            # The answer did not fit in the heap now: say so rather than
+            # leave the host waiting (the control loop itself allocates
+            # nothing, so the table is not at risk).
+            self.errors += 1
+            n = codec.write_error(self.tx, seq, _NO_MEMORY)
         self._last_seq = seq
         self._last_crc = crc
         self._last_at = now

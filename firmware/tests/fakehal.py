@@ -110,7 +110,7 @@ class FakeHal:
     def edges(self, pin):
         return self.inputs[pin].rising
 
-    def uart(self, n, tx, rx):
+    def uart(self, n, tx, rx, rxbuf=256):
         u = FakeUart(n, tx, rx)
         self.uarts[n] = u
         return u

@@ -2,7 +2,7 @@
 ending once after roll_ms."""
 
 from firmware.drivers.dice import Dice
-from firmware.hal.ticks import ticks_add
+from firmware.hal import ticks_add
 from firmware.tests.fakehal import FakeHal
 
 

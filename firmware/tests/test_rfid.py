@@ -50,7 +50,7 @@ def test_the_request_bytes():
 def test_a_reply_fills_uids_and_seen_of_that_side():
     uart, r = make()
     r.seen[0] = 1                        # another side's earlier result stays
-    r.uids[0] = 0x11111111
+    r.uids[0:4] = b"\x11\x11\x11\x11"
     r.seen[PER_SIDE + 5] = 1             # this side's earlier result is replaced
     r.scan(0, 1, 0)
     tags = [(PER_SIDE + 0, 0x4D4A0000), (PER_SIDE + 1, 0x4D4A1B02), (PER_SIDE + 35, 0xFF020302)]
@@ -58,12 +58,12 @@ def test_a_reply_fills_uids_and_seen_of_that_side():
     uart.feed(doc_reply(1, tags))
     r.poll(150)
     assert r.state == rf.DONE and r.fault == 0
-    assert r.uids[PER_SIDE + 0] == 0x4D4A0000
-    assert r.uids[PER_SIDE + 1] == 0x4D4A1B02
-    assert r.uids[PER_SIDE + 35] == 0xFF020302
+    assert r.uid(PER_SIDE + 0) == 0x4D4A0000
+    assert r.uid(PER_SIDE + 1) == 0x4D4A1B02
+    assert r.uid(PER_SIDE + 35) == 0xFF020302
     for slot in range(PER_SIDE, 2 * PER_SIDE):
         assert r.seen[slot] == (1 if slot in (PER_SIDE, PER_SIDE + 1, PER_SIDE + 35) else 0), slot
-    assert r.seen[0] == 1 and r.uids[0] == 0x11111111
+    assert r.seen[0] == 1 and r.uid(0) == 0x11111111
     r.poll(10000)                        # done: no timeout later
     assert r.fault == 0
 
@@ -82,7 +82,7 @@ def test_a_full_side_in_several_reads():
     assert r.state == rf.DONE and r.fault == 0
     for k in range(PER_SIDE):
         assert r.seen[3 * PER_SIDE + k] == 1
-        assert r.uids[3 * PER_SIDE + k] == 0x4D4A0000 + k
+        assert r.uid(3 * PER_SIDE + k) == 0x4D4A0000 + k
 
 
 def test_an_empty_side():

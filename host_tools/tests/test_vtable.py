@@ -323,7 +323,7 @@ def test_two_sets_build_the_next_set_during_the_hand():
 
 def test_every_tag_of_both_sets_is_in_the_firmware_tag_table():
     table = firmware_tags.load(str(DEFAULT_PATH.parent / "tags.txt"))
-    known = {table.uids[i]: tiles.CODES[table.ids[i]] for i in range(len(table))}
+    known = {table.uid(i): tiles.CODES[table.ids[i]] for i in range(len(table))}
     tv = VirtualTable(1)
     both = list(tv.plate.queue) + tv.pile
     assert len(both) == 288 and len({t.uid for t in both}) == 288
