@@ -1,0 +1,62 @@
+"""mjctl as a technician runs it: the commands of the issue, as processes."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+MJCTL = [sys.executable, "-m", "host_tools.mjctl"]
+
+
+def mjctl(*args, timeout=60):
+    return subprocess.run(MJCTL + list(args), cwd=ROOT, capture_output=True, text=True,
+                          timeout=timeout)
+
+
+def test_cycle_json_prints_one_object_with_the_figures():
+    p = mjctl("--sim", "--seed", "4", "cycle", "--json")
+    assert p.returncode == 0, p.stderr
+    out = json.loads(p.stdout)
+    assert set(out) >= {"ok", "table_time_s", "lower_bound_s", "dice", "dealer", "walls", "faults"}
+    assert out["ok"] is True and out["faults"] == []
+    assert out["walls"]["tiles_per_side"] == [36, 36, 36, 36]
+    assert out["lower_bound_s"] <= out["table_time_s"] <= 1.10 * out["lower_bound_s"]
+    assert all(1 <= d <= 6 for d in out["dice"]) and out["dealer"] in (0, 1, 2, 3)
+
+
+def test_cycle_with_a_missing_tile_names_it_and_fails():
+    p = mjctl("--sim", "--seed", "4", "--fault", "missing_tile:7s", "cycle", "--json")
+    assert p.returncode == 1
+    out = json.loads(p.stdout)
+    assert out["ok"] is False and out["dice"] is None
+    (fault,) = out["faults"]
+    assert fault["name"] == "missing_tile" and fault["detail"]["tiles"] == ["7s"]
+    assert fault["cause"] and fault["fix"]
+
+
+def test_bad_arguments_are_refused_clearly():
+    p = mjctl("--sim", "--fault", "lane_jam:9", "cycle", "--json")
+    assert p.returncode == 2 and "lane_jam" in p.stderr
+    p = mjctl("--port", "/dev/null", "--fault", "plate_stall", "status")
+    assert p.returncode == 2 and "--sim" in p.stderr
+    p = mjctl("--port", "/dev/null", "cycle")
+    assert p.returncode == 2 and "needs --sim" in p.stderr
+
+
+def test_serve_gives_a_link_that_status_answers_and_stops_on_ctrl_c():
+    serve = subprocess.Popen(MJCTL + ["--sim", "--seed", "2", "serve", "--json"], cwd=ROOT,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        link = json.loads(serve.stdout.readline())["link"]
+        p = mjctl("--port", link, "status", "--json", timeout=30)
+        assert p.returncode == 0, p.stderr
+        st = json.loads(p.stdout)
+        assert st["state"] == "idle" and st["proto"] == 1 and st["build"] == "sim"
+        p = mjctl("--port", link, "status", timeout=30)       # the human table
+        assert p.returncode == 0 and "idle" in p.stdout
+    finally:
+        serve.send_signal(signal.SIGINT)
+        rc = serve.wait(timeout=15)
+    assert rc == 0 and "Traceback" not in serve.stderr.read()
