@@ -26,7 +26,7 @@ FW_VERSION = "0.1.0"
 _WATCHDOG_MS = const(2000)
 
 
-def run(hal, config_path, tags_path, store=None, build="dev"):
+def run(hal, config_path, tags_path, build="dev"):
     # Long-lived buffers first, then the files (whose parsing leaves garbage),
     # then a collection before the drivers: a small heap must not fragment.
     gc.collect()
@@ -37,7 +37,7 @@ def run(hal, config_path, tags_path, store=None, build="dev"):
     except (config_mod.ConfigError, tags_mod.TagError) as e:
         return _config_fault(hal, link, str(e))
     gc.collect()
-    ctl = TableController(hal, cfg, Devices(hal, cfg, tags), link.emit, store)
+    ctl = TableController(hal, cfg, Devices(hal, cfg, tags), link.emit)
     cfg.pins = None                # the drivers hold their pins now: free the dict
     gc.collect()
     link.controller = ctl
@@ -76,4 +76,4 @@ def _config_fault(hal, link, message):
 def board():
     """Entry on the ESP32: config and tags from the flash filesystem."""
     from firmware.hal.esp32 import Esp32Hal
-    run(Esp32Hal(), "config.json", "tags.txt", "/")
+    run(Esp32Hal("/"), "config.json", "tags.txt")

@@ -29,11 +29,11 @@ def main(argv):
 
         def rand(n):
             return bytes(random.getrandbits(8) for _ in range(n))
-    hal = SimHal(int(argv[1]), int(argv[2]), rand)
     store = argv[5]
     if not store.endswith("/"):
         store += "/"
-    run(hal, argv[3], argv[4], store, "sim")
+    hal = SimHal(int(argv[1]), int(argv[2]), store, rand)
+    run(hal, argv[3], argv[4], "sim")
 
 
 main(sys.argv)

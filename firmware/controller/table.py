@@ -35,18 +35,19 @@ NAMES = ("boot", "idle", "building", "lifting", "dealer", "rolling", "in_hand", 
 
 _POWER_LOST = const(41)
 _FIRMWARE_ERROR = const(50)
-_MARK = "cycle.mark"           # exists while a cycle runs: found at boot = power was lost
+_MARK = "cycle"                # set while a cycle runs: found at boot = power was lost
 
 
 class TableController:
-    def __init__(self, hal, cfg, devices, emit, store=None):
-        """`devices`: the drivers (see main.build_devices); `emit(name, fields)`
-        sends an event to the host; `store`: a path prefix for the marker."""
+    FAULT_LOG = 16                 # faults kept for `mjctl faults`
+
+    def __init__(self, hal, cfg, devices, emit):
+        """`devices`: the drivers (firmware/devices.py); `emit(name, fields)`
+        sends an event to the host."""
         self.hal = hal
         self.cfg = cfg
         self.d = devices
         self.emit = emit
-        self.store = store
         self.builder = bld.Builder(devices.plate, devices.lanes, devices.rfid, devices.tags,
                                    cfg.ruleset, cfg.lane_idle_ms, cfg.build_max_ms)
         self.state = BOOT
@@ -59,14 +60,11 @@ class TableController:
         self.cycle_started = 0
         self.dealership = Dealership.first(hal.rand)
         self.next_ready = False    # a second set is built and audited in the lanes
-        self.walls_up = False
-
-    FAULT_LOG = 16
 
     # -- commands (link or keys) ---------------------------------------------
 
     def boot(self, now):
-        if self._marker_exists():
+        if self.hal.flag(_MARK):
             self._fault(now, _POWER_LOST, {"reason": "restarted during a cycle"})
             self.resume_state = IDLE
         else:
@@ -77,7 +75,7 @@ class TableController:
         if self.state != IDLE:
             return "the table is %s, not idle" % NAMES[self.state]
         self.cycle_started = now
-        self._set_marker(True)
+        self.hal.set_flag(_MARK, True)
         self.builder.state = bld.EMPTY
         self._lower_all(now)           # the builder starts once the platforms are down
         self._enter(now, BUILDING)
@@ -120,7 +118,7 @@ class TableController:
             self._lift(now)                # enters LIFTING itself
             return None
         if target == IDLE:
-            self._set_marker(False)
+            self.hal.set_flag(_MARK, False)
         self._enter(now, target)
         return None
 
@@ -160,7 +158,6 @@ class TableController:
             self._build(now)
         if state == LIFTING:
             if self._all(lft.TOP):
-                self.walls_up = True
                 self.d.display.show_dealer(now, self.dealership.dealer, self.dealership.streak)
                 self.d.keys.clear()
                 self._enter(now, DEALER)
@@ -175,7 +172,7 @@ class TableController:
                 self._enter(now, IN_HAND)
                 self._lower_all(now)           # platforms back down for the next set
                 if self.cfg.tile_sets == 1:
-                    self._set_marker(False)
+                    self.hal.set_flag(_MARK, False)
         elif state == IN_HAND:
             for seat in range(4):
                 if d.keys.take_press(seat):
@@ -211,7 +208,6 @@ class TableController:
                 self.emit("refused", {"seat": seat, "reason": "only the dealer rolls"})
 
     def _start_next(self, now):
-        self.walls_up = False
         if self.next_ready:
             self.next_ready = False
             self._lift(now)
@@ -268,26 +264,3 @@ class TableController:
     def _enter(self, now, state):
         self.state = state
         self.emit("state", {"state": NAMES[state]})
-
-    def _marker_exists(self):
-        if self.store is None:
-            return False
-        try:
-            open(self.store + _MARK).close()
-            return True
-        except OSError:
-            return False
-
-    def _set_marker(self, on):
-        if self.store is None:
-            return
-        path = self.store + _MARK
-        if on:
-            with open(path, "w") as f:
-                f.write("1")
-        else:
-            try:
-                import os
-                os.remove(path)
-            except OSError:
-                pass

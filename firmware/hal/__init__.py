@@ -22,6 +22,8 @@ Interface (what drivers and the controller may use):
     hal.link                    -> the host link: .readinto(buf) -> k (never
                                    blocks), .write(buf, n) -> bool (False: dropped)
     hal.rand(n)                 n random bytes (hardware RNG)
+    hal.flag(name)              a flag kept in flash across power cuts: set?
+    hal.set_flag(name, on)      set or clear it (a file in the store)
     hal.wdt_start(ms), hal.wdt_feed()
     hal.all_off()               every output off (the safe state)
 
@@ -48,3 +50,21 @@ except ImportError:  # CPython (host-side tests of drivers)
     def ticks_diff(a, b):
         return ((a - b + _HALF) % TICKS_PERIOD) - _HALF
 
+
+def file_flag(path):
+    """A flag kept as a file (both backends' store is a filesystem: the
+    board's flash, or a folder standing for it): is it set?"""
+    try:
+        open(path).close()
+        return True
+    except OSError:
+        return False
+
+
+def set_file_flag(path, on):
+    if on:
+        with open(path, "w") as f:
+            f.write("1")
+    elif file_flag(path):
+        import os
+        os.remove(path)
