@@ -580,7 +580,6 @@ BAD_REQUESTS = [b'{"op":"reboot"}', b'{"op":"hello","proto":2}', b'{"op":"hello"
                 b'[1]', b'{"op":"status","x":1}', b"\xff\xfe"]
 
 
-@pytest.mark.skipif(not os.path.exists(MICROPYTHON), reason="no MicroPython unix port in the venv")
 @given(st.lists(requests(), max_size=10),
        st.lists(st.one_of(st.tuples(st.just("response"), responses()),
                           st.tuples(st.just("event"), events()),
@@ -603,7 +602,6 @@ def test_micropython_decodes_and_writes_the_same_bytes(reqs, messages):
     assert run_micropython(job) == cpython_side(job)
 
 
-@pytest.mark.skipif(not os.path.exists(MICROPYTHON), reason="no MicroPython unix port in the venv")
 def test_micropython_refuses_bad_requests_with_the_same_codes():
     job = {"requests": [frame.encode(codec.REQUEST, 1, p).hex() for p in BAD_REQUESTS],
            "messages": [["event", {"ev": "lane", "t": 1, "lane": 0, "count": 1, "tile": "1m"}],
@@ -655,7 +653,6 @@ HEAP_JOBS = [
 ]
 
 
-@pytest.mark.skipif(not os.path.exists(MICROPYTHON), reason="no MicroPython unix port in the venv")
 def test_micropython_writes_messages_with_the_heap_locked():
     """The controller's writers allocate nothing: each message is written a
     second time with the heap locked (an allocation would be a MemoryError),
@@ -680,8 +677,6 @@ print("frame", b - a, "codec", c - b)
 """
 
 
-@pytest.mark.skipif(not os.path.exists(MICROPYTHON) or not os.path.exists(MPREMOTE),
-                    reason="no MicroPython unix port or mpremote in the venv")
 def test_import_heap_from_romfs(tmp_path):
     """Heap taken by importing frame and codec from a ROMFS image (bytecode
     and constants in ROM, as on the board; the controller has a 64 KB heap).
