@@ -52,15 +52,27 @@ class ConfigError(ValueError):
 
 
 class Config:
-    """Checked configuration; attributes mirror the JSON."""
+    """The checked values as plain attributes: the ruleset's as the firmware
+    needs them (`ruleset` keeps the spec as written, for whoever needs the
+    whole ruleset later), the pins, the tile sets, every timing. No methods
+    on purpose: nothing then ties the object to this module, which the
+    firmware drops from its heap after boot."""
 
-    def __init__(self, data, path=None):
-        self.path = path                       # `config_get` reads the file again
-        self.ruleset = load_ruleset(data.get("ruleset"))
-        self.tile_sets = data["tile_sets"]
-        self.pins = data["pins"]
-        for key, _, _ in timings():
-            setattr(self, key, data["timings"][key])
+
+def _config(data, path):
+    rules = load_ruleset(data.get("ruleset"))
+    cfg = Config()
+    cfg.path = path                        # `config_get` reads the file again
+    cfg.ruleset = data.get("ruleset")
+    cfg.ruleset_name = rules.name
+    cfg.stacks = rules.stacks
+    cfg.n_tiles = rules.n_tiles
+    cfg.tile_counts = rules.tile_counts()
+    cfg.tile_sets = data["tile_sets"]
+    cfg.pins = data["pins"]
+    for key, _, _ in timings():
+        setattr(cfg, key, data["timings"][key])
+    return cfg
 
 
 def _fail(field, text):
@@ -124,7 +136,7 @@ def check(data, path=None):
     for name in given:
         if name not in known_names:
             _fail("timings." + name, "is not a known timing")
-    return Config(data, path)
+    return _config(data, path)
 
 
 def load(path):

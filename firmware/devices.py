@@ -22,7 +22,7 @@ _UART_RFID = const(2)
 class Devices:
     def __init__(self, hal, cfg, tags):
         p = cfg.pins
-        per_lane = 2 * cfg.ruleset.stacks
+        per_lane = 2 * cfg.stacks
         self.tags = tags
         self.plate = Plate(hal, p["plate_motor"], p["plate_rotation"], cfg.plate_duty, cfg.plate_rev_ms)
         self.lanes = [Lane(hal, n, p["lane_feed"][n], p["lane_count"][n], per_lane) for n in range(4)]
@@ -32,7 +32,7 @@ class Devices:
         # Receive buffers sized to what arrives between two ticks: a whole
         # RFID reply (187 bytes), a few 6-byte display ACKs.
         self.rfid = Rfid(hal.uart(_UART_RFID, p["rfid_tx"], p["rfid_rx"], 192),
-                         cfg.ruleset.n_tiles, cfg.rfid_reply_ms)
+                         cfg.n_tiles, cfg.rfid_reply_ms)
         self.display = Display(hal.uart(_UART_DISPLAY, p["display_tx"], p["display_rx"], 48),
                                cfg.display_ack_ms)
         self.keys = Keys(hal, p["keys"], cfg.key_debounce_ms)

@@ -14,9 +14,8 @@ except ImportError:  # CPython (host-side tests)
         return x
 
 import gc
+import sys
 
-from firmware import config as config_mod
-from firmware import tags as tags_mod
 from firmware.controller.table import TableController
 from firmware.devices import Devices
 from firmware.hal import ticks_add, ticks_diff
@@ -27,16 +26,18 @@ _WATCHDOG_MS = const(2000)
 
 
 def run(hal, config_path, tags_path, build="dev"):
-    # Long-lived buffers first, then the files (whose parsing leaves garbage),
-    # then a collection before the drivers: a small heap must not fragment.
+    # The files first (their parsing leaves garbage, and the config's
+    # validator leaves the heap with it), then long-lived buffers, then a
+    # collection before the drivers: a small heap must not fragment.
+    gc.collect()
+    try:
+        cfg = _load_config(config_path)
+        from firmware import tags
+        tags = tags.load(tags_path)
+    except ValueError as e:                # ConfigError, TagError: named
+        return _config_fault(hal, LinkServer(hal, FW_VERSION, build), str(e))
     gc.collect()
     link = LinkServer(hal, FW_VERSION, build)
-    try:
-        cfg = config_mod.load(config_path)
-        tags = tags_mod.load(tags_path)
-    except (config_mod.ConfigError, tags_mod.TagError) as e:
-        return _config_fault(hal, link, str(e))
-    gc.collect()
     ctl = TableController(hal, cfg, Devices(hal, cfg, tags), link.emit)
     cfg.pins = None                # the drivers hold their pins now: free the dict
     gc.collect()
@@ -59,6 +60,26 @@ def run(hal, config_path, tags_path, build="dev"):
             link.overruns += 1
             t = ticks_add(hal.ticks_ms(), tick)
         hal.sleep_until(t)
+
+
+def _load_config(path):
+    """The checked config. The code that checked it is needed only at boot:
+    its modules are forgotten so that their functions leave the heap (the
+    Config object has no methods, so nothing holds them)."""
+    from firmware import config
+    try:
+        return config.load(path)
+    finally:
+        _forget("firmware.config")
+        _forget("engine_core.rulesets")
+
+
+def _forget(name):
+    package, _, leaf = name.rpartition(".")
+    sys.modules.pop(name, None)
+    parent = sys.modules.get(package)
+    if parent is not None and hasattr(parent, leaf):
+        delattr(parent, leaf)
 
 
 def _config_fault(hal, link, message):

@@ -106,6 +106,7 @@ def make_target(request):
         made.append(t)
         return t
 
+    make.sim = mode == "sim"            # the launcher is ours: heap and config files
     yield make
     for t in made:
         t.close()

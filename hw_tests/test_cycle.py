@@ -112,16 +112,10 @@ def test_the_four_lanes_stack_in_parallel_while_the_plate_turns(make_target, see
     assert target.table.counters()["revolutions"] >= (t1 - t0) // 1000 // 2
 
 
-# The target is a 64 KB heap (--heap 65536). On the 64-bit unix port
-# the firmware boots with about 5.8 KB to spare there, which is not enough
-# to be reliable (docs/firmware.md, "Memory"); 72 KB is what it holds today.
-# This guards that figure until the diet brings it to 64 KB.
-HEAP_TODAY = 73728
-
-
 @pytest.mark.needs_sim
-def test_a_cycle_fits_a_72k_heap(make_target):
-    target = make_target(seed=3, heap=HEAP_TODAY)
+@pytest.mark.parametrize("seed", [3, 16])
+def test_a_cycle_fits_a_64k_heap(make_target, seed):
+    target = make_target(seed=seed, heap=65536)
     cycle = target.run_cycle()
     assert_cycle_ok(cycle)
     assert_walls_are_the_set(target, 36)

@@ -10,6 +10,9 @@ from hw_tests.harness import (assert_fault_described, assert_walls_are_the_set,
                               lifter_conflicts)
 
 
+HEAP = 65536                    # the MicroPython heap, on the virtual table
+
+
 class Case:
     def __init__(self, fault, code, name, found_in, resume, detail=None, at_boot=False,
                  when=None, seed=1, id=None):
@@ -65,7 +68,10 @@ def _last_state_before(target, t):
 @pytest.mark.needs_table
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
 def test_a_fault_is_detected_all_motors_stop_and_the_table_recovers(make_target, case):
-    target = make_target(seed=case.seed, faults=[] if case.when else [case.fault])
+    # In the 64 KB heap: a fault's detail, its event and the recovery
+    # must fit there too, not only a clean cycle.
+    target = make_target(seed=case.seed, faults=[] if case.when else [case.fault],
+                         heap=HEAP if make_target.sim else None)
     table = target.table
     tick = target.timing("tick_ms")
 

@@ -41,13 +41,13 @@ AUDIT_FAULTS = (_MISSING_TILE, _EXTRA_TILE, _UNKNOWN_TAG)
 
 
 class Builder:
-    def __init__(self, plate, lanes, rfid, tags, ruleset, lane_idle_ms, build_max_ms):
+    def __init__(self, plate, lanes, rfid, tags, tile_counts, lane_idle_ms, build_max_ms):
+        """`tile_counts`: the ruleset's multiset (a bytearray by tile id)."""
         self.plate = plate
         self.lanes = lanes
         self.rfid = rfid
         self.tags = tags
-        self.ruleset = ruleset
-        self.want = ruleset.tile_counts()
+        self.want = tile_counts
         self.lane_idle_ms = lane_idle_ms
         self.build_max_ms = build_max_ms
         self.state = EMPTY
@@ -55,7 +55,7 @@ class Builder:
         self.detail = None         # a dict for the fault event (rare: allocation is fine)
         self.started = 0
         self.starved = False
-        self.wall = bytearray(ruleset.n_tiles)   # tile id per slot after the audit
+        self.wall = bytearray(sum(tile_counts))  # tile id per slot after the audit
         self._side = 0             # the side being read (audit, check, recount)
 
     # -- commands ------------------------------------------------------------

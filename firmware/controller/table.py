@@ -49,7 +49,7 @@ class TableController:
         self.d = devices
         self.emit = emit
         self.builder = bld.Builder(devices.plate, devices.lanes, devices.rfid, devices.tags,
-                                   cfg.ruleset, cfg.lane_idle_ms, cfg.build_max_ms)
+                                   cfg.tile_counts, cfg.lane_idle_ms, cfg.build_max_ms)
         self.state = BOOT
         self.resume_state = IDLE
         self.fault = 0

@@ -55,7 +55,8 @@ class Rig:
         self.lanes = [Lane(hal, n, FEED[n], COUNT[n], PER_LANE) for n in range(4)]
         self.uart = hal.uart(2, 46, 3)
         self.rfid = Rfid(self.uart, RULESET.n_tiles, 400)
-        self.b = bld.Builder(self.plate, self.lanes, self.rfid, TAGS, RULESET, IDLE_MS, max_ms)
+        self.b = bld.Builder(self.plate, self.lanes, self.rfid, TAGS, RULESET.tile_counts(),
+                             IDLE_MS, max_ms)
         self.stacked = stacked
         self.every = every
         self.missed = missed

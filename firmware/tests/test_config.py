@@ -49,7 +49,8 @@ def refused(data):
 
 def test_the_shipped_config_loads():
     cfg = config.load(PATH)
-    assert cfg.ruleset.name == "fuzhou144"
+    assert cfg.ruleset == "fuzhou144" and cfg.ruleset_name == "fuzhou144"
+    assert (cfg.stacks, cfg.n_tiles, sum(cfg.tile_counts)) == (18, 144, 144)
     assert cfg.tile_sets == 2
     assert cfg.pins["plate_motor"] == 4
     assert cfg.pins["lane_feed"] == [6, 7, 15, 16]
@@ -190,7 +191,9 @@ def test_a_bad_ruleset_is_named():
     assert "quad" in msg, msg
     data = shipped()
     data["ruleset"] = {"base": "luoyuan144", "gold_method": "tail"}
-    assert load_text(json.dumps(data)).ruleset.gold_method == "tail"
+    cfg = load_text(json.dumps(data))
+    assert cfg.ruleset == {"base": "luoyuan144", "gold_method": "tail"}
+    assert cfg.ruleset_name == "luoyuan144" and cfg.stacks == 18
 
 
 def test_a_wrong_format_or_shape_is_named():
