@@ -43,6 +43,7 @@ class Rfid:
         self._rx = bytearray(64)
         self._frame = bytearray(_MAX_DATA + 5)
         self._n = 0
+        self._damaged = False      # a bad frame came while waiting
 
     def scan(self, now, side, level):
         """Ask for one side's tags (level 0: the walls being built, 1: the
@@ -59,6 +60,7 @@ class Rfid:
         self.side = side
         self.state = WAITING
         self._n = 0
+        self._damaged = False
         self._deadline = ticks_add(now, self.reply_ms)
 
     def poll(self, now):
@@ -66,7 +68,9 @@ class Rfid:
         for i in range(k):
             self._byte(self._rx[i])
         if self.state == WAITING and ticks_diff(now, self._deadline) > 0:
-            self.fault = _RFID_TIMEOUT
+            # Nothing good came: a damaged reply is a line fault, none at all
+            # a reader that does not answer.
+            self.fault = _RFID_CRC if self._damaged else _RFID_TIMEOUT
             self.state = IDLE
 
     def uid(self, slot):
@@ -83,8 +87,7 @@ class Rfid:
         if n == 0 and b != _STX:
             return                              # noise between frames
         if n >= len(f):
-            self._n = 0                         # longer than any reply: drop
-            self.bad_frames += 1
+            self._failed(n)                     # longer than any reply
             return
         f[n] = b
         n += 1
@@ -95,13 +98,26 @@ class Rfid:
             for i in range(3, n - 2):
                 x ^= f[i]
             if x != f[n - 2] or b != _ETX:
-                self.bad_frames += 1
-                if self.state == WAITING:
-                    self.fault = _RFID_CRC
-                    self.state = IDLE
+                self._failed(n)
                 return
             if f[1] == (_SCAN_SIDE | _REPLY) and self.state == WAITING:
                 self._store(f)
+
+    def _failed(self, n):
+        """A frame that does not check out. A reply may have begun inside it
+        (a stray 02 byte before the real start): feed its bytes after the
+        first STX again. In place, no allocation; a fault only if no good
+        reply comes by the deadline."""
+        self.bad_frames += 1
+        if self.state == WAITING:
+            self._damaged = True
+        f = self._frame
+        self._n = 0
+        for j in range(1, n):
+            if f[j] == _STX:
+                for k in range(j, n):       # writes land at or below k: safe
+                    self._byte(f[k])
+                return
 
     def _store(self, f):
         side = f[3]

@@ -97,16 +97,30 @@ def test_an_empty_side():
     assert sum(r.seen[PER_SIDE:]) == N_SLOTS - PER_SIDE
 
 
-def test_a_bad_xor_is_fault_24():
+def test_a_bad_xor_with_no_good_reply_by_the_deadline_is_fault_24():
     uart, r = make()
     r.scan(0, 0, 0)
     bad = bytearray(doc_reply(0, [(3, 0x4D4A0102)]))
     bad[-2] ^= 0x40
     uart.feed(bad)
     r.poll(150)
-    assert r.fault == 24
+    assert r.fault == 0 and r.state == rf.WAITING   # a good reply may still come
+    r.poll(REPLY_MS + 1)
+    assert r.fault == 24                             # none did: the line, not the reader
     assert r.state != rf.DONE
     assert r.seen[3] == 0
+    assert r.bad_frames == 1
+
+
+def test_a_stray_start_byte_before_a_reply_does_not_lose_it():
+    uart, r = make()
+    r.scan(0, 0, 0)
+    tags = [(k, 0x4D4A0000 + k) for k in range(PER_SIDE)]     # a full side: 187 bytes
+    uart.feed(b"\x02" + doc_reply(0, tags))
+    for t in range(10, 100, 10):
+        r.poll(t)
+    assert r.state == rf.DONE and r.fault == 0
+    assert sum(r.seen[0:PER_SIDE]) == PER_SIDE and r.uid(5) == 0x4D4A0005
     assert r.bad_frames == 1
 
 
@@ -130,7 +144,7 @@ def test_a_reply_for_another_side_is_refused():
     r.poll(150)
     assert r.state != rf.DONE
     assert r.seen[2 * PER_SIDE] == 0
-    assert r.fault == 24
+    assert r.fault == 24           # well formed but not what was asked: at once
 
 
 def test_a_count_that_disagrees_with_the_length_is_refused():
