@@ -1,10 +1,12 @@
 """The controller's main loop, for both backends.
 
-    board()                       on the ESP32 (called by the board's main.py)
+    board()                       on the ESP32 (the board's main.py calls it: issue 5's deploy)
     micropython -m firmware.sim_main ...   under the unix port (sim HAL)
 
 The loop is fixed-rate: poll the link, step the controller, feed the
-watchdog, sleep to the next tick. Nothing in it allocates in steady state.
+watchdog, sleep to the next tick. It is written to allocate nothing in steady
+state (preallocated buffers, no per-tick objects); issue 7 measures that
+under heap_lock.
 """
 
 try:
