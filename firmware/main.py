@@ -4,9 +4,10 @@
     micropython -m firmware.sim_main ...   under the unix port (sim HAL)
 
 The loop is fixed-rate: poll the link, step the controller, feed the
-watchdog, sleep to the next tick. It is written to allocate nothing in steady
-state (preallocated buffers, no per-tick objects); issue 7 measures that
-under heap_lock.
+watchdog, sleep to the next tick. The controller's and drivers' ticks
+allocate nothing while idle and while building (firmware/tests/
+test_mpy_loop_alloc.py runs them under heap_lock); the link and the sim
+HAL's tick are written the same way, and issue 7 measures the whole loop.
 """
 
 try:
