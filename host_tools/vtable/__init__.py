@@ -7,6 +7,7 @@
     rfid.py         the RFID reader (UART2)
     display.py      the display board (UART1)
     keys.py         seat keys and the virtual players
+    hand_players.py players who play one hand on the walls in play (attach())
     faults.py       named fault injection and repair
     bound.py        the lower bound of a build from the model's physics
     bus.py          BusServer: the hardware bus over a serial port

@@ -1,0 +1,214 @@
+"""Virtual players who play one hand on the walls in play (issue 4).
+
+Once the four new walls are up, `HandPlayers` reads the tile at every slot
+of the table top (the tiles the RFID reader's level 1 sees), so the §13
+scenario it writes is the real one, not an invented shuffle. It then
+chooses what the players do the way host_tools/hand_script.random_hand
+does (deal, flower rounds, the gold, draws in turn, an occasional kong or
+stray tile), and applies every event to an engine_core `Hand` as it is
+chosen: the rules core says which draw-order positions each event takes,
+and the geometry turns them into physical slots. Those removals are then
+scheduled on the virtual clock and done with `table.players_take(slot)`.
+
+    hp = HandPlayers(table, seed=5)     # attaches itself to the table
+    ... build and lift: at walls_up the hand is planned ...
+    table.advance_to(hp.end_time)       # every tile taken on time
+
+`scenario` is the §13 object (replay it with engine_core.replay.replay);
+`timeline` lists (virtual ms, event index, slot or None, kind), kind being
+the event's op, or "press" for the key a seat presses just before a kong's
+replacement (pressed through table.players). An event that takes no tile
+(an empty flower round, the final draw of a drawn hand) has one entry with
+slot None. The hand ends as a draw (§8) when the engine says so; the
+players do not clear the table (call table.players_clear_table()).
+
+The gold indicator leaves its slot too (§7: it leaves play, face up on the
+marker), so the reader no longer sees it there.
+"""
+
+import random
+
+from engine_core import tiles
+from engine_core.dice import roll
+from engine_core.hand import DRAW, FINAL, PLAY, Hand, Refused
+from engine_core.replay import apply
+from engine_core.rulesets import load
+
+
+class HandPlayers:
+    deal_ms = 150           # between tiles while dealing
+    tail_ms = 400           # between tiles taken from the tail (flowers, gold)
+    think_ms = (1500, 4000)  # before each draw, kong or stray take
+    press_ms = 300          # kong: key press to the replacement taken
+    gold_ms = 1000          # the flower rounds done to the gold turned up
+    start_ms = 1000         # after the dice: the deal starts
+
+    def __init__(self, table, seed, ruleset=None, dealer=None, dice=None,
+                 gold_dice=None, kong_rate=0.04, take_rate=0.01):
+        self.table = table
+        self.seed = seed
+        self.rng = random.Random("hand_players:%s" % (seed,))
+        self.ruleset = ruleset if ruleset is not None else table.rules.name
+        self.rules = load(self.ruleset)
+        if (self.rules.n_tiles, self.rules.stacks) != (table.rules.n_tiles, table.stacks):
+            raise ValueError("%s does not fit this table's walls" % self.rules.name)
+        rand = self.rng.randbytes
+        self.dealer = self.rng.randrange(4) if dealer is None else dealer
+        self.dice = list(roll(rand)) if dice is None else list(dice)
+        self.gold_dice = gold_dice
+        if self.rules.gold_method == "dice" and gold_dice is None:
+            self.gold_dice = list(roll(rand))
+        self.kong_rate = kong_rate
+        self.take_rate = take_rate
+        self.scenario = None        # the §13 object, once the walls are up
+        self.timeline = []          # (t, event index, slot or None, kind)
+        self.hand = None            # the engine's Hand at the end of the plan
+                                    # (its wall.remove is wrapped by the plan)
+        self.walls_up_at = None
+        self.taken = []             # (t, slot, tile): what was really removed
+        self.skipped = []           # (t, slot): planned, but the slot was empty
+        self.abandoned = False      # new walls came up during the hand
+        self._next = 0
+        table.attach(self)
+
+    # -- the table's hooks -------------------------------------------------
+
+    def walls_up(self, now):
+        if self.scenario is None:
+            self.start(now)
+        elif not self.done:
+            self.abandoned = True   # the old walls went to the tray
+            self.table.log_event("hand players", None, "abandoned: new walls")
+
+    def start(self, now):
+        """Plan the hand on the walls now on the table top. The deal
+        begins after the dealer's key, the dice and `start_ms`."""
+        self.walls_up_at = now
+        codes = self._read_walls()
+        if codes is None:           # a tile missing (a fault): nobody plays
+            self.table.log_event("hand players", None, "a slot is empty: no hand")
+            return
+        cfg, keys = self.table.config, self.table.players
+        t0 = now + keys.reaction_ms + keys.hold_ms + cfg.dice_roll_ms + self.start_ms
+        self._plan(codes, t0)
+        self.table.log_event("hand players", None, "hand planned",
+                             len(self.scenario["events"]), self.end_time)
+
+    @property
+    def done(self):
+        return self.scenario is not None and self._next >= len(self.timeline)
+
+    @property
+    def end_time(self):
+        return self.timeline[-1][0] if self.timeline else None
+
+    def next_time(self, now):
+        if self.abandoned or self._next >= len(self.timeline):
+            return None
+        return self.timeline[self._next][0]
+
+    def run(self, dt):
+        pass
+
+    def fire(self, now):
+        table = self.table
+        while (not self.abandoned and self._next < len(self.timeline)
+               and self.timeline[self._next][0] <= now):
+            t, index, slot, kind = self.timeline[self._next]
+            self._next += 1
+            if kind == "press":
+                table.players.press(self.scenario["events"][index]["seat"], at=now)
+            elif slot is not None:
+                if slot in table.top_walls[slot // (2 * table.stacks)]:
+                    self.taken.append((now, slot, table.players_take(slot)))
+                else:
+                    self.skipped.append((now, slot))
+                    table.log_event("hand players", None, "slot already empty", slot)
+
+    # -- the plan ------------------------------------------------------------
+
+    def _read_walls(self):
+        """Tile code per physical slot, from the walls in play (None if a
+        slot is empty)."""
+        codes = []
+        per_side = 2 * self.table.stacks
+        for slot in range(self.rules.n_tiles):
+            tile = self.table.top_walls[slot // per_side].get(slot)
+            if tile is None:
+                return None
+            codes.append(tile.code)
+        return codes
+
+    def _plan(self, codes, t0):
+        rng, rules = self.rng, self.rules
+        hand = Hand(rules, self.dealer, self.dice[0] + self.dice[1],
+                    bytearray(tiles.tile_id(c) for c in codes))
+        took = []                   # positions the current event removed
+        remove = hand.wall.remove
+
+        def logged_remove(p, how):
+            took.append(p)
+            remove(p, how)
+        hand.wall.remove = logged_remove
+
+        events = []
+        self.scenario = {"ruleset": self.ruleset, "dealer": self.dealer,
+                         "dice": list(self.dice), "tiles": codes, "events": events}
+        self.hand = hand
+        t = [t0]
+
+        def play(ev, first_gap, gap):
+            del took[:]
+            try:
+                apply(hand, ev)
+            except Refused:
+                return False
+            index = len(events)
+            events.append(ev)
+            t[0] += first_gap
+            if ev["op"] == "kong":
+                self.timeline.append((t[0], index, None, "press"))
+                t[0] += self.press_ms
+            slots = [hand.wall.geo.slot_of_pos[p] for p in took] or [None]
+            for j, slot in enumerate(slots):
+                if j:
+                    t[0] += gap
+                self.timeline.append((t[0], index, slot, ev["op"]))
+            return True
+
+        gold = {"op": "reveal_gold"}
+        if rules.gold_method == "dice":
+            gold["dice"] = list(self.gold_dice)
+        play({"op": "deal"}, 0, self.deal_ms)
+        play({"op": "replace_flowers"}, self.gold_ms, self.tail_ms)
+        play(gold, self.gold_ms, self.tail_ms)
+        seat = (self.dealer + 1) % 4          # the dealer discards first
+        while hand.phase != DRAW:
+            think = rng.randint(*self.think_ms)
+            r = rng.random()
+            if hand.phase == PLAY and r < self.kong_rate:
+                who = rng.randrange(4)
+                ev = {"op": "kong", "seat": who,
+                      "kind": "concealed" if rng.random() < 0.4 else "exposed"}
+                nxt = (who + 1) % 4
+            elif hand.phase in (PLAY, FINAL) and r < self.kong_rate + self.take_rate:
+                slot = self._stray_slot(hand)
+                if slot is None:
+                    continue
+                ev = {"op": "take", "slot": slot}
+                nxt = seat
+            else:
+                ev = {"op": "draw", "seat": seat}
+                nxt = (seat + 1) % 4
+            if play(ev, think, self.tail_ms):
+                seat = nxt
+
+    def _stray_slot(self, hand):
+        """A slot still in the wall that is neither the head nor the tail,
+        so the reader sees a take the rules did not ask for (§11)."""
+        wall = hand.wall
+        rules_next = (wall.head_pos(), wall.tail_pos())
+        free = [p for p in range(len(wall.how)) if not wall.how[p] and p not in rules_next]
+        if not free:
+            return None
+        return wall.geo.slot_of_pos[self.rng.choice(free)]
