@@ -1,4 +1,4 @@
-"""`make run`: the table view (host_tools/tableview.py) and the bus's speed factor.
+"""`make run`: the table view (host_tools/tableview/) and the bus's speed factor.
 
 The runs are real: the firmware under the MicroPython unix port on the
 virtual table, in real-time mode at a speed the two processes cannot reach

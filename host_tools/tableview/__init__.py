@@ -1,0 +1,38 @@
+"""Watch the virtual table play cycles with the real firmware (the `make run` demo).
+
+    python -m host_tools.tableview [--seed N] [--speed X] [--cycles N] [--hand S]
+                                   [--fault NAME[:ARG]]... [--plain]
+
+The firmware runs under the MicroPython unix port on the virtual table
+(host_tools/vtable), in real time `--speed` times faster than the wall clock
+(5x by default: a 32 s build shows in about 6 s). This tool is the host on
+the link (docs/protocol.md): it starts a cycle, and when the dice have
+settled it stands in for the hand - it waits `--hand` virtual seconds and
+sends `hand_end` with a random winner (or a draw) - and so on, until Ctrl-C
+or `--cycles` cycles (walls built, lifted, dice shown). With two tile sets
+the next set is built during the hand: it lifts at once when the hand is
+longer than a build, else the build goes on after `hand_end`.
+
+`--fault` injects a virtual table fault (host_tools/vtable/faults.py) at
+power-on. When the controller reports a fault the view shows its code,
+name, cause and fix (firmware/faults.py); `--fix-after` virtual seconds
+later a technician repairs the table (VirtualTable.clear_fault; after an
+audit fault that tips the lanes into the tray) and the view sends `clear`,
+so the demo goes on.
+
+On a terminal: a rich Live view of the machine (lanes, plate, lifters), the
+display board as the players see it, the seat keys, the controller's state,
+faults and the last link events, redrawn about 10 times a second. With
+--plain, or when stdout is not a terminal: one plain line per link event
+(`<virtual s>  <event>  <fields>`), host actions as `<virtual s>  > <action>`,
+remarks as `# ...`. Ctrl-C stops cleanly (the firmware is stopped, exit 0).
+
+Data and drawing are apart: `snapshot(table, view)` reads the VirtualTable
+and the link-derived `ViewState` into a plain dict, `render(snap, width)`
+turns a snapshot into a rich renderable.
+"""
+
+from host_tools.tableview.demo import Demo, ViewState  # noqa: F401
+from host_tools.tableview.snapshot import plain_lines, snapshot  # noqa: F401
+from host_tools.tableview.render import render  # noqa: F401
+from host_tools.tableview.cli import main  # noqa: F401

@@ -1,0 +1,120 @@
+"""Reading the table and the view into a plain dict, and the plain-text
+lines of --plain mode."""
+
+import json
+import time
+
+from engine_core import tiles
+
+
+# -- the snapshot ----------------------------------------------------------------
+
+def snapshot(table, view):
+    """Everything the view shows, as plain data. The bus thread moves the
+    table meanwhile: a read that collides with it is simply taken again."""
+    for _ in range(5):
+        try:
+            return _snapshot(table, view)
+        except (RuntimeError, IndexError, KeyError):
+            time.sleep(0.001)
+    return _snapshot(table, view)
+
+
+def _snapshot(table, view):
+    now = table.now
+    cap = 2 * table.stacks
+    plate = table.plate
+    lanes = [{"seat": l.side, "tiles": len(l.wall.tiles), "cap": cap, "feed": bool(l.feed),
+              "stacking": l.stacking(), "chute": l.chute is not None, "jammed": l.jammed}
+             for l in table.lanes]
+    lifters = []
+    for lf in table.lifters:
+        d = lf.direction()
+        moving = "up" if d > 0 and lf.pos < lf.top else "down" if d < 0 and lf.pos > 0 else None
+        lifters.append({"side": lf.side, "pos": lf.pos / lf.top, "moving": moving,
+                        "at_top": lf.at_top, "at_bottom": lf.at_bottom, "stuck": lf.stuck,
+                        "driven": bool(lf.up or lf.down), "trips": lf.cycles})
+    disp = table.display
+    gold = None
+    if disp.gold != 255:
+        gold = tiles.CODES[disp.gold] if disp.gold < len(tiles.CODES) else "?%d" % disp.gold
+    presses = list(table.players.presses)
+    keys = []
+    for seat, pin in enumerate(table.players.pins):
+        last = None
+        for t, s in reversed(presses):
+            if s == seat:
+                last = t
+                break
+        keys.append({"seat": seat, "down": bool(table.reported.get(pin)), "last_press": last})
+    buzz = list(table.buzzer)
+    beeps = [t for t, value in buzz if value]
+    fault = dict(view.fault) if view.fault else None
+    return {
+        "now_ms": now,
+        "speed": view.speed,
+        "seed": view.seed,
+        "code": view.code,
+        "restarts": view.restarts,
+        "state": view.state,
+        "cycles": view.cycles,
+        "target": view.target,
+        "last_cycle": dict(view.last_cycle) if view.last_cycle else None,
+        "winner": view.winner,
+        "hand_end_in_ms": None if view.hand_end_at is None else max(0, view.hand_end_at - now),
+        "fix_in_ms": None if view.fix_at is None else max(0, view.fix_at - now),
+        "lanes": lanes,
+        "plate": {"turning": plate.turning, "duty": plate.duty, "stalled": plate.stalled,
+                  "revolutions": plate.revolutions, "phase": plate.phase / plate.rev_units,
+                  "tiles": len(plate.queue)},
+        "lifters": lifters,
+        "in_play": [len(table.top_walls[s]) for s in range(4)],
+        "display": {"gold": gold, "dice": disp.dice, "dealer": disp.dealer_seat,
+                    "streak": disp.dealer[1], "text": disp.text, "unplugged": disp.unplugged},
+        "keys": keys,
+        "buzzer": {"on": bool(buzz and buzz[-1][1]), "beeps": len(beeps),
+                   "last_beep": beeps[-1] if beeps else None},
+        "fault": fault,
+        "injected": table.active_faults,
+        "events": [dict(e) for e in view.events],
+    }
+
+
+# -- plain text -------------------------------------------------------------------
+
+def value_text(v):
+    if isinstance(v, (dict, list)):
+        return json.dumps(v, separators=(",", ":"))
+    return "null" if v is None else str(v)
+
+
+def fields_text(fields):
+    return " ".join("%s=%s" % (k, value_text(v)) for k, v in fields.items())
+
+
+def cycle_text(c):
+    """A cycle's figures in words."""
+    out = "cycle %d: dice %d+%d, dealer seat %d" % (c["n"], c["dice"][0], c["dice"][1],
+                                                     c["dealer"])
+    if c["table_time_s"] is not None:
+        out += ", table time %.2f s" % c["table_time_s"]
+        if c["lower_bound_s"]:
+            out += ", lower bound %.2f s (+%.1f %%)" % (
+                c["lower_bound_s"], 100.0 * (c["table_time_s"] / c["lower_bound_s"] - 1))
+    return out
+
+
+def plain_lines(entry, extra=()):
+    """The plain lines of one entry: a link event `t  name  fields`, a host
+    action `t  > name  fields`, then indented extra lines (a fault's cause
+    and fix; a `#` remark). No entry: the extra lines alone."""
+    out = []
+    if entry is not None:
+        name = ("> " + entry["name"]) if entry["host"] else entry["name"]
+        out.append("%10.3f  %-10s %s" % (entry["t"] / 1000.0, name, fields_text(entry["fields"])))
+    for key, text in extra:
+        if key == "#":
+            out.append("# " + text)
+        else:
+            out.append("%12s%-6s %s" % ("", key + ":", text))
+    return [line.rstrip() for line in out]
