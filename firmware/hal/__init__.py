@@ -51,20 +51,23 @@ except ImportError:  # CPython (host-side tests of drivers)
         return ((a - b + _HALF) % TICKS_PERIOD) - _HALF
 
 
-def file_flag(path):
-    """A flag kept as a file (both backends' store is a filesystem: the
-    board's flash, or a folder standing for it): is it set?"""
-    try:
-        open(path).close()
-        return True
-    except OSError:
-        return False
+class StoreFlags:
+    """Flags kept as files in `self.store` (a folder path ending in "/"):
+    both backends' store is a filesystem, the board's flash or a folder
+    standing for it, so both inherit this one implementation."""
 
+    def flag(self, name):
+        try:
+            open(self.store + name).close()
+            return True
+        except OSError:
+            return False
 
-def set_file_flag(path, on):
-    if on:
-        with open(path, "w") as f:
-            f.write("1")
-    elif file_flag(path):
-        import os
-        os.remove(path)
+    def set_flag(self, name, on):
+        path = self.store + name
+        if on:
+            with open(path, "w") as f:
+                f.write("1")
+        elif self.flag(name):
+            import os
+            os.remove(path)

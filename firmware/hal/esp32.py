@@ -20,7 +20,7 @@ from array import array
 import machine
 import micropython
 
-from firmware.hal import file_flag, set_file_flag
+from firmware.hal import StoreFlags
 
 _PINS = const(49)                     # ESP32-S3 GPIO 0..48
 _PWM_FREQ = const(20000)               # above hearing, below the motor driver's limit
@@ -60,7 +60,7 @@ class UsbLink:
         return True
 
 
-class Esp32Hal:
+class Esp32Hal(StoreFlags):
     def __init__(self, store):
         self.store = store         # the flash filesystem's folder for flags
         self._pins = [None] * _PINS            # machine.Pin or PWM per claimed pin
@@ -112,12 +112,6 @@ class Esp32Hal:
 
     def rand(self, n):
         return os.urandom(n)
-
-    def flag(self, name):
-        return file_flag(self.store + name)
-
-    def set_flag(self, name, on):
-        set_file_flag(self.store + name, on)
 
     def wdt_start(self, ms):
         self._wdt = machine.WDT(timeout=ms)

@@ -13,7 +13,7 @@ from array import array
 
 from micropython import const
 
-from firmware.hal import file_flag, set_file_flag
+from firmware.hal import StoreFlags
 from firmware.link import frame
 
 _B_HELLO = const(0x01)
@@ -106,7 +106,7 @@ class SimLink:
         return True
 
 
-class SimHal:
+class SimHal(StoreFlags):
     def __init__(self, bus_fd, link_fd=-1, store="", rand=None):
         self.bus = open(bus_fd, "r+b")
         self.store = store         # a folder standing for the board's flash
@@ -167,12 +167,6 @@ class SimHal:
             return self._rand(n)
         import os
         return os.urandom(n)
-
-    def flag(self, name):
-        return file_flag(self.store + name)
-
-    def set_flag(self, name, on):
-        set_file_flag(self.store + name, on)
 
     def wdt_start(self, ms):
         self._wdt_ms = ms
