@@ -151,9 +151,3 @@ def load(path):
     except ValueError as e:
         raise ConfigError("config: %s is not valid JSON (%s)" % (path, e))
     return check(data, path)
-
-
-def read(path):
-    """The config file as parsed JSON (for `config_get`; already checked)."""
-    with open(path) as f:
-        return json.loads(f.read())

@@ -119,4 +119,11 @@ def test_a_cycle_fits_a_64k_heap(make_target, seed):
     cycle = target.run_cycle()
     assert_cycle_ok(cycle)
     assert_walls_are_the_set(target, 36)
+    # Every service answer fits too, asked more than once (an answer that
+    # brought code back onto the heap would run out on the second round).
+    keys = target.request("config_get")["keys"]
+    for _ in range(3):
+        for key in keys:
+            assert target.request("config_get", key=key)["key"] == key
+        assert target.request("faults")["ok"] and target.status()["ok"]
     assert "MemoryError" not in target.sim.firmware_log()

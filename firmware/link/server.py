@@ -12,6 +12,8 @@ except ImportError:  # CPython (host-side tests)
     def const(x):
         return x
 
+import json
+
 from firmware import faults
 from firmware.hal import ticks_diff
 from firmware.link import codec, frame
@@ -196,8 +198,11 @@ class LinkServer:
         raise codec.LinkError("unknown_op", "no request %r" % op)
 
     def _config_get(self, cfg, key):
-        from firmware import config
-        data = config.read(cfg.path)
+        # The file is read with json alone: importing firmware.config again
+        # would bring back the validator (and the rulesets) that boot forgot
+        # to save heap; in a 64 KB heap that import alone ran out of memory.
+        with open(cfg.path) as f:
+            data = json.load(f)
         if key is None:
             return {"ok": True, "keys": sorted(data)}
         if key not in data:
