@@ -15,16 +15,21 @@ from engine_core.dice import SEATS, chosen_seat
 
 class Geometry:
     def __init__(self, stacks, dealer, dice_sum):
-        if dice_sum < 2 or dice_sum > 12:
-            raise ValueError("dice sum must be 2..12, not %r" % (dice_sum,))
         self.stacks = stacks
         self.n_stacks = SEATS * stacks
         self.n_pos = 2 * self.n_stacks
-        self.seat = chosen_seat(dealer, dice_sum)
-        self.skip = dice_sum
         # One byte per position: 144 tiles fit; the ruleset check keeps it so.
         self.slot_of_pos = bytearray(self.n_pos)
         self.pos_of_slot = bytearray(self.n_pos)
+        self.reset(dealer, dice_sum)
+
+    def reset(self, dealer, dice_sum):
+        """The break of another hand, in the same tables (no allocation)."""
+        if dice_sum < 2 or dice_sum > 12:
+            raise ValueError("dice sum must be 2..12, not %r" % (dice_sum,))
+        stacks = self.stacks
+        self.seat = chosen_seat(dealer, dice_sum)
+        self.skip = dice_sum
         for i in range(self.n_stacks):
             seat, k = self.stack_at(i)
             for layer in (0, 1):

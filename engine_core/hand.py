@@ -45,20 +45,36 @@ class Refused(Exception):
 class Hand:
     def __init__(self, ruleset, dealer, dice_sum, tile_ids):
         """`tile_ids`: tile id per physical slot, as the RFID reader sees it."""
+        self._check(ruleset, dealer, tile_ids)
+        self.rules = ruleset
+        self.wall = Wall(Geometry(ruleset.stacks, dealer, dice_sum), tile_ids)
+        self._seats = bytearray(_FLOWERS + SEATS * _N_FLOWER)
+        self._saved_seats = bytearray(len(self._seats))
+        self._start(dealer)
+
+    def reset(self, dealer, dice_sum, tile_ids):
+        """Another hand in the same buffers: what the controller does at
+        every hand, so that following hands allocates nothing."""
+        self._check(self.rules, dealer, tile_ids)
+        self.wall.geo.reset(dealer, dice_sum)
+        self.wall.reset(tile_ids)
+        for j in range(len(self._seats)):
+            self._seats[j] = 0
+        self._start(dealer)
+
+    def _check(self, ruleset, dealer, tile_ids):
         if not is_seat(dealer):
             raise ValueError("dealer must be a seat 0..3, not %r" % (dealer,))
-        self.rules = ruleset
-        self.dealer = dealer
         if len(tile_ids) != ruleset.n_tiles:
             raise ValueError("%s needs %d tiles, not %d"
                              % (ruleset.name, ruleset.n_tiles, len(tile_ids)))
-        self.wall = Wall(Geometry(ruleset.stacks, dealer, dice_sum), tile_ids)
+
+    def _start(self, dealer):
+        self.dealer = dealer
         self.phase = NEW
-        self.reserve = ruleset.reserve_base    # R
+        self.reserve = self.rules.reserve_base    # R
         self.gold = _NO_GOLD
         self.irregular = 0
-        self._seats = bytearray(_FLOWERS + SEATS * _N_FLOWER)
-        self._saved_seats = bytearray(len(self._seats))
         self._saved_phase = NEW                # scalars of the same copy
         self._saved_reserve = 0
         self._saved_gold = _NO_GOLD

@@ -37,17 +37,24 @@ REFUSAL_TEXT = {
 class Wall:
     def __init__(self, geometry, tile_ids):
         """`tile_ids`: one tile id per physical slot (a bytes-like object)."""
-        g = geometry
-        self.geo = g
-        n = g.n_pos
+        self.geo = geometry
+        n = geometry.n_pos
         self.tile = bytearray(n)           # tile id per draw-order position
+        self.how = bytearray(n)            # IN_WALL or how it left
+        self._saved = bytearray(n)
+        self.reset(tile_ids)
+
+    def reset(self, tile_ids):
+        """A full wall of these tiles, laid out by the geometry's current
+        break, in the same buffers (the controller's next hand)."""
+        g = self.geo
+        n = g.n_pos
         for p in range(n):
             self.tile[p] = tile_ids[g.slot_of_pos[p]]
-        self.how = bytearray(n)            # IN_WALL or how it left
+            self.how[p] = IN_WALL
         self.count = n                     # W, tiles still in the wall
         self._head = 0                     # no tile before this position
         self._tail = g.n_stacks - 1        # no tile after this stack
-        self._saved = bytearray(n)
         self._saved_count = n
 
     # -- where the next tiles come from -------------------------------------

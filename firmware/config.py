@@ -34,6 +34,9 @@ lift_up_ms 500 20000
 lift_down_ms 500 20000
 dice_roll_ms 0 10000
 key_debounce_ms 5 500
+key_double_ms 150 2000
+key_hold_ms 500 5000
+draw_grace_ms 0 60000
 rfid_reply_ms 50 5000
 display_ack_ms 20 5000"""
 
@@ -59,9 +62,23 @@ class Config:
     firmware drops from its heap after boot."""
 
 
+class Rules:
+    """The ruleset's parameters engine_core.hand reads, as plain data (the
+    Ruleset class lives in a module the firmware drops after boot)."""
+
+
+def _rules(ruleset):
+    r = Rules()
+    for key in ("name", "stacks", "n_tiles", "reserve_base", "gold_method", "final_group",
+                "set_is_quad", "gold_in_reserve", "kong_exposed", "kong_concealed", "quad"):
+        setattr(r, key, getattr(ruleset, key))
+    return r
+
+
 def _config(data, path):
     rules = load_ruleset(data.get("ruleset"))
     cfg = Config()
+    cfg.rules = _rules(rules)
     cfg.path = path                        # `config_get` reads the file again
     cfg.ruleset = data.get("ruleset")
     cfg.ruleset_name = rules.name

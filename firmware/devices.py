@@ -35,7 +35,8 @@ class Devices:
                          cfg.n_tiles, cfg.rfid_reply_ms)
         self.display = Display(hal.uart(_UART_DISPLAY, p["display_tx"], p["display_rx"], 48),
                                cfg.display_ack_ms)
-        self.keys = Keys(hal, p["keys"], cfg.key_debounce_ms)
+        self.keys = Keys(hal, p["keys"], cfg.key_debounce_ms, cfg.key_double_ms,
+                         cfg.key_hold_ms)
         self.buzzer = Buzzer(hal, p["buzzer"])
         self.dice = Dice(hal.rand, cfg.dice_roll_ms)
         # Every driver that can raise a fault, checked once per tick.

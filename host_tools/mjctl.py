@@ -1,6 +1,7 @@
 """mjctl: the technician's and test engineer's command line.
 
     mjctl --sim [--seed N] [--heap BYTES] [--fault NAME[:ARG]]... cycle --json
+    mjctl --sim [--seed N] [--heap BYTES] hand --json
     mjctl --sim serve --json
     mjctl --port DEV status [--json]
 
@@ -20,6 +21,8 @@ from firmware.link.codec import LinkError
 from host_tools.link_client import LinkClient
 
 CYCLE_WALL_TIMEOUT_S = 60      # wall-clock guard; virtual time runs far faster
+HAND_WALL_TIMEOUT_S = 120
+STATE_KEYS = ("phase", "wall", "reserve", "drawable", "gold", "marker", "head", "tail")
 
 
 def describe_fault(ev):
@@ -60,6 +63,65 @@ def run_cycle(sim, link, timeout_s=CYCLE_WALL_TIMEOUT_S):
             break
     out["firmware"] = {"code": sim.code, "restarts": sim.restarts}
     return out
+
+
+def public_state(ev):
+    """A `hand` event as engine_core.replay names the state (stacks as
+    {"seat", "stack"}), with the op the controller saw."""
+    out = {"op": ev["op"]}
+    for k in STATE_KEYS:
+        v = ev[k]
+        if k in ("marker", "head", "tail") and v is not None:
+            v = {"seat": v[0], "stack": v[1]}
+        out[k] = v
+    return out
+
+
+def run_hand(sim, link, players, timeout_s=HAND_WALL_TIMEOUT_S):
+    """One cycle, then one hand played by `players` (HandPlayers) to its
+    result. Returns the hand's JSON object (issue 4)."""
+    cycle = run_cycle(sim, link)
+    out = {"ok": False, "result": None, "scenario": None, "observed": [], "cycle": cycle,
+           "faults": list(cycle["faults"])}
+    if not cycle["ok"]:
+        return out
+    while True:
+        ev = link.wait_event(lambda e: e["ev"] in ("hand", "result", "fault", "irregular"),
+                             timeout=timeout_s)
+        if ev["ev"] == "hand":
+            out["observed"].append(public_state(ev))
+        elif ev["ev"] == "irregular":
+            out.setdefault("irregular", []).append({"slot": ev["slot"], "reason": ev["reason"]})
+        elif ev["ev"] == "fault":
+            out["faults"].append(describe_fault(ev))
+            break
+        else:
+            out["result"] = {"winner": ev["winner"], "draw": ev["winner"] is None,
+                             "dealer": ev["dealer"], "wins_in_row": ev["wins_in_row"],
+                             "streak": ev["streak"]}
+            break
+    out["scenario"] = players.scenario
+    out["players"] = {"result": players.result, "skipped": len(players.skipped),
+                      "abandoned": players.abandoned}
+    out["ok"] = (not out["faults"] and out["result"] is not None and players.scenario is not None
+                 and len(out["observed"]) == len(players.scenario["events"])
+                 and not players.skipped and not players.abandoned)
+    return out
+
+
+def cmd_hand(args):
+    from host_tools.vtable.hand_players import HandPlayers
+    from host_tools.vtable.launcher import SimTable
+    with SimTable(seed=args.seed, faults=args.fault, heap=args.heap) as sim:
+        players = HandPlayers(sim.table, seed=args.seed)
+        with LinkClient(sim.link_path) as link:
+            try:
+                out = run_hand(sim, link, players)
+            except LinkError as e:
+                out = {"ok": False, "error": str(e), "faults": [],
+                       "firmware_log": sim.firmware_log()[-2000:]}
+    emit(args, out, human_hand)
+    return 0 if out.get("ok") else 1
 
 
 def cmd_cycle(args):
@@ -145,6 +207,30 @@ def human_cycle(out):
         c.print("[red]%s[/]" % out["error"])
 
 
+def human_hand(out):
+    c = _console()
+    res = out.get("result")
+    if res is None:
+        c.print("[red]hand stopped[/]")
+    elif res["draw"]:
+        c.print("[yellow]the hand is a draw (和局)[/]; dealer stays: seat %d" % res["dealer"])
+    else:
+        c.print("[green]seat %d won[/]; next dealer seat %d, streak %d"
+                % (res["winner"], res["dealer"], res["streak"]))
+    ops = {}
+    for st in out.get("observed", []):
+        ops[st["op"]] = ops.get(st["op"], 0) + 1
+    c.print("events followed: %s" % ", ".join("%s %d" % kv for kv in sorted(ops.items())))
+    if out.get("observed"):
+        last = out["observed"][-1]
+        c.print("last state: phase %s, wall %d, reserve %d, drawable %d, gold %s"
+                % (last["phase"], last["wall"], last["reserve"], last["drawable"], last["gold"]))
+    for f in out.get("faults", []):
+        human_fault(c, f)
+    if out.get("error"):
+        c.print("[red]%s[/]" % out["error"])
+
+
 def human_fault(c, f):
     c.print("[bold red]fault %d %s[/] %s" % (f["code"], f["name"], json.dumps(f["detail"])))
     c.print("  cause: %s" % f["cause"])
@@ -178,6 +264,9 @@ def parser():
     p = sub.add_parser("cycle", help="run one table cycle (--sim)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(fn=cmd_cycle, need_sim=True)
+    p = sub.add_parser("hand", help="one cycle and one hand played by virtual players (--sim)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(fn=cmd_hand, need_sim=True)
     p = sub.add_parser("serve", help="run the virtual table in real time for any client (--sim)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(fn=cmd_serve, need_sim=True)

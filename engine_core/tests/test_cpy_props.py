@@ -211,3 +211,32 @@ def test_wall_taken_and_put_back_keep_the_books(dealer, dice, takes, backs):
         assert wall.count == len(present)
         h = wall.head_pos()
         assert h == (min(wall.geo.pos_of_slot[s] for s in present) if present else -1)
+
+
+@SETTINGS
+@given(scenarios(), scenarios())
+def test_a_reset_hand_replays_like_a_new_one(first, second):
+    """The controller resets one Hand for every hand (no allocation): after
+    any first hand, reset to another break, dealer and wall (the second
+    scenario's, on the first one's ruleset) it must replay exactly like a
+    new Hand, event by event."""
+    from engine_core.replay import build
+    hand = build(first)
+    for ev in first["events"]:
+        _outcome(hand, ev)
+    second = dict(second, ruleset=first["ruleset"], tiles=first["tiles"][::-1])
+    fresh = build(second)
+    hand.reset(second["dealer"], sum(second["dice"]),
+               bytearray(tiles.tile_id(c) for c in second["tiles"]))
+    assert state(hand) == state(fresh)
+    for ev in second["events"]:
+        assert _outcome(hand, ev) == _outcome(fresh, ev), ev
+
+
+def _outcome(hand, ev):
+    try:
+        apply(hand, ev)
+        err = None
+    except Exception as e:          # Refused, or a malformed event
+        err = type(e).__name__
+    return err, state(hand)

@@ -51,3 +51,17 @@ def test_draws_and_kongs_in_play_allocate_nothing():
     finally:
         micropython.heap_unlock()
     assert hand.phase == DRAW and d <= 0 and marker >= -1 and n > 10
+
+
+def test_a_hand_reset_for_the_next_hand_allocates_nothing():
+    rules = load("fuzhou144")
+    ids = bytearray(tiles.tile_id(c) for c in arrange(rules, 2, 6, {}))
+    hand = Hand(rules, 2, 6, ids)
+    hand.deal()
+    micropython.heap_lock()
+    try:
+        hand.reset(1, 9, ids)
+    finally:
+        micropython.heap_unlock()
+    assert hand.phase == 0 and hand.wall.count == 144 and hand.dealer == 1
+    assert hand.wall.geo.skip == 9

@@ -55,8 +55,12 @@ class Builder:
         self.detail = None         # a dict for the fault event (rare: allocation is fine)
         self.started = 0
         self.starved = False
-        self.wall = bytearray(sum(tile_counts))  # tile id per slot after the audit
+        n = sum(tile_counts)
+        self.wall = bytearray(n)   # tile id per slot after the audit (NO_TILE: none)
+        for slot in range(n):
+            self.wall[slot] = tiles.NO_TILE
         self._side = 0             # the side being read (audit, check, recount)
+        self._asking = False       # that side is to be read when the reader is free
 
     # -- commands ------------------------------------------------------------
 
@@ -70,8 +74,7 @@ class Builder:
         """Feed again after a stop (a cleared fault): first read every wall,
         since a count may have been missed while the table was stopped."""
         self.state = RECOUNTING
-        self._side = 0
-        self.rfid.scan(now, 0, _LEVEL_LANES)
+        self._read(now, 0)
 
     def _feed_from(self, now):
         """Feeding from here; the build deadline too: time stopped does not count."""
@@ -86,6 +89,7 @@ class Builder:
         self._begin_audit(now)
 
     def stop(self):
+        self._asking = False
         self.plate.stop()
         for lane in self.lanes:
             lane.stop()
@@ -130,8 +134,7 @@ class Builder:
                 quiet = False
             elif ticks_diff(newest, lane.last_tile) >= self.lane_idle_ms:
                 self.state = CHECKING      # jammed, or is its count sensor silent?
-                self._side = lane.index
-                self.rfid.scan(now, lane.index, _LEVEL_LANES)
+                self._read(now, lane.index)
                 return
         if quiet:
             self.starved = True
@@ -147,8 +150,35 @@ class Builder:
             n += self.rfid.seen[slot]
         return n
 
+    def _read(self, now, side):
+        """Read one side of the walls being built, as soon as the reader is
+        free (the hand follower may be using it: two tile sets)."""
+        self._side = side
+        self._asking = True
+        self._ask(now)
+
+    def _ask(self, now):
+        # Free: no request out, and no answer of the follower's unread (it
+        # reads its answers in the tick they come).
+        r = self.rfid
+        if self._asking and r.state != 1 and (r.state != 2 or r.level == _LEVEL_LANES):
+            r.scan(now, self._side, _LEVEL_LANES)
+            self._asking = False
+
+    def reading(self):
+        """The builder needs the reader now (its reads come first)."""
+        return self.state == AUDITING or self.state == CHECKING or self.state == RECOUNTING
+
+    def _answered(self, now):
+        """True once this side's answer is in (the driver times out)."""
+        self._ask(now)
+        if self._asking or not self.rfid.done(_LEVEL_LANES):
+            return False
+        self.rfid.release()
+        return True
+
     def _check_lane(self, now):
-        if self.rfid.state != 2:       # rfid.DONE (the driver times out)
+        if not self._answered(now):
             return
         lane = self.lanes[self._side]
         held = self._tags_on(self._side)
@@ -161,28 +191,24 @@ class Builder:
             self._fail(_LANE_JAM, {"lane": lane.index, "count": lane.count})
 
     def _recount(self, now):
-        if self.rfid.state != 2:
+        if not self._answered(now):
             return
         lane = self.lanes[self._side]
         lane.set_count(self._tags_on(self._side), now)
-        self._side += 1
-        if self._side < 4:
-            self.rfid.scan(now, self._side, _LEVEL_LANES)
+        if self._side < 3:
+            self._read(now, self._side + 1)
         else:
             self._feed_from(now)
 
     def _begin_audit(self, now):
         self.state = AUDITING
-        self._side = 0
-        self.rfid.scan(now, 0, _LEVEL_LANES)
+        self._read(now, 0)
 
     def _audit(self, now):
-        rfid = self.rfid
-        if rfid.state != 2:        # rfid.DONE: still waiting (the driver times out)
+        if not self._answered(now):
             return
-        self._side += 1
-        if self._side < 4:
-            rfid.scan(now, self._side, _LEVEL_LANES)
+        if self._side < 3:
+            self._read(now, self._side + 1)
             return
         self._check_set()
 
@@ -221,10 +247,12 @@ class Builder:
         return -1
 
     def tiles_per_side(self):
+        """Tiles per side found by the last audit (the reader's answers may
+        be the hand follower's by now)."""
         per = len(self.wall) // 4
         out = [0, 0, 0, 0]
         for slot in range(len(self.wall)):
-            if self.rfid.seen[slot]:
+            if self.wall[slot] != tiles.NO_TILE:
                 out[slot // per] += 1
         return out
 

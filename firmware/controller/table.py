@@ -2,7 +2,9 @@
 
     IDLE --start--> BUILDING --walls ready--> LIFTING --all up--> DEALER
     DEALER --dealer's key--> ROLLING --dice shown--> IN_HAND
-    IN_HAND --hand_end--> LIFTING (next set already built) or BUILDING
+    IN_HAND --hand_end (a win key, the link, a draw)--> LIFTING (next set
+                                        already built) or BUILDING
+While IN_HAND the HandFollower (follower.py) follows the walls in play.
     any --fault--> FAULT (every motor off) --clear--> where it stopped
 
 With two tile sets the builder makes the next set during the hand (the
@@ -18,10 +20,13 @@ except ImportError:  # CPython (host-side tests)
 
 from firmware import faults
 from firmware.controller import builder as bld
+from firmware.controller.follower import HandFollower
 from firmware.drivers import display as dsp
+from firmware.drivers import keys as kys
 from firmware.drivers import lifter as lft
 from firmware.hal import ticks_diff
 from engine_core.dealer import Dealership
+from engine_core.hand import DRAW
 
 BOOT = 0
 IDLE = 1
@@ -58,6 +63,10 @@ class TableController:
         self.fault_log = []        # bounded: the last FAULT_LOG faults
         self.cycles = 0
         self.cycle_started = 0
+        self.follower = HandFollower(cfg.rules, devices.rfid, self.builder, devices.display,
+                                     devices.buzzer, emit, cfg.draw_grace_ms)
+        self.in_play = bytearray(cfg.n_tiles)    # tile id per slot of the walls lifted
+        self.hands = 0
         self.dealership = Dealership.first(hal.rand)
         self.next_ready = False    # a second set is built and audited in the lanes
 
@@ -82,12 +91,27 @@ class TableController:
         return None
 
     def hand_end(self, now, winner):
+        """The hand's result: a winning seat, or None for a draw (和局)."""
         if self.state != IN_HAND:
             return "no hand is being played (state %s)" % NAMES[self.state]
-        self.dealership.hand_ended(winner)
+        if winner is not None and (type(winner) is not int or winner < 0 or winner > 3):
+            return "the winner must be a seat 0..3, or null for a draw"
+        self.follower.end()
+        ds = self.dealership
+        ds.hand_ended(winner)
+        self.hands += 1
+        self.emit("result", {"winner": winner, "dealer": ds.dealer, "wins_in_row": ds.wins_in_row,
+                             "streak": ds.streak})
+        self.d.display.show_alert(now, dsp.ALERT_NONE)
         self.cycle_started = now
         self._start_next(now)
         return None
+
+    def kong(self, now, seat, concealed):
+        """A kong declared on the link; None, or why it is refused."""
+        if self.state != IN_HAND:
+            return "no hand is being played (state %s)" % NAMES[self.state]
+        return self.follower.kong(now, seat, concealed)
 
     def clear(self, now):
         if self.state != FAULT:
@@ -130,6 +154,7 @@ class TableController:
             self.d.display.show_dice(now, 0, 0, True)
         elif state == IN_HAND:
             self.d.display.show_dice(now, self.d.dice.a, self.d.dice.b, False)
+            self.follower.show_again(now)
 
     def builder_phase(self):
         return bld.NAMES[self.builder.state]
@@ -169,14 +194,41 @@ class TableController:
                 d.display.show_dice(now, dice.a, dice.b, False)
                 self.emit("dice", {"a": dice.a, "b": dice.b, "dealer": self.dealership.dealer})
                 self.cycles += 1
+                d.keys.clear()                 # the dice press is not a gesture
                 self._enter(now, IN_HAND)
+                self.follower.begin(now, self.dealership.dealer, dice.a + dice.b,
+                                    self.in_play, d.tags)
                 self._lower_all(now)           # platforms back down for the next set
                 if self.cfg.tile_sets == 1:
                     self.hal.set_flag(_MARK, False)
         elif state == IN_HAND:
-            for seat in range(4):
+            self._follow(now)
+        elif state != DEALER:
+            for seat in range(4):              # nothing to press for now
                 if d.keys.take_press(seat):
-                    d.buzzer.beep(now, 80)     # keys in a hand: the next issue
+                    self._refuse(now, seat, "no hand is on (the table is %s)" % NAMES[state])
+
+    def _follow(self, now):
+        d = self.d
+        f = self.follower
+        f.step(now)
+        for seat in range(4):
+            d.keys.take_press(seat)            # presses are read as gestures here
+            g = d.keys.take_gesture(seat)
+            if g == kys.HOLD:
+                self.hand_end(now, seat)       # "I win"
+                return
+            if g == kys.SINGLE or g == kys.DOUBLE:
+                why = f.kong(now, seat, g == kys.DOUBLE)
+                if why:
+                    self._refuse(now, seat, why)
+        if f.active and f.phase == DRAW:       # nothing left to draw: 和局
+            self.hand_end(now, None)
+
+    def _refuse(self, now, seat, reason):
+        """A key pressed when it means nothing: a beep and an event, no change."""
+        self.d.buzzer.beep(now, 150)
+        self.emit("refused", {"seat": seat, "reason": reason})
 
     def _build(self, now):
         b = self.builder
@@ -204,8 +256,7 @@ class TableController:
                     d.display.show_dice(now, 0, 0, True)
                     self._enter(now, ROLLING)
                     return
-                d.buzzer.beep(now, 150)        # only the dealer rolls
-                self.emit("refused", {"seat": seat, "reason": "only the dealer rolls"})
+                self._refuse(now, seat, "only the dealer rolls")
 
     def _start_next(self, now):
         if self.next_ready:
@@ -226,6 +277,7 @@ class TableController:
             lifter.lower(now)
 
     def _lift(self, now):
+        self.in_play[:] = self.builder.wall      # the next audit writes over it
         self.builder.state = bld.EMPTY
         for lifter in self.d.lifters:
             lifter.lift(now)

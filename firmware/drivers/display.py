@@ -20,6 +20,10 @@ _SHOW_DEALER = const(0x03)
 _SHOW_COUNT = const(0x04)
 _SHOW_TEXT = const(0x05)
 _CLEAR = const(0x06)
+_SHOW_ALERT = const(0x07)
+ALERT_NONE = 0
+ALERT_FINAL = 1                # the final group is being taken
+ALERT_DRAW = 2                 # the hand is a draw (和局)
 _ACK = const(0x80)
 _MAX_DATA = const(16)
 
@@ -53,6 +57,19 @@ class Display:
         self._data[0] = seat
         self._data[1] = streak if streak < 255 else 255
         self._send(now, _SHOW_DEALER, 2)
+
+    def show_count(self, now, drawable, seat, stack):
+        """Drawable count and the marker stack (seat 255: no marker)."""
+        d = self._data
+        d[0] = drawable & 0xFF
+        d[1] = (drawable >> 8) & 0xFF          # i16 little-endian
+        d[2] = seat
+        d[3] = stack
+        self._send(now, _SHOW_COUNT, 4)
+
+    def show_alert(self, now, alert):
+        self._data[0] = alert
+        self._send(now, _SHOW_ALERT, 1)
 
     def show_text(self, now, text):
         n = min(len(text), _MAX_DATA)

@@ -37,6 +37,7 @@ class Rfid:
         self.state = IDLE
         self.fault = 0
         self.side = 0
+        self.level = 0             # of the last request: whose answer it is
         self.bad_frames = 0
         self._deadline = 0
         self._tx = bytearray(8)
@@ -58,10 +59,21 @@ class Rfid:
         tx[6] = _ETX
         self.uart.write(tx, 7)
         self.side = side
+        self.level = level
         self.state = WAITING
         self._n = 0
         self._damaged = False
         self._deadline = ticks_add(now, self.reply_ms)
+
+    def done(self, level):
+        """The answer to a request of `level` is in `seen` and `uids`."""
+        return self.state == DONE and self.level == level
+
+    def release(self):
+        """The answer is used: the reader is free for anyone's request. The
+        builder (level 0) and the hand follower (level 1) share it so."""
+        if self.state == DONE:
+            self.state = IDLE
 
     def poll(self, now):
         k = self.uart.readinto(self._rx)

@@ -16,7 +16,7 @@ captured locals would be heap cells at every call).
 import json
 from firmware.link import frame
 
-PROTO_VERSION = 1          # bumped by any change of the tables below
+PROTO_VERSION = 2          # bumped by any change of the tables below
 REQUEST, RESPONSE, EVENT, ERROR = 0x10, 0x11, 0x12, 0x13
 
 # The tables: one line per message, "name field:type field:type ...", every
@@ -31,6 +31,7 @@ REQUESTS = (
     "faults n:int*\n"
     "config_get key:str*\n"
     "hand_end winner:int?*\n"
+    "kong kind:str seat:int\n"
 )
 RESPONSES = (              # "op" echoes the request's
     "hello build:str fw:str op:str proto:int table:str\n"
@@ -40,6 +41,7 @@ RESPONSES = (              # "op" echoes the request's
     "clear cleared:int? op:str\n"
     "faults faults:list op:str total:int\n"
     "hand_end op:str state:str\n"
+    "kong op:str state:str\n"
     "config_get key:str* keys:list* op:str value:any*\n"
 )
 EVENTS = (                 # "t": ms since boot; the other fields are public facts
@@ -50,10 +52,14 @@ EVENTS = (                 # "t": ms since boot; the other fields are public fac
     "walls next:bool* t:int tiles_per_side:list\n"
     "lane count:int lane:int t:int\n"
     "refused reason:str seat:int t:int\n"
+    "hand drawable:int gold:str? head:list? kind:str* marker:list? n:int op:str phase:str"
+    " reserve:int seat:int* slot:int* t:int tail:list? wall:int\n"
+    "irregular reason:str slot:int t:int\n"
+    "result dealer:int streak:int t:int winner:int? wins_in_row:int\n"
 )
 ERROR_FIELDS = "error:str message:str op:str* proto:int*"      # head "ok": false
 ERRORS = ("bad_json bad_kind bad_request unknown_op proto_mismatch"     # on the wire
-          " busy not_found too_big internal config_invalid")
+          " busy refused not_found too_big internal config_invalid")
 HOST_ERRORS = "not_public bad_value bad_response bad_event timeout closed"
 NESTED = ("cmd code count detail dropped end errors expected got lane ms name overruns"
           " reason requests seat sensor side slot slots state t")   # keys of nested objects

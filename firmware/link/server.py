@@ -185,6 +185,17 @@ class LinkServer:
             if why:
                 raise codec.LinkError("busy", why)
             return {"ok": True, "state": "next"}
+        if op == "kong":
+            kind = args["kind"]
+            if kind != "exposed" and kind != "concealed":
+                raise codec.LinkError("bad_request", "kind must be exposed or concealed")
+            seat = args["seat"]
+            if seat < 0 or seat > 3:
+                raise codec.LinkError("bad_request", "seat must be 0..3")
+            why = ctl.kong(now, seat, kind == "concealed")
+            if why:
+                raise codec.LinkError("refused", why)
+            return {"ok": True, "state": "in_hand"}
         if op == "faults":
             n = args.get("n", len(ctl.fault_log))
             out = []

@@ -20,6 +20,9 @@ RANGES = (
     ("lift_down_ms", 500, 20000),
     ("dice_roll_ms", 0, 10000),
     ("key_debounce_ms", 5, 500),
+    ("key_double_ms", 150, 2000),
+    ("key_hold_ms", 500, 5000),
+    ("draw_grace_ms", 0, 60000),
     ("rfid_reply_ms", 50, 5000),
     ("display_ack_ms", 20, 5000),
 )

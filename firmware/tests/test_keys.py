@@ -1,17 +1,28 @@
 """Seat keys and buzzer (firmware/drivers/keys.py) on the fake HAL: debounce,
 one press taken once, the buzzer turning itself off."""
 
-from firmware.drivers.keys import Buzzer, Keys
+from firmware.drivers.keys import DOUBLE, HOLD, NONE, SINGLE, Buzzer, Keys
 from firmware.tests.fakehal import FakeHal
 
 PINS = (1, 2, 41, 42)
 DEBOUNCE = 30
+DOUBLE_MS = 400
+HOLD_MS = 1500
 BUZZER = 45
 
 
 def make():
     hal = FakeHal()
-    return hal, Keys(hal, PINS, DEBOUNCE)
+    return hal, Keys(hal, PINS, DEBOUNCE, DOUBLE_MS, HOLD_MS)
+
+
+def tap(hal, keys, seat, t, ms=120):
+    """Press for `ms`, polling every 10 ms; returns the time after release."""
+    hal.set(PINS[seat], 1)
+    run(keys, t, t + ms)
+    hal.set(PINS[seat], 0)
+    run(keys, t + ms + 10, t + ms + 60)
+    return t + ms + 60
 
 
 def run(keys, t0, t1, step=10):
@@ -86,6 +97,55 @@ def test_clear_forgets_presses_not_taken():
     run(keys, 0, 100)
     keys.clear()
     assert not keys.take_press(0) and not keys.take_press(3)
+
+
+def test_one_short_press_is_a_single_once_the_double_window_has_passed():
+    hal, keys = make()
+    t = tap(hal, keys, 2, 0)
+    assert keys.take_gesture(2) == NONE          # a second press may follow
+    run(keys, t, 200 + DOUBLE_MS)
+    assert keys.take_gesture(2) == SINGLE
+    assert keys.take_gesture(2) == NONE          # taken once
+    assert keys.take_press(2)                    # the plain press is there too
+
+
+def test_two_quick_presses_are_one_double_and_two_slow_ones_two_singles():
+    hal, keys = make()
+    t = tap(hal, keys, 1, 0)
+    t = tap(hal, keys, 1, t + 100)
+    run(keys, t, t + DOUBLE_MS + 20)
+    assert keys.take_gesture(1) == DOUBLE
+    assert keys.take_gesture(1) == NONE
+    t = tap(hal, keys, 1, 5000)
+    run(keys, t, t + DOUBLE_MS + 100)
+    assert keys.take_gesture(1) == SINGLE
+    t = tap(hal, keys, 1, t + DOUBLE_MS + 200)
+    run(keys, t, t + DOUBLE_MS + 20)
+    assert keys.take_gesture(1) == SINGLE
+
+
+def test_a_hold_fires_while_held_and_its_release_adds_nothing():
+    hal, keys = make()
+    hal.set(PINS[0], 1)
+    run(keys, 0, HOLD_MS - 20)
+    assert keys.take_gesture(0) == NONE
+    run(keys, HOLD_MS, HOLD_MS + 200)
+    assert keys.take_gesture(0) == HOLD
+    run(keys, HOLD_MS + 210, 4000)               # still held
+    assert keys.take_gesture(0) == NONE
+    hal.set(PINS[0], 0)
+    run(keys, 4010, 6000)
+    assert keys.take_gesture(0) == NONE
+    for seat in (1, 2, 3):
+        assert keys.take_gesture(seat) == NONE
+
+
+def test_clear_forgets_gestures_and_one_in_progress():
+    hal, keys = make()
+    tap(hal, keys, 3, 0)
+    keys.clear()
+    run(keys, 200, 1000)
+    assert keys.take_gesture(3) == NONE
 
 
 def test_buzzer_turns_itself_off():

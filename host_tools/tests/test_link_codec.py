@@ -576,7 +576,7 @@ def cpython_side(job):
     return out
 
 
-BAD_REQUESTS = [b'{"op":"reboot"}', b'{"op":"hello","proto":2}', b'{"op":"hello","proto":"1"}',
+BAD_REQUESTS = [b'{"op":"reboot"}', b'{"op":"hello","proto":99}', b'{"op":"hello","proto":"1"}',
                 b'[1]', b'{"op":"status","x":1}', b"\xff\xfe"]
 
 

@@ -6,6 +6,8 @@ import signal
 import subprocess
 import sys
 
+from firmware.link import codec
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 MJCTL = [sys.executable, "-m", "host_tools.mjctl"]
 
@@ -53,7 +55,7 @@ def test_serve_gives_a_link_that_status_answers_and_stops_on_ctrl_c():
         p = mjctl("--port", link, "status", "--json", timeout=30)
         assert p.returncode == 0, p.stderr
         st = json.loads(p.stdout)
-        assert st["state"] == "idle" and st["proto"] == 1 and st["build"] == "sim"
+        assert st["state"] == "idle" and st["proto"] == codec.PROTO_VERSION and st["build"] == "sim"
         p = mjctl("--port", link, "status", timeout=30)       # the human table
         assert p.returncode == 0 and "idle" in p.stdout
     finally:

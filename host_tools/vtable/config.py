@@ -3,7 +3,8 @@
 One source of truth: the virtual table reads the same file the firmware
 reads, so a pin moved in the config moves on both sides at once. Only what
 is physical is taken from it (pins, how many tile sets the machine holds,
-the ruleset's tiles, the dice display time for the lower bound); the
+the ruleset's tiles, the dice display time for the lower bound, how the
+players work the seat keys and how long the table waits before a draw); the
 firmware's deadlines (`plate_rev_ms`, `lift_up_ms`, ...) are its own
 business and the model never reads them.
 """
@@ -31,6 +32,10 @@ class TableConfig:
         self.ruleset = raw.get("ruleset")
         self.tile_sets = int(raw.get("tile_sets", 1))
         self.dice_roll_ms = int(raw["timings"]["dice_roll_ms"])
+        # How the seat keys are worked (the players read the manual too).
+        self.key_double_ms = int(raw["timings"]["key_double_ms"])
+        self.key_hold_ms = int(raw["timings"]["key_hold_ms"])
+        self.draw_grace_ms = int(raw["timings"]["draw_grace_ms"])
         self.gpio = {}          # (name, index or None) -> gpio
         self.names = {}         # gpio -> (name, index or None)
         for name in INPUTS + OUTPUTS:

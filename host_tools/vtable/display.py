@@ -15,9 +15,10 @@ starts blank, as it does after a power cut.
 from .serialframes import FrameParser, UartLine, bytes_ms, frame
 
 START, END = 0x7E, 0x7F
-SHOW_GOLD, SHOW_DICE, SHOW_DEALER, SHOW_COUNT, SHOW_TEXT, CLEAR = 1, 2, 3, 4, 5, 6
-NAMES = {1: "gold", 2: "dice", 3: "dealer", 4: "count", 5: "text", 6: "clear"}
-LENGTHS = {1: (1, 1), 2: (3, 3), 3: (2, 2), 4: (4, 4), 5: (0, 16), 6: (0, 0)}
+SHOW_GOLD, SHOW_DICE, SHOW_DEALER, SHOW_COUNT, SHOW_TEXT, CLEAR, SHOW_ALERT = 1, 2, 3, 4, 5, 6, 7
+NAMES = {1: "gold", 2: "dice", 3: "dealer", 4: "count", 5: "text", 6: "clear", 7: "alert"}
+LENGTHS = {1: (1, 1), 2: (3, 3), 3: (2, 2), 4: (4, 4), 5: (0, 16), 6: (0, 0), 7: (1, 1)}
+ALERTS = ("none", "final", "draw")      # SHOW_ALERT's lamp: the final group, the draw
 
 
 def sum_check(cmd, n, data):
@@ -46,6 +47,7 @@ class DisplayBoard:
         self.dice = None            # (a, b, rolling)
         self.dealer = (255, 0)      # (seat, streak)
         self.count = None           # (drawable, marker seat, marker stack)
+        self.alert = "none"         # the final-group / draw lamp
         self.text = ""
         self.changed_at = {}
         if t is not None:
@@ -94,6 +96,10 @@ class DisplayBoard:
         elif cmd == SHOW_COUNT:
             drawable = int.from_bytes(data[0:2], "little", signed=True)
             self.count = value = (drawable, data[2], data[3])
+        elif cmd == SHOW_ALERT:
+            if data[0] >= len(ALERTS):
+                return False
+            self.alert = value = ALERTS[data[0]]
         elif cmd == SHOW_TEXT:
             if any(b > 0x7E or b < 0x20 for b in data):
                 return False
@@ -106,6 +112,10 @@ class DisplayBoard:
         self.changed_at[NAMES[cmd]] = now
         if cmd == SHOW_DEALER:
             self.table.players.dealer_shown(now)
+        if cmd == SHOW_DICE and not data[2]:
+            for d in self.table.attached:       # players read the settled dice
+                if hasattr(d, "dice_shown"):
+                    d.dice_shown(now, data[0], data[1])
         return True
 
     def power_off(self, t):

@@ -1,8 +1,10 @@
 """Virtual players who play one hand on the walls in play (issue 4).
 
-Once the four new walls are up, `HandPlayers` reads the tile at every slot
-of the table top (the tiles the RFID reader's level 1 sees), so the §13
-scenario it writes is the real one, not an invented shuffle. It then
+Once four new walls are up and the table's dice have settled on the
+display, `HandPlayers` reads the tile at every slot of the table top (the
+tiles the RFID reader's level 1 sees) and takes the dealer and dice the
+table shows, so the §13 scenario it writes is the real one, not an
+invented shuffle. It then
 chooses what the players do the way host_tools/hand_script.random_hand
 does (deal, flower rounds, the gold, draws in turn, an occasional kong or
 stray tile), and applies every event to an engine_core `Hand` as it is
@@ -11,16 +13,18 @@ and the geometry turns them into physical slots. Those removals are then
 scheduled on the virtual clock and done with `table.players_take(slot)`.
 
     hp = HandPlayers(table, seed=5)     # attaches itself to the table
-    ... build and lift: at walls_up the hand is planned ...
+    ... build, lift, dice: then the hand is planned ...
     table.advance_to(hp.end_time)       # every tile taken on time
 
 `scenario` is the §13 object (replay it with engine_core.replay.replay);
 `timeline` lists (virtual ms, event index, slot or None, kind), kind being
-the event's op, or "press" for the key a seat presses just before a kong's
-replacement (pressed through table.players). An event that takes no tile
-(an empty flower round, the final draw of a drawn hand) has one entry with
-slot None. The hand ends as a draw (§8) when the engine says so; the
-players do not clear the table (call table.players_clear_table()).
+the event's op, "press" for the kong key a seat presses before a kong's
+replacement (one tap: exposed, two: concealed), or "win" for a seat holding
+its key to claim the hand. An event that takes no tile (an empty flower
+round, the draw called when nothing is left to draw) has one entry with
+slot None. `result` is {"winner": seat} or {"draw": True}: the hand ends as
+a draw (§8) when nothing is left to draw (the table calls it after its
+grace time), or earlier when a player wins (`win_rate` per draw).
 
 The gold indicator leaves its slot too (§7: it leaves play, face up on the
 marker), so the reader no longer sees it there.
@@ -39,12 +43,15 @@ class HandPlayers:
     deal_ms = 150           # between tiles while dealing
     tail_ms = 400           # between tiles taken from the tail (flowers, gold)
     think_ms = (1500, 4000)  # before each draw, kong or stray take
-    press_ms = 300          # kong: key press to the replacement taken
+    press_ms = 1200         # kong: key press to the replacement taken
+    tap_ms = 120            # a short press; a double's second starts tap + gap later
+    tap_gap_ms = 150
+    after_take_ms = 2500    # a stray take: the table publishes it within 1.5 s
     gold_ms = 1000          # the flower rounds done to the gold turned up
     start_ms = 1000         # after the dice: the deal starts
 
     def __init__(self, table, seed, ruleset=None, dealer=None, dice=None,
-                 gold_dice=None, kong_rate=0.04, take_rate=0.01):
+                 gold_dice=None, kong_rate=0.04, take_rate=0.01, win_rate=0.012):
         self.table = table
         self.seed = seed
         self.rng = random.Random("hand_players:%s" % (seed,))
@@ -53,13 +60,16 @@ class HandPlayers:
         if (self.rules.n_tiles, self.rules.stacks) != (table.rules.n_tiles, table.stacks):
             raise ValueError("%s does not fit this table's walls" % self.rules.name)
         rand = self.rng.randbytes
-        self.dealer = self.rng.randrange(4) if dealer is None else dealer
-        self.dice = list(roll(rand)) if dice is None else list(dice)
+        self.fixed_dealer, self.fixed_dice = dealer, dice   # None: the table's
+        self.dealer = dealer
+        self.dice = list(dice) if dice is not None else None
         self.gold_dice = gold_dice
         if self.rules.gold_method == "dice" and gold_dice is None:
             self.gold_dice = list(roll(rand))
         self.kong_rate = kong_rate
         self.take_rate = take_rate
+        self.win_rate = win_rate
+        self.result = None          # {"winner": seat} or {"draw": True}, once planned
         self.scenario = None        # the §13 object, once the walls are up
         self.timeline = []          # (t, event index, slot or None, kind)
         self.hand = None            # the engine's Hand at the end of the plan
@@ -74,23 +84,30 @@ class HandPlayers:
     # -- the table's hooks -------------------------------------------------
 
     def walls_up(self, now):
-        if self.scenario is None:
-            self.start(now)
+        if self.walls_up_at is None:
+            self.walls_up_at = now
         elif not self.done:
             self.abandoned = True   # the old walls went to the tray
             self.table.log_event("hand players", None, "abandoned: new walls")
 
+    def dice_shown(self, now, a, b):
+        """The table's dice settled: the hand starts, with the dealer its
+        lamp shows and these dice (unless the players were given others)."""
+        if self.walls_up_at is not None and self.scenario is None and not self.abandoned:
+            if self.fixed_dealer is None:
+                self.dealer = self.table.display.dealer_seat
+            if self.fixed_dice is None:
+                self.dice = [a, b]
+            self.start(now)
+
     def start(self, now):
         """Plan the hand on the walls now on the table top. The deal
-        begins after the dealer's key, the dice and `start_ms`."""
-        self.walls_up_at = now
+        begins `start_ms` from now."""
         codes = self._read_walls()
         if codes is None:           # a tile missing (a fault): nobody plays
             self.table.log_event("hand players", None, "a slot is empty: no hand")
             return
-        cfg, keys = self.table.config, self.table.players
-        t0 = now + keys.reaction_ms + keys.hold_ms + cfg.dice_roll_ms + self.start_ms
-        self._plan(codes, t0)
+        self._plan(codes, now + self.start_ms)
         self.table.log_event("hand players", None, "hand planned",
                              len(self.scenario["events"]), self.end_time)
 
@@ -116,8 +133,16 @@ class HandPlayers:
                and self.timeline[self._next][0] <= now):
             t, index, slot, kind = self.timeline[self._next]
             self._next += 1
-            if kind == "press":
-                table.players.press(self.scenario["events"][index]["seat"], at=now)
+            if kind == "press":           # a kong: one tap exposed, two concealed
+                ev = self.scenario["events"][index]
+                keys = table.players
+                keys.press(ev["seat"], at=now, hold_ms=self.tap_ms)
+                if ev["kind"] == "concealed":
+                    keys.press(ev["seat"], at=now + self.tap_ms + self.tap_gap_ms,
+                               hold_ms=self.tap_ms)
+            elif kind == "win":           # hold the key: "I win"
+                table.players.press(self.result["winner"], at=now,
+                                    hold_ms=table.config.key_hold_ms + 300)
             elif slot is not None:
                 if slot in table.top_walls[slot // (2 * table.stacks)]:
                     self.taken.append((now, slot, table.players_take(slot)))
@@ -185,7 +210,19 @@ class HandPlayers:
         seat = (self.dealer + 1) % 4          # the dealer discards first
         while hand.phase != DRAW:
             think = rng.randint(*self.think_ms)
+            if events[-1]["op"] == "take":
+                think += self.after_take_ms
             r = rng.random()
+            if hand.drawable <= 0:
+                # Nothing left to draw: nobody wins, the table calls the draw
+                # (和局) after its grace time; the players only wait.
+                play({"op": "draw", "seat": seat}, self.table.config.draw_grace_ms, 0)
+                self.result = {"draw": True}
+                break
+            if events[-1]["op"] == "draw" and rng.random() < self.win_rate:
+                self.result = {"winner": events[-1]["seat"]}
+                self.timeline.append((t[0] + think, len(events) - 1, None, "win"))
+                break
             if hand.phase == PLAY and r < self.kong_rate:
                 who = rng.randrange(4)
                 ev = {"op": "kong", "seat": who,

@@ -1,0 +1,393 @@
+"""Following a hand from the walls in play (rules-spec §4-§11, docs/hand.md).
+
+The RFID reader's table-top antennas (level 1) are read side after side.
+A slot whose tag is missing in two reads of its side in a row has lost its
+tile (one missing read is a glitch, healed by the next); a tag back in an
+empty slot is a tile put back. Each loss is explained by the rules core:
+
+* a position an event already took (`pending`): that event's tiles arrive;
+* the head, in phase new: the deal; in play or the final group: a draw for
+  the seat whose turn it is (turns go round; a kong key moves the turn);
+* the tail, after the deal: the flower rounds, then the gold (tail method);
+* a kong comes from its key (or the link) before its replacement is taken;
+* anything else, once a whole round of reads has not explained it, is an
+  irregular take (§11).
+
+The core runs at most a few events ahead of the tiles: each event's public
+state is kept in a row of a preallocated queue and published (link, display)
+when its last tile has been seen to leave, in the order the events happened.
+One `Hand` is reset for every hand: following allocates nothing but the
+event dict of each published state.
+"""
+
+try:
+    from micropython import const
+except ImportError:  # CPython (host-side tests)
+    def const(x):
+        return x
+
+from engine_core import tiles
+from engine_core.hand import DEALT, DRAW, FINAL, NEW, PHASE_NAMES, PLAY, REPLACED, Hand, Refused
+from engine_core.tiles import NO_TILE
+from firmware.drivers import display as dsp
+from firmware.hal import ticks_add, ticks_diff
+from firmware.tags import UNKNOWN
+
+OPS = "deal replace_flowers reveal_gold draw kong take put_back"
+OP_DEAL = const(0)
+OP_FLOWERS = const(1)
+OP_GOLD = const(2)
+OP_DRAW = const(3)
+OP_KONG = const(4)
+OP_TAKE = const(5)
+OP_BACK = const(6)
+
+_LEVEL_TOP = const(1)
+_WAITING = const(1)            # rfid.WAITING
+_CONFIRM = const(2)            # reads of a slot's side without its tag: a tile gone
+_IRREGULAR = const(3)          # ... and one more round unexplained: irregular
+_ROW = const(14)               # a published state: see _snapshot
+_QUEUE = const(8)
+_NONE = const(255)
+
+
+class HandFollower:
+    def __init__(self, rules, rfid, builder, display, buzzer, emit, draw_grace_ms):
+        n = rules.n_tiles
+        self.rfid = rfid
+        self.builder = builder     # shares the reader: its reads come first
+        self.display = display
+        self.buzzer = buzzer
+        self.emit = emit
+        self.draw_grace_ms = draw_grace_ms
+        self.tags = None
+        self.hand = Hand(rules, 0, 2, bytearray(n))    # reset for every hand
+        self.per_side = n // 4
+        self.active = False
+        self.turn = 0
+        self.events = 0            # states published this hand
+        self.irregular = 0
+        self.glitches = 0          # a tag missing from one read only
+        self.queued = 0
+        self._first = 0            # ring index of the oldest queued event
+        self._rows = bytearray(_ROW * (_QUEUE + 1))     # the last: for the display
+        self._left = bytearray(_QUEUE)       # tiles of each queued event not yet seen gone
+        self._pending = bytearray(n)         # by position: queue index + 1 of its event
+        self._before = bytearray(n)          # wall.how before an event
+        self._present = bytearray(n)         # by slot: the tile is there (as published)
+        self._missing = bytearray(n)         # by slot: reads in a row without its tag
+        self._side = 0
+        self._scanning = False
+        self._draw_at = 0
+        self._draw_due = False
+        self._shown = bytearray(4)           # drawable + 128, marker seat, stack, alert
+
+    # -- the hand's life ------------------------------------------------------
+
+    def begin(self, now, dealer, dice_sum, tile_ids, tags):
+        """The walls in play hold `tile_ids` (by slot, from the audit)."""
+        self.hand.reset(dealer, dice_sum, tile_ids)
+        self.tags = tags
+        self.active = True
+        self.turn = (dealer + 1) % 4         # the dealer discards first
+        self.events = 0
+        self.irregular = 0
+        self.queued = 0
+        self._first = 0
+        self._draw_due = False
+        for s in range(len(tile_ids)):
+            self._present[s] = tile_ids[s] != NO_TILE
+            self._missing[s] = 0
+            self._pending[s] = 0
+        for j in range(4):
+            self._shown[j] = _NONE
+        self._side = 0
+        self._scanning = False
+        self.display.show_gold(now, _NONE)
+        self._show(now, self.hand)
+
+    def end(self):
+        self.active = False
+        if self._scanning and self.rfid.done(_LEVEL_TOP):
+            self.rfid.release()
+        self._scanning = False
+
+    @property
+    def phase(self):
+        return self.hand.phase
+
+    # -- commands (keys, link) ------------------------------------------------
+
+    def kong(self, now, seat, concealed):
+        """A kong declared by `seat`: None, or why it is refused."""
+        if not self.active:
+            return "no hand is being followed"
+        hand = self.hand
+        if hand.phase != PLAY:
+            return "a kong is only declared in play (phase %s)" % hand.phase_name
+        if not self._apply(now, OP_KONG, seat, 1 if concealed else 0):
+            return "the wall has no tile for a kong's replacement"
+        self.turn = (seat + 1) % 4
+        return None
+
+    # -- the tick -------------------------------------------------------------
+
+    def step(self, now):
+        if not self.active:
+            return
+        rfid = self.rfid
+        if self._scanning:
+            if rfid.done(_LEVEL_TOP):
+                rfid.release()
+                self._scanning = False
+                self._read(now, self._side)
+                self._side = (self._side + 1) & 3
+            elif rfid.state != _WAITING:
+                self._scanning = False       # the builder took the reader: ask again
+        if not self._scanning and rfid.state != _WAITING and not self.builder.reading():
+            rfid.scan(now, self._side, _LEVEL_TOP)
+            self._scanning = True
+        if self._draw_due and ticks_diff(now, self._draw_at) >= 0:
+            self._draw_due = False
+            self._apply(now, OP_DRAW, self.turn, 0)      # D <= 0: the hand is a draw
+
+    def _read(self, now, side):
+        seen = self.rfid.seen
+        present = self._present
+        missing = self._missing
+        first = side * self.per_side
+        last = first + self.per_side
+        for slot in range(first, last):
+            if seen[slot]:
+                if not present[slot]:
+                    self._back(now, slot)
+                elif missing[slot]:
+                    self.glitches += 1           # gone for one read only
+                missing[slot] = 0
+            elif present[slot] and missing[slot] < _NONE:
+                missing[slot] += 1
+        # Confirmed losses, in the order the rules explain them: tiles of
+        # events already applied, then head and tail (each may apply an event
+        # that explains more), then what stays unexplained long enough.
+        again = True
+        while again:
+            again = False
+            for slot in range(first, last):
+                if present[slot] and missing[slot] >= _CONFIRM and self._explain(now, slot):
+                    again = True
+        for slot in range(first, last):
+            if present[slot] and missing[slot] >= _IRREGULAR:
+                self._take(now, slot)
+
+    def _explain(self, now, slot):
+        hand = self.hand
+        wall = hand.wall
+        p = wall.geo.pos_of_slot[slot]
+        if not self._pending[p] and not wall.how[p]:
+            phase = hand.phase
+            if p == wall.head_pos():
+                if phase == NEW:
+                    self._apply(now, OP_DEAL, 0, 0)
+                elif (phase == PLAY or phase == FINAL) and hand.drawable > 0:
+                    seat = self.turn
+                    if self._apply(now, OP_DRAW, seat, 0):
+                        self.turn = (seat + 1) & 3
+            elif p == wall.tail_pos() and (phase == DEALT or phase == REPLACED):
+                self._auto(now)
+        if self._pending[p]:
+            self._arrived(now, slot, p)
+            return True
+        if wall.how[p] and not self._pending[p]:
+            # The core had it gone already (a tile put back by hand, then
+            # taken again, that no event claims): the wall count is right.
+            self._present[slot] = 0
+            return True
+        return False
+
+    def _take(self, now, slot):
+        self._present[slot] = 0
+        self.irregular += 1
+        self._apply(now, OP_TAKE, slot, 0)
+
+    def _back(self, now, slot):
+        """A tag in a slot whose tile had gone: a tile put back (§11)."""
+        self._present[slot] = 1
+        wall = self.hand.wall
+        p = wall.geo.pos_of_slot[slot]
+        tid = self.tags.lookup_at(self.rfid.uids, 4 * slot)
+        if self._pending[p] or not wall.how[p] or tid == UNKNOWN:
+            # Not one of the wall's tiles, or one an event still waits for:
+            # reported, not counted (it will be looked at again when it goes).
+            self.emit("irregular", {"slot": slot, "reason": "a tile the hand does not "
+                                    "expect was put back: not counted"})
+            return
+        wall.put_back(slot)
+        wall.tile[p] = tid             # the tile the reader sees there now
+        self._apply(now, OP_BACK, slot, 0)
+
+    # -- events and their published states -----------------------------------
+
+    def _auto(self, now):
+        """The events no one declares: flower rounds, and the gold by the tail."""
+        hand = self.hand
+        if hand.phase == DEALT:
+            self._apply(now, OP_FLOWERS, 0, 0)
+        if hand.phase == REPLACED and hand.rules.gold_method == "tail":
+            self._apply(now, OP_GOLD, 0, 0)
+
+    def _apply(self, now, op, arg, kind):
+        """Apply one event to the core; queue its state until its tiles are
+        seen gone. False (nothing changed) if the rules refuse it."""
+        if self.queued == _QUEUE:
+            # Full (tiles of eight events not seen go): the oldest goes out
+            # as it is, and no longer waits for its tiles.
+            q = self._first
+            for p in range(len(self._pending)):
+                if self._pending[p] == q + 1:
+                    self._pending[p] = 0
+            self._publish(now)
+        hand = self.hand
+        how = hand.wall.how
+        before = self._before
+        before[:] = how
+        try:
+            if op == OP_DEAL:
+                hand.deal()
+            elif op == OP_FLOWERS:
+                hand.replace_flowers()
+            elif op == OP_GOLD:
+                hand.reveal_gold(0)
+            elif op == OP_DRAW:
+                hand.draw(arg)
+            elif op == OP_KONG:
+                hand.kong(arg, kind == 1)
+            elif op == OP_TAKE:
+                hand.take(arg)
+        except Refused:
+            return False
+        q = (self._first + self.queued) % _QUEUE
+        self.queued += 1
+        left = 0
+        for p in range(len(how)):
+            if how[p] and not before[p]:
+                self._pending[p] = q + 1
+                left += 1
+        if op == OP_TAKE:
+            self._pending[hand.wall.geo.pos_of_slot[arg]] = 0
+            left -= 1                            # seen gone already
+        self._left[q] = left
+        self._snapshot(q, op, arg, kind)
+        self._flush(now)
+        return True
+
+    def _arrived(self, now, slot, p):
+        self._present[slot] = 0
+        q = self._pending[p] - 1
+        self._pending[p] = 0
+        self._left[q] -= 1
+        self._flush(now)
+
+    def _flush(self, now):
+        while self.queued and not self._left[self._first]:
+            self._publish(now)
+        if not self.queued:
+            hand = self.hand
+            if hand.phase == DEALT or hand.phase == REPLACED:
+                self._auto(now)
+            elif (hand.phase == PLAY or hand.phase == FINAL) and hand.drawable <= 0 \
+                    and not self._draw_due:
+                # No tile left to draw: the hand is a draw (§8), unless a
+                # player shows a win on the last tile within the grace time.
+                self._draw_due = True
+                self._draw_at = ticks_add(now, self.draw_grace_ms)
+
+    def _snapshot(self, q, op, arg, kind):
+        hand = self.hand
+        wall = hand.wall
+        r = self._rows
+        at = q * _ROW
+        r[at] = op
+        r[at + 1] = arg
+        r[at + 2] = kind
+        r[at + 3] = hand.phase
+        r[at + 4] = wall.count
+        r[at + 5] = hand.reserve
+        r[at + 6] = hand.drawable + 128
+        r[at + 7] = hand.gold
+        head = wall.head_pos()
+        self._stack(at + 8, hand.marker_stack())
+        self._stack(at + 10, head >> 1 if head >= 0 else -1)
+        self._stack(at + 12, wall.tail_stack())
+
+    def _stack(self, at, i):
+        """(seat, k) of draw-order stack i into the row; 255 for none."""
+        r = self._rows
+        if i < 0:
+            r[at] = _NONE
+            r[at + 1] = _NONE
+            return
+        geo = self.hand.wall.geo
+        t = geo.skip + i
+        r[at] = (geo.seat - t // geo.stacks) % 4
+        r[at + 1] = t % geo.stacks
+
+    def _publish(self, now):
+        q = self._first
+        self._first = (q + 1) % _QUEUE
+        self.queued -= 1
+        r = self._rows
+        at = q * _ROW
+        op = r[at]
+        fields = {"n": self.events, "op": OPS.split()[op],
+                  "phase": PHASE_NAMES[r[at + 3]],
+                  "wall": r[at + 4], "reserve": r[at + 5], "drawable": r[at + 6] - 128,
+                  "gold": None if r[at + 7] == _NONE else tiles.CODES[r[at + 7]],
+                  "marker": self._pair(at + 8), "head": self._pair(at + 10),
+                  "tail": self._pair(at + 12)}
+        if op == OP_DRAW or op == OP_KONG:
+            fields["seat"] = r[at + 1]
+        if op == OP_KONG:
+            fields["kind"] = "concealed" if r[at + 2] else "exposed"
+        if op == OP_TAKE or op == OP_BACK:
+            fields["slot"] = r[at + 1]
+        self.events += 1
+        self.emit("hand", fields)
+        self._show_row(now, at)
+
+    def _pair(self, at):
+        r = self._rows
+        return None if r[at] == _NONE else [r[at], r[at + 1]]
+
+    # -- the display ----------------------------------------------------------
+
+    def _show(self, now, hand):
+        """The start of a hand: counts as the walls stand, no gold, no alert."""
+        self._snapshot(_QUEUE, 0, 0, 0)
+        self._show_row(now, _QUEUE * _ROW)
+
+    def show_again(self, now):
+        """A display board back from a fault starts blank: show it all again."""
+        for j in range(4):
+            self._shown[j] = _NONE
+        self._snapshot(_QUEUE, OP_GOLD, 0, 0)
+        self._show_row(now, _QUEUE * _ROW)
+
+    def _show_row(self, now, at):
+        r = self._rows
+        shown = self._shown
+        d = r[at + 6]
+        if d != shown[0] or r[at + 8] != shown[1] or r[at + 9] != shown[2]:
+            shown[0] = d
+            shown[1] = r[at + 8]
+            shown[2] = r[at + 9]
+            self.display.show_count(now, d - 128, r[at + 8], r[at + 9])
+        if r[at] == OP_GOLD:
+            self.display.show_gold(now, r[at + 7])
+        phase = r[at + 3]
+        alert = dsp.ALERT_FINAL if phase == FINAL else dsp.ALERT_DRAW if phase == DRAW \
+            else dsp.ALERT_NONE
+        if alert != shown[3]:
+            shown[3] = alert
+            self.display.show_alert(now, alert)
+            if alert != dsp.ALERT_NONE:
+                self.buzzer.beep(now, 300 if alert == dsp.ALERT_FINAL else 1000)
