@@ -31,11 +31,12 @@ class Geometry:
         self.seat = chosen_seat(dealer, dice_sum)
         self.skip = dice_sum
         for i in range(self.n_stacks):
-            seat, k = self.stack_at(i)
-            for layer in (0, 1):
-                slot = (seat * stacks + k) * 2 + layer
-                self.slot_of_pos[2 * i + layer] = slot
-                self.pos_of_slot[slot] = 2 * i + layer
+            t = dice_sum + i               # stack_at(i), without its tuple
+            top = ((self.seat - t // stacks) % SEATS * stacks + t % stacks) * 2
+            self.slot_of_pos[2 * i] = top
+            self.slot_of_pos[2 * i + 1] = top + 1
+            self.pos_of_slot[top] = 2 * i
+            self.pos_of_slot[top + 1] = 2 * i + 1
 
     def stack_at(self, i):
         """(seat, k) of draw-order stack i."""

@@ -277,6 +277,16 @@ class HandFollower:
             left -= 1                            # seen gone already
         self._left[q] = left
         self._snapshot(q, op, arg, kind)
+        # Its tiles may have been seen gone already (on a side read before
+        # the one that explained the event): they arrive now.
+        slot_of = hand.wall.geo.slot_of_pos
+        for p in range(len(how)):
+            if self._pending[p] == q + 1:
+                slot = slot_of[p]
+                if self._present[slot] and self._missing[slot] >= _CONFIRM:
+                    self._present[slot] = 0
+                    self._pending[p] = 0
+                    self._left[q] -= 1
         self._flush(now)
         return True
 

@@ -1,8 +1,11 @@
-"""Hidden tiles never leave the controller: every frame the firmware sends
-during whole cycles, with virtual players taking tiles from the walls in
-play, is decoded and searched for a tile identity (a tile code or a tag UID)
-and for the codec's secret keys. Audit faults are the one place a tile code
-may appear (walls not in play); none is injected here."""
+"""Hidden tiles never leave the controller (issue 4, item 7): every frame
+the firmware sends during two whole hands, played by virtual players from
+the deal to the result, is decoded (events, and the answers to requests
+asked all along) and searched for a tile identity (a tile code or a tag UID)
+and for the codec's secret keys. The one tile code allowed is the gold, in
+`hand` events once it has been turned up (it lies face up on the table),
+and it must be that hand's gold. Audit faults are the other place a tile
+code may appear (walls not in play); none is injected here."""
 
 import re
 import time
@@ -14,6 +17,7 @@ from host_tools.vtable.launcher import SimTable
 
 TILE_CODE = re.compile(r"\b([1-9][mpsz]|[1-8]f)\b")
 UID = re.compile(r"4d4a[0-9a-f]{4}", re.I)
+HANDS = 2
 
 
 def _walk(obj, path, found):
@@ -29,33 +33,42 @@ def _walk(obj, path, found):
         found.append((path, obj))
 
 
-def test_nothing_sent_during_cycles_and_hands_names_a_tile():
+def test_nothing_sent_during_whole_hands_names_a_hidden_tile():
     with SimTable(seed=6) as sim:
-        players = HandPlayers(sim.table, seed=6)     # they play the hand on the walls
+        players = [HandPlayers(sim.table, seed=6 + k, skip_hands=k) for k in range(HANDS)]
         with LinkClient(sim.link_path) as link:
             link.hello()
             link.request("start")
-            answers = []
-            seen = []
-            deadline = time.monotonic() + 60
-            hands = 0
-            while hands < 2 and time.monotonic() < deadline:
+            seen, answers = [], []
+            results = 0
+            deadline = time.monotonic() + 120
+            while results < HANDS and time.monotonic() < deadline:
                 ev = link.next_event(timeout=5)
                 assert ev is not None, "the link went quiet"
                 seen.append(ev)
-                answers.append(link.request("status"))
-                if ev["ev"] == "state" and ev["state"] == "in_hand":
-                    # let the players take tiles for a while, then end the hand
-                    t0 = sim.table.now
-                    while sim.table.now < t0 + 30000 and time.monotonic() < deadline:
-                        answers.append(link.request("status"))
-                    answers.append(link.request("hand_end", winner=None))
-                    hands += 1
+                if len(seen) % 5 == 0:
+                    answers.append(link.request("status"))
+                results += ev["ev"] == "result"
             answers.append(link.request("faults"))
             answers.append(link.request("config_get", key="ruleset"))
-    assert hands == 2 and players.taken, (hands, len(players.taken))
-    assert all(ev["ev"] != "fault" for ev in seen), seen
+    assert results == HANDS, results
+    assert all(ev["ev"] != "fault" for ev in seen), [ev for ev in seen if ev["ev"] == "fault"]
+    assert all(p.scenario and p.taken for p in players)
+    golds = []
+    hand = -1
     found = []
-    _walk(seen, "events", found)
+    for i, ev in enumerate(seen):
+        if ev["ev"] == "hand":
+            if ev["n"] == 0:
+                hand += 1
+            gold = ev.pop("gold")
+            if gold is not None:
+                # public once turned up: that hand's gold, after the reveal
+                assert ev["phase"] in ("play", "final", "draw"), ev
+                assert gold == players[hand].hand.gold_code, (gold, hand)
+                golds.append(gold)
+        _walk(ev, "events[%d]" % i, found)
     _walk(answers, "answers", found)
     assert found == []
+    assert golds, "the gold was never shown: the check above proved nothing"
+    assert sum(1 for ev in seen if ev["ev"] == "hand") >= 40

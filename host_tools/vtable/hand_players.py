@@ -51,7 +51,10 @@ class HandPlayers:
     start_ms = 1000         # after the dice: the deal starts
 
     def __init__(self, table, seed, ruleset=None, dealer=None, dice=None,
-                 gold_dice=None, kong_rate=0.04, take_rate=0.01, win_rate=0.012):
+                 gold_dice=None, kong_rate=0.04, take_rate=0.01, win_rate=0.012,
+                 skip_hands=0):
+        """`skip_hands`: sets of walls to let go by before this hand (the
+        players of a later hand can be attached before the table starts)."""
         self.table = table
         self.seed = seed
         self.rng = random.Random("hand_players:%s" % (seed,))
@@ -70,6 +73,7 @@ class HandPlayers:
         self.take_rate = take_rate
         self.win_rate = win_rate
         self.result = None          # {"winner": seat} or {"draw": True}, once planned
+        self.skip_hands = skip_hands
         self.scenario = None        # the §13 object, once the walls are up
         self.timeline = []          # (t, event index, slot or None, kind)
         self.hand = None            # the engine's Hand at the end of the plan
@@ -84,7 +88,9 @@ class HandPlayers:
     # -- the table's hooks -------------------------------------------------
 
     def walls_up(self, now):
-        if self.walls_up_at is None:
+        if self.skip_hands:
+            self.skip_hands -= 1
+        elif self.walls_up_at is None:
             self.walls_up_at = now
         elif not self.done:
             self.abandoned = True   # the old walls went to the tray

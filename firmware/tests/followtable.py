@@ -1,0 +1,188 @@
+"""A table top for HandFollower tests, on both interpreters.
+
+`Top` stands in for the RFID reader's level 1 (the walls in play) and the
+devices the follower talks to: tiles are taken from or put back in slots,
+and `read_rounds(n)` lets the follower read every side n times (a reader
+answers each request at once here: the real timing is the hw_tests' job).
+The display and buzzer record what they were told; events go to `events`.
+"""
+
+from engine_core import tiles
+from engine_core.hand import Hand
+from engine_core.replay import apply, state
+from engine_core.rulesets import load
+from engine_core.tests.walls import arrange
+from firmware.controller.follower import HandFollower
+from firmware.tags import TagTable
+
+IDLE, WAITING, DONE = 0, 1, 2
+
+
+class FakeReader:
+    def __init__(self, n):
+        self.n = n
+        self.state = IDLE
+        self.level = 0
+        self.side = 0
+        self.seen = bytearray(n)
+        self.uids = bytearray(4 * n)
+        self.present = bytearray(n)      # what is really on the table top
+        self.drop = -1                   # a slot the next answer leaves out (a glitch)
+        self.requests = 0
+
+    def scan(self, now, side, level):
+        self.requests += 1
+        self.side = side
+        self.level = level
+        per = self.n // 4
+        for s in range(side * per, (side + 1) * per):
+            self.seen[s] = self.present[s] and s != self.drop
+        if side * per <= self.drop < (side + 1) * per:
+            self.drop = -1
+        self.state = DONE                # answered at once
+
+    def done(self, level):
+        return self.state == DONE and self.level == level
+
+    def release(self):
+        if self.state == DONE:
+            self.state = IDLE
+
+
+class Recorder:
+    def __init__(self):
+        self.calls = []
+
+    def show_gold(self, now, tid):
+        self.calls.append(("gold", tid))
+
+    def show_count(self, now, drawable, seat, stack):
+        self.calls.append(("count", drawable, seat, stack))
+
+    def show_alert(self, now, alert):
+        self.calls.append(("alert", alert))
+
+    def beep(self, now, ms):
+        self.calls.append(("beep", ms))
+
+    def last(self, kind):
+        for c in reversed(self.calls):
+            if c[0] == kind:
+                return c
+        return None
+
+
+class NotReading:
+    def reading(self):
+        return False
+
+
+def uid_of(slot):
+    return 0x4D4A0000 + slot
+
+
+class Top:
+    GRACE = 5000
+
+    def __init__(self, ruleset="fuzhou144", dealer=0, dice=(3, 4), placed=None):
+        self.rules = load(ruleset)
+        self.dealer = dealer
+        self.dice = list(dice)
+        self.codes = arrange(self.rules, dealer, dice[0] + dice[1], placed or {})
+        n = len(self.codes)
+        self.ids = bytearray(n)
+        self.tags = TagTable(n)
+        self.reader = FakeReader(n)
+        for slot in range(n):
+            self.ids[slot] = tiles.tile_id(self.codes[slot])
+            self.tags.add(uid_of(slot), self.ids[slot])
+            self._put_uid(slot)
+            self.reader.present[slot] = 1
+        self.display = Recorder()
+        self.buzzer = Recorder()
+        self.events = []
+        self.follower = HandFollower(self.rules, self.reader, NotReading(), self.display,
+                                     self.buzzer, self.emit, self.GRACE)
+        self.now = 0
+        # The rules' own view, to know which slots each event takes.
+        self.shadow = Hand(self.rules, dealer, dice[0] + dice[1], self.ids)
+        self.follower.begin(0, dealer, dice[0] + dice[1], self.ids, self.tags)
+
+    def _put_uid(self, slot):
+        u = uid_of(slot)
+        r = self.reader.uids
+        r[4 * slot] = u >> 24
+        r[4 * slot + 1] = (u >> 16) & 0xFF
+        r[4 * slot + 2] = (u >> 8) & 0xFF
+        r[4 * slot + 3] = u & 0xFF
+
+    def emit(self, name, fields):
+        self.events.append((name, fields))
+
+    def states(self):
+        return [f for name, f in self.events if name == "hand"]
+
+    # -- the players -----------------------------------------------------------
+
+    def take(self, slot):
+        self.reader.present[slot] = 0
+
+    def put_back(self, slot):
+        self.reader.present[slot] = 1
+
+    def play(self, ev):
+        """The players do `ev` (a §13 event) on the table: its tiles leave
+        the table top (a kong's key is pressed first). Returns the slots."""
+        how = bytearray(self.shadow.wall.how)
+        apply(self.shadow, ev)
+        if ev["op"] == "kong":
+            why = self.follower.kong(self.now, ev["seat"], ev["kind"] == "concealed")
+            assert why is None, why
+        geo = self.shadow.wall.geo
+        slots = [geo.slot_of_pos[p] for p in range(len(how))
+                 if self.shadow.wall.how[p] and not how[p]]
+        for s in slots:
+            self.take(s)
+        return slots
+
+    def read_rounds(self, n=1, step_ms=10):
+        """n reads of every side: each step reads the answer to the last
+        request (this reader answers at once) and asks for the next side."""
+        for _ in range(4 * n):
+            self.now += step_ms
+            self.follower.step(self.now)
+
+    def wait(self, ms):
+        end = self.now + ms
+        while self.now < end:
+            self.now += 100
+            self.follower.step(self.now)
+
+    def replayed(self, events):
+        """engine_core.replay's states for these events on the same walls."""
+        hand = Hand(self.rules, self.dealer, self.dice[0] + self.dice[1], self.ids)
+        out = []
+        for ev in events:
+            apply(hand, ev)
+            out.append(state(hand))
+        return out
+
+
+KEYS = ("phase", "wall", "reserve", "drawable", "gold", "marker", "head", "tail")
+
+
+def public(st):
+    """A published `hand` event as replay names it."""
+    out = {}
+    for k in KEYS:
+        v = st[k]
+        if k in ("marker", "head", "tail") and v is not None:
+            v = {"seat": v[0], "stack": v[1]}
+        out[k] = v
+    return out
+
+
+def same(published, replayed):
+    a = [public(s) for s in published]
+    b = [dict((k, r[k]) for k in KEYS) for r in replayed]
+    return a == b

@@ -1,0 +1,171 @@
+"""The hand follower (firmware/controller/follower.py) on a scripted table
+top: what it publishes equals engine_core.replay of what the players did,
+and odd sequences (two tiles at once, a tile lifted and put back, a read
+glitch, a stray take) neither crash it nor miscount. Both interpreters."""
+
+from engine_core.hand import DRAW, FINAL, PLAY
+from firmware.drivers import display as dsp
+from firmware.tests.followtable import Top, same
+
+OPENING = [{"op": "deal"}, {"op": "replace_flowers"}, {"op": "reveal_gold"}]
+
+
+def opened(**kw):
+    top = Top(**kw)
+    for ev in OPENING:
+        top.play(ev)
+        top.read_rounds(2)
+    return top
+
+
+def test_the_opening_is_published_as_the_replay_has_it():
+    # A flower dealt to seat 1, a flower as the first replacement (a chain),
+    # and a flower turned up before the gold (§6, §7).
+    top = Top(placed={4: "1f", 142: "2f", 140: "3p", 141: "5z", 143: "7m"})
+    for ev in OPENING:
+        top.play(ev)
+        top.read_rounds(2)
+    assert same(top.states(), top.replayed(OPENING)), top.states()
+    assert [s["op"] for s in top.states()] == ["deal", "replace_flowers", "reveal_gold"]
+    assert top.follower.phase == PLAY
+    gold = top.states()[-1]["gold"]
+    assert gold is not None
+    assert top.display.last("gold")[1] != 255           # the 金 display shows it
+    st = top.states()[-1]
+    assert top.display.last("count") == ("count", st["drawable"], st["marker"][0],
+                                         st["marker"][1])
+
+
+def test_nothing_is_published_before_the_tiles_have_gone():
+    top = Top()
+    top.play({"op": "deal"})
+    top.read_rounds(1)                   # seen missing once: could be a glitch
+    assert top.states() == []
+    top.read_rounds(1)
+    # No flower was dealt: the flower rounds take nothing and follow at once.
+    assert [s["op"] for s in top.states()] == ["deal", "replace_flowers"]
+
+
+def test_draws_and_kongs_in_turn_match_the_replay():
+    top = opened(placed={66: "1z", 67: "2z"})   # draws that hit flowers
+    events = list(OPENING)
+    seat = 1
+    for j in range(10):
+        if j == 4:
+            ev = {"op": "kong", "seat": 3, "kind": "concealed"}
+            seat = 0
+        elif j == 7:
+            ev = {"op": "kong", "seat": 1, "kind": "exposed"}
+            seat = 2
+        else:
+            ev = {"op": "draw", "seat": seat}
+            seat = (seat + 1) % 4
+        events.append(ev)
+        top.play(ev)
+        top.read_rounds(2)
+    assert same(top.states(), top.replayed(events))
+    assert [s.get("seat") for s in top.states()[3:]] == [e["seat"] for e in events[3:]]
+
+
+def test_two_tiles_taken_at_once_are_two_draws_in_order():
+    top = opened()
+    top.play({"op": "draw", "seat": 1})
+    top.play({"op": "draw", "seat": 2})     # before the reader saw the first go
+    top.read_rounds(2)
+    evs = OPENING + [{"op": "draw", "seat": 1}, {"op": "draw", "seat": 2}]
+    assert same(top.states(), top.replayed(evs))
+
+
+def test_a_tile_lifted_and_put_back_between_reads_changes_nothing():
+    top = opened()
+    head = top.play({"op": "draw", "seat": 1})[0]
+    top.put_back(head)                   # looked at it and put it back at once
+    top.reader.present[head] = 1
+    n = len(top.states())
+    top.read_rounds(3)
+    assert len(top.states()) == n
+
+
+def test_a_read_glitch_is_not_a_draw():
+    top = opened()
+    shadow_head = top.shadow.wall.geo.slot_of_pos[top.shadow.wall.head_pos()]
+    n = len(top.states())
+    top.reader.drop = shadow_head        # one answer leaves the head's tag out
+    top.read_rounds(3)
+    assert len(top.states()) == n
+    assert top.follower.glitches == 1
+
+
+def test_a_stray_take_is_irregular_and_published_as_a_take():
+    top = opened()
+    wall = top.shadow.wall
+    stray = wall.geo.slot_of_pos[wall.head_pos() + 9]
+    top.take(stray)
+    top.read_rounds(2)
+    assert len(top.states()) == 3        # not yet: the head may still explain it
+    top.read_rounds(2)
+    evs = OPENING + [{"op": "take", "slot": stray}]
+    assert same(top.states(), top.replayed(evs))
+    assert top.states()[-1]["slot"] == stray and top.follower.irregular == 1
+
+
+def test_a_tile_put_back_after_a_take_returns_to_the_wall():
+    top = opened()
+    wall = top.shadow.wall
+    stray = wall.geo.slot_of_pos[wall.head_pos() + 9]
+    before = top.states()[-1]["wall"]
+    top.take(stray)
+    top.read_rounds(4)
+    top.put_back(stray)
+    top.read_rounds(1)
+    last = top.states()[-1]
+    assert last["op"] == "put_back" and last["slot"] == stray
+    assert last["wall"] == before
+    # and it can be drawn in turn later: nothing is lost
+    assert top.follower.hand.wall.count == before
+
+
+def test_a_strange_tag_put_back_is_reported_not_counted():
+    top = opened()
+    wall = top.shadow.wall
+    stray = wall.geo.slot_of_pos[wall.head_pos() + 9]
+    top.take(stray)
+    top.read_rounds(4)
+    count = top.follower.hand.wall.count
+    r = top.reader.uids
+    r[4 * stray:4 * stray + 4] = b"\x01\x02\x03\x04"    # a tag of no tile
+    top.put_back(stray)
+    top.read_rounds(1)
+    assert top.events[-1][0] == "irregular" and top.events[-1][1]["slot"] == stray
+    assert top.follower.hand.wall.count == count
+
+
+def test_a_kong_outside_play_is_refused_and_changes_nothing():
+    top = Top()
+    why = top.follower.kong(0, 2, False)
+    assert why and "play" in why
+    assert top.states() == [] and top.follower.hand.reserve == 18
+
+
+def test_nothing_left_to_draw_is_a_draw_after_the_grace_time():
+    top = opened()
+    events = list(OPENING)
+    seat = 1
+    final_seen = False
+    while top.shadow.drawable > 0:
+        ev = {"op": "draw", "seat": seat}
+        seat = (seat + 1) % 4
+        events.append(ev)
+        top.play(ev)
+        top.read_rounds(2)
+        final_seen = final_seen or top.follower.phase == FINAL
+    assert final_seen and top.display.last("alert")[1] != dsp.ALERT_NONE
+    assert top.follower.phase == FINAL
+    top.wait(Top.GRACE - 500)
+    assert top.follower.phase == FINAL   # a win on the last tile may still come
+    top.wait(1000)
+    assert top.follower.phase == DRAW
+    events.append({"op": "draw", "seat": seat})
+    assert same(top.states(), top.replayed(events))
+    assert top.display.last("alert") == ("alert", dsp.ALERT_DRAW)
+    assert top.buzzer.calls                                  # final group and draw beeped

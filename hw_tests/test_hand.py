@@ -1,0 +1,75 @@
+"""Whole hands (issue 4): virtual players play a hand on the walls the
+firmware built, and the controller's public state after each of their
+events, as it reported it over the link, equals engine_core.replay run on
+what they did (their scenario, in the rules-spec §13 format).
+
+The seeds are chosen so that between them the players make exposed and
+concealed kongs, flower chains (a replacement that is a flower again),
+stray takes, a hand won and hands that end as a draw; the last test checks
+that this stays true, so a change of the players cannot quietly hollow out
+the comparison."""
+
+import pytest
+
+from engine_core.replay import replay
+from host_tools.mjctl import STATE_KEYS, run_hand
+from host_tools.vtable.hand_players import HandPlayers
+
+SEEDS = [0, 1, 4, 7]
+_played = {}
+
+
+def _play(make_target, seed):
+    if seed not in _played:
+        players = []
+        target = make_target(seed=seed,
+                             setup=lambda table: players.append(HandPlayers(table, seed=seed)))
+        _played[seed] = run_hand(target.sim, target.link, players[0])
+    return _played[seed]
+
+
+def _chains(scn, states):
+    """Draws whose flower replacement was a flower again: a head tile and
+    two or more tail tiles taken by one draw."""
+    n = 0
+    wall = None
+    for ev, st in zip(scn["events"], states):
+        if ev["op"] == "draw" and wall is not None and wall - st["wall"] >= 3:
+            n += 1
+        wall = st["wall"]
+    return n
+
+
+@pytest.mark.needs_sim
+@pytest.mark.parametrize("seed", SEEDS)
+def test_the_controller_follows_the_hand_as_the_replay_does(make_target, seed):
+    out = _play(make_target, seed)
+    assert out["ok"], {k: out[k] for k in out if k not in ("scenario", "observed")}
+    expected = replay(out["scenario"])
+    assert all("error" not in st for st in expected), "the players did something refused"
+    observed = out["observed"]
+    assert len(observed) == len(expected) == len(out["scenario"]["events"])
+    for i, (ev, got, want) in enumerate(zip(out["scenario"]["events"], observed, expected)):
+        assert got["op"] == ev["op"], (i, ev, got)
+        assert {k: got[k] for k in STATE_KEYS} == {k: want[k] for k in STATE_KEYS}, (i, ev)
+    # the result the table reported is the one the players played to
+    res, played = out["result"], out["players"]["result"]
+    if played.get("draw"):
+        assert res["draw"] and expected[-1]["phase"] == "draw"
+    else:
+        assert res["winner"] == played["winner"] and expected[-1]["phase"] != "draw"
+
+
+@pytest.mark.needs_sim
+def test_the_seeds_cover_kongs_flower_chains_stray_takes_wins_and_draws(make_target):
+    kinds, chains, takes, ends = set(), 0, 0, set()
+    for seed in SEEDS:
+        out = _play(make_target, seed)
+        scn = out["scenario"]
+        kinds.update(ev["kind"] for ev in scn["events"] if ev["op"] == "kong")
+        takes += sum(1 for ev in scn["events"] if ev["op"] == "take")
+        chains += _chains(scn, replay(scn))
+        ends.add("draw" if out["result"]["draw"] else "win")
+    assert kinds == {"exposed", "concealed"}, kinds
+    assert chains >= 1 and takes >= 1, (chains, takes)
+    assert ends == {"draw", "win"}, ends
