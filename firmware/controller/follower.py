@@ -107,10 +107,9 @@ class HandFollower:
         self._show(now, self.hand)
 
     def end(self):
+        """No more following; a read still on its way is taken and dropped
+        by the next steps (the builder waits for the reader till then)."""
         self.active = False
-        if self._scanning and self.rfid.done(_LEVEL_TOP):
-            self.rfid.release()
-        self._scanning = False
 
     @property
     def phase(self):
@@ -132,18 +131,22 @@ class HandFollower:
 
     # -- the tick -------------------------------------------------------------
 
-    def step(self, now):
-        if not self.active:
-            return
+    def step(self, now, follow):
+        """Every tick, hand or not (a read asked for before the hand ended
+        must still be taken off the reader); `follow`: read and follow the
+        walls (False while the table is stopped by a fault)."""
         rfid = self.rfid
         if self._scanning:
             if rfid.done(_LEVEL_TOP):
                 rfid.release()
                 self._scanning = False
-                self._read(now, self._side)
-                self._side = (self._side + 1) & 3
+                if self.active and follow:
+                    self._read(now, self._side)
+                    self._side = (self._side + 1) & 3
             elif rfid.state != _WAITING:
-                self._scanning = False       # the builder took the reader: ask again
+                self._scanning = False       # timed out (a fault): ask again
+        if not self.active or not follow:
+            return
         if not self._scanning and rfid.state != _WAITING and not self.builder.reading():
             rfid.scan(now, self._side, _LEVEL_TOP)
             self._scanning = True

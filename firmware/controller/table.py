@@ -172,6 +172,7 @@ class TableController:
         d.display.poll(now)
         d.keys.poll(now)
         d.buzzer.poll(now)
+        self.follower.step(now, self.state == IN_HAND)   # reads the walls in play
         if self.state == FAULT:
             return
         for dev in d.fault_sources:
@@ -211,7 +212,6 @@ class TableController:
     def _follow(self, now):
         d = self.d
         f = self.follower
-        f.step(now)
         for seat in range(4):
             d.keys.take_press(seat)            # presses are read as gestures here
             g = d.keys.take_gesture(seat)

@@ -150,13 +150,13 @@ class Top:
         request (this reader answers at once) and asks for the next side."""
         for _ in range(4 * n):
             self.now += step_ms
-            self.follower.step(self.now)
+            self.follower.step(self.now, True)
 
     def wait(self, ms):
         end = self.now + ms
         while self.now < end:
             self.now += 100
-            self.follower.step(self.now)
+            self.follower.step(self.now, True)
 
     def replayed(self, events):
         """engine_core.replay's states for these events on the same walls."""

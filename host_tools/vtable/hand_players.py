@@ -52,9 +52,11 @@ class HandPlayers:
 
     def __init__(self, table, seed, ruleset=None, dealer=None, dice=None,
                  gold_dice=None, kong_rate=0.04, take_rate=0.01, win_rate=0.012,
-                 skip_hands=0):
+                 skip_hands=0, attach=True):
         """`skip_hands`: sets of walls to let go by before this hand (the
-        players of a later hand can be attached before the table starts)."""
+        players of a later hand can be attached before the table starts).
+        `attach`: hook onto the table (else an owner, a Parlour, forwards
+        the table's calls)."""
         self.table = table
         self.seed = seed
         self.rng = random.Random("hand_players:%s" % (seed,))
@@ -83,7 +85,8 @@ class HandPlayers:
         self.skipped = []           # (t, slot): planned, but the slot was empty
         self.abandoned = False      # new walls came up during the hand
         self._next = 0
-        table.attach(self)
+        if attach:
+            table.attach(self)
 
     # -- the table's hooks -------------------------------------------------
 
@@ -92,6 +95,8 @@ class HandPlayers:
             self.skip_hands -= 1
         elif self.walls_up_at is None:
             self.walls_up_at = now
+            if self.fixed_dealer is not None and self.fixed_dice is not None:
+                self.start(now)     # told the dealer and dice: no need to watch the table
         elif not self.done:
             self.abandoned = True   # the old walls went to the tray
             self.table.log_event("hand players", None, "abandoned: new walls")
@@ -255,3 +260,43 @@ class HandPlayers:
         if not free:
             return None
         return wall.geo.slot_of_pos[self.rng.choice(free)]
+
+
+class Parlour:
+    """Players for hand after hand: a fresh, seeded HandPlayers for every
+    set of walls that comes up (the live view, soak runs). `hands` lists
+    them, the current one last.
+
+        parlour = Parlour(table, seed=3)     # attaches itself to the table
+    """
+
+    def __init__(self, table, seed, **players):
+        self.table = table
+        self.seed = seed
+        self.players = players
+        self.hands = []
+        table.attach(self)
+
+    @property
+    def current(self):
+        return self.hands[-1] if self.hands else None
+
+    def walls_up(self, now):
+        hp = HandPlayers(self.table, seed="%s:%d" % (self.seed, len(self.hands)),
+                         attach=False, **self.players)
+        self.hands.append(hp)
+        hp.walls_up(now)
+
+    def dice_shown(self, now, a, b):
+        if self.hands:
+            self.hands[-1].dice_shown(now, a, b)
+
+    def next_time(self, now):
+        return self.hands[-1].next_time(now) if self.hands else None
+
+    def run(self, dt):
+        pass
+
+    def fire(self, now):
+        if self.hands:
+            self.hands[-1].fire(now)
