@@ -5,6 +5,12 @@ method in the table's config file without touching code. `load()` is the one
 place that turns a name or an override object into a checked `Ruleset`.
 """
 
+try:
+    from micropython import const
+except ImportError:  # CPython
+    def const(x):
+        return x
+
 from engine_core import tiles
 from engine_core.check import is_int
 
@@ -19,8 +25,8 @@ luoyuan128 luoyuan128 16 18 dice"""
 DEFAULT_NAME = "fuzhou144"
 
 # Tile sets as runs of tile ids (tiles.CODES) with their copies.
-SETS = """full144 0-26:4 27-33:4 34-41:1
-luoyuan128 0-26:4 27-30:4 33-33:4"""
+_SETS = const("""full144 0-26:4 27-33:4 34-41:1
+luoyuan128 0-26:4 27-30:4 33-33:4""")
 
 # Override key, kind, minimum (maximum: the tiles of the set) and default;
 # "-" has no default: it comes from NAMED. A ruleset's tile set and stacks
@@ -33,7 +39,7 @@ kong_exposed int 0 1
 kong_concealed int 0 2
 quad int 0 2
 gold_method method 0 -"""
-GOLD_METHODS = ("tail", "dice")
+_GOLD_METHODS = const("tail dice")
 
 
 def _rows(table):
@@ -75,7 +81,7 @@ class Ruleset:
     def tile_counts(self):
         """The ruleset's multiset as a bytearray indexed by tile id."""
         out = bytearray(tiles.N_KINDS)
-        for row in _rows(SETS):
+        for row in _rows(_SETS):
             if row[0] == self.set_name:
                 for run in row[1:]:
                     span, copies = run.split(":")
@@ -122,7 +128,7 @@ def _check(key, kind, low, value, n_tiles):
         if value is not True and value is not False:
             raise RulesetError("ruleset: %s must be true or false, not %r" % (key, value))
     elif kind == "method":
-        if value not in GOLD_METHODS:
+        if value not in _GOLD_METHODS.split():
             raise RulesetError("ruleset: gold_method must be 'tail' or 'dice', not %r" % (value,))
     elif not is_int(value, low, n_tiles):
         raise RulesetError("ruleset: %s must be a whole number %d..%d, not %r"

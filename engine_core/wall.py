@@ -16,22 +16,16 @@ except ImportError:  # CPython
         return x
 
 # How a position left the wall (0 = still there).
-IN_WALL = const(0)
+_IN_WALL = const(0)
 HEAD = const(1)        # taken at the head
 TAIL = const(2)        # taken at the tail
 IRREGULAR = const(3)   # taken where the rules did not ask (§11)
 GOLD = const(4)        # the gold indicator (§7), or a flower turned up in place
-KIND_NAMES = ("in_wall", "head", "tail", "irregular", "gold")
 
 # Refusals of the event API: negative, so a caller tests `kind < 0`.
 BAD_SLOT = const(-1)
 ALREADY_EMPTY = const(-2)
 NOT_EMPTY = const(-3)
-REFUSAL_TEXT = {
-    BAD_SLOT: "slot out of range",
-    ALREADY_EMPTY: "slot already empty",
-    NOT_EMPTY: "slot already holds a tile",
-}
 
 
 class Wall:
@@ -40,7 +34,7 @@ class Wall:
         self.geo = geometry
         n = geometry.n_pos
         self.tile = bytearray(n)           # tile id per draw-order position
-        self.how = bytearray(n)            # IN_WALL or how it left
+        self.how = bytearray(n)            # _IN_WALL or how it left
         self._saved = bytearray(n)
         self.reset(tile_ids)
 
@@ -51,7 +45,7 @@ class Wall:
         n = g.n_pos
         for p in range(n):
             self.tile[p] = tile_ids[g.slot_of_pos[p]]
-            self.how[p] = IN_WALL
+            self.how[p] = _IN_WALL
         self.count = n                     # W, tiles still in the wall
         self._head = 0                     # no tile before this position
         self._tail = g.n_stacks - 1        # no tile after this stack
@@ -138,7 +132,7 @@ class Wall:
         p = self.geo.pos_of_slot[slot]
         if not self.how[p]:
             return NOT_EMPTY
-        self.how[p] = IN_WALL
+        self.how[p] = _IN_WALL
         self.count += 1
         if p < self._head:
             self._head = p

@@ -20,12 +20,12 @@ _FORMAT = const(1)
 
 # ESP32-S3 GPIOs a module without PSRAM exposes (19/20 are USB).
 # A bytes literal, 0-18, 21, 33-48.
-GPIOS = (b"\x00\x01\x02\x03\x04\x05\x06\x07\x08\x09\x0a\x0b\x0c\x0d\x0e\x0f\x10\x11\x12\x15"
+_GPIOS = const(b"\x00\x01\x02\x03\x04\x05\x06\x07\x08\x09\x0a\x0b\x0c\x0d\x0e\x0f\x10\x11\x12\x15"
          b"\x21\x22\x23\x24\x25\x26\x27\x28\x29\x2a\x2b\x2c\x2d\x2e\x2f\x30")
-SINGLE_PINS = "plate_motor plate_rotation buzzer display_tx display_rx rfid_tx rfid_rx"
-QUAD_PINS = "lane_feed lane_count lift_up lift_down lift_top lift_bottom keys"
+_SINGLE_PINS = const("plate_motor plate_rotation buzzer display_tx display_rx rfid_tx rfid_rx")
+_QUAD_PINS = const("lane_feed lane_count lift_up lift_down lift_top lift_bottom keys")
 # name, low, high: every timing is a whole number of ms (or a duty).
-TIMINGS = """tick_ms 1 100
+_TIMINGS = const("""tick_ms 1 100
 plate_duty 1 1023
 plate_rev_ms 100 10000
 lane_idle_ms 500 60000
@@ -38,13 +38,13 @@ key_double_ms 150 2000
 key_hold_ms 500 5000
 draw_grace_ms 0 60000
 rfid_reply_ms 50 5000
-display_ack_ms 20 5000"""
+display_ack_ms 20 5000""")
 
 
 def timings():
     """[(name, low, high)] of every timing."""
     out = []
-    for line in TIMINGS.split("\n"):
+    for line in _TIMINGS.split("\n"):
         name, low, high = line.split()
         out.append((name, int(low), int(high)))
     return out
@@ -117,8 +117,8 @@ def check(data, path=None):
     pins = data.get("pins")
     if not isinstance(pins, dict):
         _fail("pins", "must be an object")
-    names = (SINGLE_PINS + " " + QUAD_PINS).split()
-    n_single = len(SINGLE_PINS.split())
+    names = (_SINGLE_PINS + " " + _QUAD_PINS).split()
+    n_single = len(_SINGLE_PINS.split())
     owner = bytearray(b"\xff" * 49)       # GPIO -> 4 x name index + list position
     for k in range(len(names)):
         name = names[k]
@@ -130,7 +130,7 @@ def check(data, path=None):
             _fail("pins." + name, "must be a list of 4 GPIO numbers (sides/seats 0..3)")
         for i in range(4 if quad else 1):
             gpio = value[i] if quad else value
-            if not (is_int(gpio, 0, 48) and gpio in GPIOS):
+            if not (is_int(gpio, 0, 48) and gpio in _GPIOS):
                 _fail(_field(name, i if quad else -1),
                       "must be a usable ESP32-S3 GPIO, not %r" % (gpio,))
             if owner[gpio] != 0xFF:

@@ -24,7 +24,7 @@ from firmware.devices import Devices
 from firmware.hal import ticks_add, ticks_diff
 from firmware.link.server import LinkServer
 
-FW_VERSION = "0.1.0"
+_FW_VERSION = const("0.1.0")
 _WATCHDOG_MS = const(2000)
 
 
@@ -38,9 +38,9 @@ def run(hal, config_path, tags_path, build="dev"):
         from firmware import tags
         tags = tags.load(tags_path)
     except ValueError as e:                # ConfigError, TagError: named
-        return _config_fault(hal, LinkServer(hal, FW_VERSION, build), str(e))
+        return _config_fault(hal, LinkServer(hal, _FW_VERSION, build), str(e))
     gc.collect()
-    link = LinkServer(hal, FW_VERSION, build)
+    link = LinkServer(hal, _FW_VERSION, build)
     ctl = TableController(hal, cfg, Devices(hal, cfg, tags), link.emit)
     cfg.pins = None                # the drivers hold their pins now: free the dict
     gc.collect()

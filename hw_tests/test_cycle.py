@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from hw_tests.harness import assert_walls_are_the_set, lifter_conflicts
+from hw_tests.harness import HEAP_BUDGET, assert_walls_are_the_set, lifter_conflicts
 
 SEEDS = (1, 2, 3, 7, 11)
 BOUND_SLACK = 0.10         # the cycle ends within 10 % of the model's lower bound
@@ -114,8 +114,8 @@ def test_the_four_lanes_stack_in_parallel_while_the_plate_turns(make_target, see
 
 @pytest.mark.needs_sim
 @pytest.mark.parametrize("seed", [3, 16])
-def test_a_cycle_fits_a_64k_heap(make_target, seed):
-    target = make_target(seed=seed, heap=65536)
+def test_a_cycle_fits_the_heap_budget(make_target, seed):
+    target = make_target(seed=seed, heap=HEAP_BUDGET)
     cycle = target.run_cycle()
     assert_cycle_ok(cycle)
     assert_walls_are_the_set(target, 36)

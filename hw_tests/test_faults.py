@@ -10,7 +10,7 @@ from hw_tests.harness import (assert_fault_described, assert_walls_are_the_set,
                               lifter_conflicts)
 
 
-HEAP = 65536                    # the MicroPython heap, on the virtual table
+from hw_tests.harness import HEAP_BUDGET as HEAP   # the firmware's heap on the virtual table
 
 
 class Case:
@@ -68,7 +68,7 @@ def _last_state_before(target, t):
 @pytest.mark.needs_table
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
 def test_a_fault_is_detected_all_motors_stop_and_the_table_recovers(make_target, case):
-    # In the 64 KB heap: a fault's detail, its event and the recovery
+    # In the heap budget: a fault's detail, its event and the recovery
     # must fit there too, not only a clean cycle.
     target = make_target(seed=case.seed, faults=[] if case.when else [case.fault],
                          heap=HEAP if make_target.sim else None)

@@ -14,6 +14,7 @@ import pytest
 from engine_core.replay import replay
 from host_tools.mjctl import STATE_KEYS, run_hand
 from host_tools.vtable.hand_players import HandPlayers
+from hw_tests.harness import HEAP_BUDGET
 
 SEEDS = [0, 1, 4, 7]
 _played = {}
@@ -22,7 +23,9 @@ _played = {}
 def _play(make_target, seed):
     if seed not in _played:
         players = []
-        target = make_target(seed=seed,
+        # The first seed runs in the heap budget: a whole hand must fit.
+        heap = HEAP_BUDGET if seed == SEEDS[0] and make_target.sim else None
+        target = make_target(seed=seed, heap=heap,
                              setup=lambda table: players.append(HandPlayers(table, seed=seed)))
         _played[seed] = run_hand(target.sim, target.link, players[0])
     return _played[seed]

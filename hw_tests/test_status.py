@@ -26,8 +26,10 @@ def test_status_in_idle_has_every_field_with_its_type(target):
     link = st["link"]
     assert set(link) == {"requests", "errors", "dropped", "overruns"}, link
     assert all(_is_int(v) and v >= 0 for v in link.values()), link
+    heap = st["heap"]
+    assert set(heap) == {"alloc", "free"} and all(_is_int(v) and v > 0 for v in heap.values())
     extra = set(st) - {"ok", "op", "state", "phase", "cycles", "fault", "uptime", "dealer",
-                       "dice", "tiles_per_side", "lanes", "lifters", "link"}
+                       "dice", "tiles_per_side", "lanes", "lifters", "link", "heap"}
     assert not extra, extra
 
 

@@ -33,14 +33,14 @@ from firmware.drivers import display as dsp
 from firmware.hal import ticks_add, ticks_diff
 from firmware.tags import UNKNOWN
 
-OPS = "deal replace_flowers reveal_gold draw kong take put_back"
-OP_DEAL = const(0)
-OP_FLOWERS = const(1)
-OP_GOLD = const(2)
-OP_DRAW = const(3)
-OP_KONG = const(4)
-OP_TAKE = const(5)
-OP_BACK = const(6)
+_OPS = const("deal replace_flowers reveal_gold draw kong take put_back")
+_OP_DEAL = const(0)
+_OP_FLOWERS = const(1)
+_OP_GOLD = const(2)
+_OP_DRAW = const(3)
+_OP_KONG = const(4)
+_OP_TAKE = const(5)
+_OP_BACK = const(6)
 
 _LEVEL_TOP = const(1)
 _WAITING = const(1)            # rfid.WAITING
@@ -124,7 +124,7 @@ class HandFollower:
         hand = self.hand
         if hand.phase != PLAY:
             return "a kong is only declared in play (phase %s)" % hand.phase_name
-        if not self._apply(now, OP_KONG, seat, 1 if concealed else 0):
+        if not self._apply(now, _OP_KONG, seat, 1 if concealed else 0):
             return "the wall has no tile for a kong's replacement"
         self.turn = (seat + 1) % 4
         return None
@@ -152,7 +152,7 @@ class HandFollower:
             self._scanning = True
         if self._draw_due and ticks_diff(now, self._draw_at) >= 0:
             self._draw_due = False
-            self._apply(now, OP_DRAW, self.turn, 0)      # D <= 0: the hand is a draw
+            self._apply(now, _OP_DRAW, self.turn, 0)      # D <= 0: the hand is a draw
 
     def _read(self, now, side):
         seen = self.rfid.seen
@@ -190,10 +190,10 @@ class HandFollower:
             phase = hand.phase
             if p == wall.head_pos():
                 if phase == NEW:
-                    self._apply(now, OP_DEAL, 0, 0)
+                    self._apply(now, _OP_DEAL, 0, 0)
                 elif (phase == PLAY or phase == FINAL) and hand.drawable > 0:
                     seat = self.turn
-                    if self._apply(now, OP_DRAW, seat, 0):
+                    if self._apply(now, _OP_DRAW, seat, 0):
                         self.turn = (seat + 1) & 3
             elif p == wall.tail_pos() and (phase == DEALT or phase == REPLACED):
                 self._auto(now)
@@ -210,7 +210,7 @@ class HandFollower:
     def _take(self, now, slot):
         self._present[slot] = 0
         self.irregular += 1
-        self._apply(now, OP_TAKE, slot, 0)
+        self._apply(now, _OP_TAKE, slot, 0)
 
     def _back(self, now, slot):
         """A tag in a slot whose tile had gone: a tile put back (§11)."""
@@ -226,7 +226,7 @@ class HandFollower:
             return
         wall.put_back(slot)
         wall.tile[p] = tid             # the tile the reader sees there now
-        self._apply(now, OP_BACK, slot, 0)
+        self._apply(now, _OP_BACK, slot, 0)
 
     # -- events and their published states -----------------------------------
 
@@ -234,9 +234,9 @@ class HandFollower:
         """The events no one declares: flower rounds, and the gold by the tail."""
         hand = self.hand
         if hand.phase == DEALT:
-            self._apply(now, OP_FLOWERS, 0, 0)
+            self._apply(now, _OP_FLOWERS, 0, 0)
         if hand.phase == REPLACED and hand.rules.gold_method == "tail":
-            self._apply(now, OP_GOLD, 0, 0)
+            self._apply(now, _OP_GOLD, 0, 0)
 
     def _apply(self, now, op, arg, kind):
         """Apply one event to the core; queue its state until its tiles are
@@ -254,17 +254,17 @@ class HandFollower:
         before = self._before
         before[:] = how
         try:
-            if op == OP_DEAL:
+            if op == _OP_DEAL:
                 hand.deal()
-            elif op == OP_FLOWERS:
+            elif op == _OP_FLOWERS:
                 hand.replace_flowers()
-            elif op == OP_GOLD:
+            elif op == _OP_GOLD:
                 hand.reveal_gold(0)
-            elif op == OP_DRAW:
+            elif op == _OP_DRAW:
                 hand.draw(arg)
-            elif op == OP_KONG:
+            elif op == _OP_KONG:
                 hand.kong(arg, kind == 1)
-            elif op == OP_TAKE:
+            elif op == _OP_TAKE:
                 hand.take(arg)
         except Refused:
             return False
@@ -275,7 +275,7 @@ class HandFollower:
             if how[p] and not before[p]:
                 self._pending[p] = q + 1
                 left += 1
-        if op == OP_TAKE:
+        if op == _OP_TAKE:
             self._pending[hand.wall.geo.pos_of_slot[arg]] = 0
             left -= 1                            # seen gone already
         self._left[q] = left
@@ -351,17 +351,17 @@ class HandFollower:
         r = self._rows
         at = q * _ROW
         op = r[at]
-        fields = {"n": self.events, "op": OPS.split()[op],
+        fields = {"n": self.events, "op": _OPS.split()[op],
                   "phase": PHASE_NAMES[r[at + 3]],
                   "wall": r[at + 4], "reserve": r[at + 5], "drawable": r[at + 6] - 128,
                   "gold": None if r[at + 7] == _NONE else tiles.CODES[r[at + 7]],
                   "marker": self._pair(at + 8), "head": self._pair(at + 10),
                   "tail": self._pair(at + 12)}
-        if op == OP_DRAW or op == OP_KONG:
+        if op == _OP_DRAW or op == _OP_KONG:
             fields["seat"] = r[at + 1]
-        if op == OP_KONG:
+        if op == _OP_KONG:
             fields["kind"] = "concealed" if r[at + 2] else "exposed"
-        if op == OP_TAKE or op == OP_BACK:
+        if op == _OP_TAKE or op == _OP_BACK:
             fields["slot"] = r[at + 1]
         self.events += 1
         self.emit("hand", fields)
@@ -382,7 +382,7 @@ class HandFollower:
         """A display board back from a fault starts blank: show it all again."""
         for j in range(4):
             self._shown[j] = _NONE
-        self._snapshot(_QUEUE, OP_GOLD, 0, 0)
+        self._snapshot(_QUEUE, _OP_GOLD, 0, 0)
         self._show_row(now, _QUEUE * _ROW)
 
     def _show_row(self, now, at):
@@ -394,7 +394,7 @@ class HandFollower:
             shown[1] = r[at + 8]
             shown[2] = r[at + 9]
             self.display.show_count(now, d - 128, r[at + 8], r[at + 9])
-        if r[at] == OP_GOLD:
+        if r[at] == _OP_GOLD:
             self.display.show_gold(now, r[at + 7])
         phase = r[at + 3]
         alert = dsp.ALERT_FINAL if phase == FINAL else dsp.ALERT_DRAW if phase == DRAW \

@@ -4,8 +4,12 @@
     DEALER --dealer's key--> ROLLING --dice shown--> IN_HAND
     IN_HAND --hand_end (a win key, the link, a draw)--> LIFTING (next set
                                         already built) or BUILDING
-While IN_HAND the HandFollower (follower.py) follows the walls in play.
     any --fault--> FAULT (every motor off) --clear--> where it stopped
+
+While IN_HAND the HandFollower (follower.py) follows the walls in play.
+The states are private constants (`_IDLE` ...): a public name would cost
+the controller's heap an interned name each (docs/firmware.md, Memory);
+NAMES gives them their link names.
 
 With two tile sets the builder makes the next set during the hand (the
 walls in play sit on the table top, the lifters go back down empty).
@@ -28,14 +32,14 @@ from firmware.hal import ticks_diff
 from engine_core.dealer import Dealership
 from engine_core.hand import DRAW
 
-BOOT = 0
-IDLE = 1
-BUILDING = 2
-LIFTING = 3
-DEALER = 4
-ROLLING = 5
-IN_HAND = 6
-FAULT = 7
+_BOOT = const(0)
+_IDLE = const(1)
+_BUILDING = const(2)
+_LIFTING = const(3)
+_DEALER = const(4)
+_ROLLING = const(5)
+_IN_HAND = const(6)
+_FAULT = const(7)
 NAMES = ("boot", "idle", "building", "lifting", "dealer", "rolling", "in_hand", "fault")
 
 _POWER_LOST = const(41)
@@ -55,8 +59,8 @@ class TableController:
         self.emit = emit
         self.builder = bld.Builder(devices.plate, devices.lanes, devices.rfid, devices.tags,
                                    cfg.tile_counts, cfg.lane_idle_ms, cfg.build_max_ms)
-        self.state = BOOT
-        self.resume_state = IDLE
+        self.state = _BOOT
+        self.resume_state = _IDLE
         self.fault = 0
         self.fault_detail = None
         self.fault_at = 0
@@ -75,24 +79,24 @@ class TableController:
     def boot(self, now):
         if self.hal.flag(_MARK):
             self._fault(now, _POWER_LOST, {"reason": "restarted during a cycle"})
-            self.resume_state = IDLE
+            self.resume_state = _IDLE
         else:
-            self._enter(now, IDLE)
+            self._enter(now, _IDLE)
 
     def start(self, now):
         """Begin a table cycle; a refusal text, or None when started."""
-        if self.state != IDLE:
+        if self.state != _IDLE:
             return "the table is %s, not idle" % NAMES[self.state]
         self.cycle_started = now
         self.hal.set_flag(_MARK, True)
         self.builder.state = bld.EMPTY
         self._lower_all(now)           # the builder starts once the platforms are down
-        self._enter(now, BUILDING)
+        self._enter(now, _BUILDING)
         return None
 
     def hand_end(self, now, winner):
         """The hand's result: a winning seat, or None for a draw (和局)."""
-        if self.state != IN_HAND:
+        if self.state != _IN_HAND:
             return "no hand is being played (state %s)" % NAMES[self.state]
         if winner is not None and (type(winner) is not int or winner < 0 or winner > 3):
             return "the winner must be a seat 0..3, or null for a draw"
@@ -109,12 +113,12 @@ class TableController:
 
     def kong(self, now, seat, concealed):
         """A kong declared on the link; None, or why it is refused."""
-        if self.state != IN_HAND:
+        if self.state != _IN_HAND:
             return "no hand is being played (state %s)" % NAMES[self.state]
         return self.follower.kong(now, seat, concealed)
 
     def clear(self, now):
-        if self.state != FAULT:
+        if self.state != _FAULT:
             return "no active fault"
         code = self.fault
         self.fault = 0
@@ -138,21 +142,21 @@ class TableController:
             b.audit_again(now)
         elif b.state != bld.EMPTY and b.state != bld.READY:
             b.resume(now)              # reads every wall again, then feeds
-        if target == LIFTING:
-            self._lift(now)                # enters LIFTING itself
+        if target == _LIFTING:
+            self._lift(now)                # enters _LIFTING itself
             return None
-        if target == IDLE:
+        if target == _IDLE:
             self.hal.set_flag(_MARK, False)
         self._enter(now, target)
         return None
 
     def _show_again(self, now):
         state = self.resume_state
-        if state in (DEALER, ROLLING, IN_HAND):
+        if state in (_DEALER, _ROLLING, _IN_HAND):
             self.d.display.show_dealer(now, self.dealership.dealer, self.dealership.streak)
-        if state == ROLLING:
+        if state == _ROLLING:
             self.d.display.show_dice(now, 0, 0, True)
-        elif state == IN_HAND:
+        elif state == _IN_HAND:
             self.d.display.show_dice(now, self.d.dice.a, self.d.dice.b, False)
             self.follower.show_again(now)
 
@@ -172,39 +176,39 @@ class TableController:
         d.display.poll(now)
         d.keys.poll(now)
         d.buzzer.poll(now)
-        self.follower.step(now, self.state == IN_HAND)   # reads the walls in play
-        if self.state == FAULT:
+        self.follower.step(now, self.state == _IN_HAND)   # reads the walls in play
+        if self.state == _FAULT:
             return
         for dev in d.fault_sources:
             if dev.fault:
                 self._fault(now, dev.fault, dev.fault_detail())
                 return
         state = self.state
-        if state == BUILDING or (state == IN_HAND and self.cfg.tile_sets == 2):
+        if state == _BUILDING or (state == _IN_HAND and self.cfg.tile_sets == 2):
             self._build(now)
-        if state == LIFTING:
+        if state == _LIFTING:
             if self._all(lft.TOP):
                 self.d.display.show_dealer(now, self.dealership.dealer, self.dealership.streak)
                 self.d.keys.clear()
-                self._enter(now, DEALER)
-        elif state == DEALER:
+                self._enter(now, _DEALER)
+        elif state == _DEALER:
             self._wait_dice_key(now)
-        elif state == ROLLING:
+        elif state == _ROLLING:
             dice = d.dice
             if dice.done(now):
                 d.display.show_dice(now, dice.a, dice.b, False)
                 self.emit("dice", {"a": dice.a, "b": dice.b, "dealer": self.dealership.dealer})
                 self.cycles += 1
                 d.keys.clear()                 # the dice press is not a gesture
-                self._enter(now, IN_HAND)
+                self._enter(now, _IN_HAND)
                 self.follower.begin(now, self.dealership.dealer, dice.a + dice.b,
                                     self.in_play, d.tags)
                 self._lower_all(now)           # platforms back down for the next set
                 if self.cfg.tile_sets == 1:
                     self.hal.set_flag(_MARK, False)
-        elif state == IN_HAND:
+        elif state == _IN_HAND:
             self._follow(now)
-        elif state != DEALER:
+        elif state != _DEALER:
             for seat in range(4):              # nothing to press for now
                 if d.keys.take_press(seat):
                     self._refuse(now, seat, "no hand is on (the table is %s)" % NAMES[state])
@@ -239,7 +243,7 @@ class TableController:
         b.step(now)
         if b.fault:
             self._fault(now, b.fault, b.detail)
-        elif b.state == bld.READY and self.state == BUILDING:
+        elif b.state == bld.READY and self.state == _BUILDING:
             self.emit("walls", {"tiles_per_side": b.tiles_per_side()})
             self._lift(now)
         elif b.state == bld.READY and not self.next_ready:
@@ -254,7 +258,7 @@ class TableController:
                 if seat == dealer:
                     d.dice.start(now)
                     d.display.show_dice(now, 0, 0, True)
-                    self._enter(now, ROLLING)
+                    self._enter(now, _ROLLING)
                     return
                 self._refuse(now, seat, "only the dealer rolls")
 
@@ -266,11 +270,11 @@ class TableController:
             # Two sets, the next one half built when the hand ended: go on
             # building it (the lanes hold its tiles; counting again from
             # zero would overfill them and end in a false lane_jam).
-            self._enter(now, BUILDING)
+            self._enter(now, _BUILDING)
         else:
             self.builder.state = bld.EMPTY
             self._lower_all(now)
-            self._enter(now, BUILDING)
+            self._enter(now, _BUILDING)
 
     def _lower_all(self, now):
         for lifter in self.d.lifters:
@@ -281,7 +285,7 @@ class TableController:
         self.builder.state = bld.EMPTY
         for lifter in self.d.lifters:
             lifter.lift(now)
-        self._enter(now, LIFTING)
+        self._enter(now, _LIFTING)
 
     def _all(self, position):
         for lifter in self.d.lifters:
@@ -301,8 +305,8 @@ class TableController:
         self.builder.stop()
         for lifter in self.d.lifters:
             lifter.stop()
-        if self.state != FAULT:
-            self.resume_state = self.state if self.state != BOOT else IDLE
+        if self.state != _FAULT:
+            self.resume_state = self.state if self.state != _BOOT else _IDLE
         self.fault = code
         self.fault_detail = detail
         self.fault_at = now
@@ -310,7 +314,7 @@ class TableController:
         self.fault_log.append((now, code, name, detail or {}))
         if len(self.fault_log) > self.FAULT_LOG:
             self.fault_log.pop(0)
-        self._enter(now, FAULT)
+        self._enter(now, _FAULT)
         self.emit("fault", {"code": code, "name": name, "detail": detail or {}})
 
     def _enter(self, now, state):

@@ -19,7 +19,6 @@ NONE = const(0)
 SINGLE = const(1)
 DOUBLE = const(2)
 HOLD = const(3)
-GESTURES = ("none", "single", "double", "hold")
 
 
 class Keys:

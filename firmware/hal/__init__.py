@@ -41,14 +41,14 @@ listing them.
 try:
     from time import ticks_add, ticks_diff  # MicroPython: native
 except ImportError:  # CPython (host-side tests of drivers)
-    TICKS_PERIOD = 1 << 30
-    _HALF = TICKS_PERIOD // 2
+    _PERIOD = 1 << 30
+    _HALF = 1 << 29
 
     def ticks_add(t, delta):
-        return (t + delta) % TICKS_PERIOD
+        return (t + delta) % _PERIOD
 
     def ticks_diff(a, b):
-        return ((a - b + _HALF) % TICKS_PERIOD) - _HALF
+        return ((a - b + _HALF) % _PERIOD) - _HALF
 
 
 class StoreFlags:

@@ -35,8 +35,8 @@ REQUESTS = (
 )
 RESPONSES = (              # "op" echoes the request's
     "hello build:str fw:str op:str proto:int table:str\n"
-    "status cycles:int dealer:int? dice:list? fault:dict? lanes:list lifters:list link:dict*"
-    " op:str phase:str state:str tiles_per_side:list uptime:int\n"
+    "status cycles:int dealer:int? dice:list? fault:dict? heap:dict* lanes:list lifters:list"
+    " link:dict* op:str phase:str state:str tiles_per_side:list uptime:int\n"
     "start op:str state:str\n"
     "clear cleared:int? op:str\n"
     "faults faults:list op:str total:int\n"
@@ -61,8 +61,8 @@ ERROR_FIELDS = "error:str message:str op:str* proto:int*"      # head "ok": fals
 ERRORS = ("bad_json bad_kind bad_request unknown_op proto_mismatch"     # on the wire
           " busy refused not_found too_big internal config_invalid")
 HOST_ERRORS = "not_public bad_value bad_response bad_event timeout closed"
-NESTED = ("cmd code count detail dropped end errors expected got lane ms name overruns"
-          " reason requests seat sensor side slot slots state t")   # keys of nested objects
+NESTED = ("alloc cmd code count detail dropped end errors expected free got lane ms name"
+          " overruns reason requests seat sensor side slot slots state t")   # keys of nested objects
 SECRET = ("tile", "tiles", "uid")     # at any depth, only with reveal=True
 
 

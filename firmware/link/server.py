@@ -12,6 +12,7 @@ except ImportError:  # CPython (host-side tests)
     def const(x):
         return x
 
+import gc
 import json
 
 from firmware import faults
@@ -239,7 +240,8 @@ class LinkServer:
                 "lanes": [lane.count for lane in d.lanes],
                 "lifters": [LIFT[l.state] for l in d.lifters],
                 "link": {"requests": self.requests, "errors": self.errors,
-                         "dropped": self.dropped, "overruns": self.overruns}}
+                         "dropped": self.dropped, "overruns": self.overruns},
+                "heap": {"alloc": gc.mem_alloc(), "free": gc.mem_free()}}
 
     def _config_status(self, now):
         return {"ok": True, "state": "fault", "phase": "none", "cycles": 0,

@@ -169,3 +169,18 @@ def test_nothing_left_to_draw_is_a_draw_after_the_grace_time():
     assert same(top.states(), top.replayed(events))
     assert top.display.last("alert") == ("alert", dsp.ALERT_DRAW)
     assert top.buzzer.calls                                  # final group and draw beeped
+
+
+def test_a_kong_key_just_after_its_replacement_was_taken_still_counts():
+    top = opened()
+    wall = top.shadow.wall
+    tail = wall.geo.slot_of_pos[wall.tail_pos()]
+    top.take(tail)                       # the replacement first ...
+    top.read_rounds(2)                   # seen gone, not explained yet
+    assert len(top.states()) == 3
+    why = top.follower.kong(top.now, 2, False)     # ... then the key
+    assert why is None
+    ev = {"op": "kong", "seat": 2, "kind": "exposed"}
+    assert top.states()[-1]["op"] == "kong"
+    assert same(top.states(), top.replayed(OPENING + [ev]))
+    assert top.follower.irregular == 0

@@ -8,8 +8,8 @@ import threading
 import time
 
 from firmware.link.codec import LinkError
-from host_tools.tableview.demo import (DEFAULT_SPEED, FIX_AFTER_S, FRAME_S, HAND_S, Demo,
-                                      ViewState)
+from host_tools.tableview.demo import (DEFAULT_SPEED, FIX_AFTER_S, FRAME_S, Demo, ViewState,
+                                      seat_players)
 from host_tools.tableview.render import clock_text, render
 from host_tools.tableview.snapshot import plain_lines, snapshot
 
@@ -30,6 +30,7 @@ def run(args, out):
         except ValueError as e:            # a bad --fault
             print("tableview: %s" % e, file=sys.stderr)
             return 2
+        seat_players(sim.table, args.seed)     # they play every hand, the firmware follows
         with sim:
             with LinkClient(sim.link_path) as link:
                 view = ViewState(args.seed, args.speed, sim.code, args.cycles)
@@ -75,7 +76,7 @@ def _run_plain(sim, link, view, args, stop, out):
             write(line)
 
     write("# virtual table, seed %s, speed %gx, firmware %s" % (args.seed, args.speed, sim.code))
-    demo = Demo(sim, link, view, args.hand, args.fix_after, echo=echo)
+    demo = Demo(sim, link, view, args.fix_after, echo=echo)
     try:
         problem = _loop(sim, link, demo, stop)
     except BrokenPipeError:                # e.g. piped into `head`
@@ -93,7 +94,7 @@ def _run_live(sim, link, view, args, stop, out):
     from rich.live import Live
 
     console = Console(file=out)
-    demo = Demo(sim, link, view, args.hand, args.fix_after)
+    demo = Demo(sim, link, view, args.fix_after)
     with Live(console=console, auto_refresh=False, transient=False) as live:
         def frame():
             live.update(render(snapshot(sim.table, view), console.width), refresh=True)
@@ -116,8 +117,6 @@ def parser():
                     help="virtual seconds per wall second (default %g)" % DEFAULT_SPEED)
     ap.add_argument("--cycles", type=int, default=None, metavar="N",
                     help="stop after N cycles (default: until Ctrl-C)")
-    ap.add_argument("--hand", type=float, default=HAND_S, metavar="S",
-                    help="virtual seconds a hand lasts (default %g)" % HAND_S)
     ap.add_argument("--fix-after", type=float, default=FIX_AFTER_S, metavar="S",
                     help="virtual seconds before a technician repairs a fault (default %g)"
                     % FIX_AFTER_S)

@@ -1,17 +1,17 @@
-"""The demo's host side: what the link told us (ViewState), the stand-in
-hand and the technician (Demo), and their tunables."""
+"""The demo's host side: what the link told us (ViewState), the players
+(a Parlour of virtual players), the technician (Demo), and their tunables."""
 
 import collections
-import random
 
 from firmware.link.codec import LinkError
-from host_tools.tableview.snapshot import cycle_text
+from host_tools.tableview.snapshot import cycle_text, result_text
+from host_tools.vtable.hand_players import Parlour
 
 DEFAULT_SPEED = 5.0
-HAND_S = 8.0                # virtual seconds a "hand" lasts
 FIX_AFTER_S = 20.0          # virtual seconds before the technician repairs a fault
 FRAME_S = 0.1               # the live view's refresh period (wall)
 EVENTS_SHOWN = 8
+HAND_EVENTS_SHOWN = 6       # the hand panel's "last" line
 FLASH_MS = 2000             # a key press or beep stays lit this long (virtual ms)
 POWER_LOST = 41
 
@@ -45,13 +45,16 @@ class ViewState:
         self.restarts = 0
         self.state = None                # the controller's, from `state` events
         self.cycles = 0                  # dice shown
-        self.cycle_start = None          # virtual ms: `start` or `hand_end` took effect
+        self.cycle_start = None          # virtual ms: `start` or a `result` took effect
         self.last_cycle = None
-        self.winner = "none yet"         # of the last hand: a seat, None (a draw)
         self.fault = None                # the last fault, described, with "active"
-        self.hand_end_at = None          # virtual ms
         self.fix_at = None               # virtual ms
         self.events = collections.deque(maxlen=EVENTS_SHOWN)
+        self.hand = None                 # the last `hand` event's fields: the hand in play
+        self.hand_events = collections.deque(maxlen=HAND_EVENTS_SHOWN)
+        self.result = None               # the last `result` event's fields, with "t"
+        self.hands = 0                   # results seen
+        self.draws = 0                   # of which draws (no winner)
 
     def record(self, t, name, fields, host=False):
         entry = {"t": t, "name": name, "fields": fields, "host": host}
@@ -86,18 +89,24 @@ def technician(table, code):
     return done
 
 
-class Demo:
-    """The host's side of the demo: reacts to link events and to virtual time."""
+def seat_players(table, seed):
+    """The virtual players of every hand, seeded from the view's seed
+    (hand_players.Parlour). Seat them before the table starts."""
+    return Parlour(table, seed="tableview:%s" % seed)
 
-    def __init__(self, sim, link, view, hand_s=HAND_S, fix_after_s=FIX_AFTER_S, echo=None):
+
+class Demo:
+    """The host's side of the demo: reacts to link events and to virtual time.
+    The players (seat_players) play the hands and the firmware follows them;
+    the host only starts the table and sends the technician."""
+
+    def __init__(self, sim, link, view, fix_after_s=FIX_AFTER_S, echo=None):
         self.sim = sim
         self.table = sim.table
         self.link = link
         self.view = view
-        self.hand_ms = int(hand_s * 1000)
         self.fix_after_ms = int(fix_after_s * 1000)
         self.echo = echo                 # plain mode: called with each new entry
-        self.rng = random.Random("tableview:%s" % view.seed)
         self.done = False
         self._cycle_pending = False
 
@@ -136,11 +145,11 @@ class Demo:
             if self._cycle_pending and v.state in ("building", "lifting"):
                 v.cycle_start = t
                 self._cycle_pending = False
-            if v.state == "in_hand":
-                if v.target is not None and v.cycles >= v.target:
-                    self.done = True
-                elif v.hand_end_at is None:
-                    v.hand_end_at = t + self.hand_ms
+            if v.state in ("idle", "dealer"):    # new walls are up (or a restart)
+                v.hand = None
+                v.hand_events.clear()
+            if v.state == "in_hand" and v.target is not None and v.cycles >= v.target:
+                self.done = True
         elif name == "dice":
             v.cycles += 1
             bound = cycle_bound_ms(self.table, v.cycle_start)
@@ -151,6 +160,22 @@ class Demo:
             }
             if self.echo is not None:
                 self.echo(None, (("#", cycle_text(v.last_cycle)),))
+        elif name in ("hand", "irregular"):
+            if name == "hand":
+                if fields["n"] == 0:
+                    v.hand_events.clear()
+                v.hand = fields
+            shown = {k: fields[k] for k in ("seat", "kind", "slot", "gold") if k in fields}
+            v.hand_events.append(dict(shown, t=t, op=fields.get("op", name)))
+        elif name == "result":
+            v.result = dict(fields, t=t)
+            v.hands += 1
+            v.draws += fields["winner"] is None
+            self._cycle_pending = True   # the table goes on by itself
+            if self.table.config.tile_sets == 1:
+                self.table.players_clear_table()   # the old walls into the tray
+            if self.echo is not None:
+                self.echo(None, (("#", result_text(v.hands, v.result)),))
         elif name == "cleared":
             if v.fault is not None:
                 v.fault.update(active=False, cleared_t=t, resume=ev.get("resume"))
@@ -166,8 +191,6 @@ class Demo:
         now = self.table.now
         if v.fix_at is not None and now >= v.fix_at:
             self._fix(now)
-        if v.hand_end_at is not None and v.state == "in_hand" and now >= v.hand_end_at:
-            self._hand_end(now)
 
     def _fix(self, now):
         v = self.view
@@ -181,19 +204,3 @@ class Demo:
         except LinkError as e:
             self._record(now, "clear refused", {"error": str(e)}, host=True)
             v.fix_at = now + 1000
-
-    def _hand_end(self, now):
-        v = self.view
-        winner = self.rng.choice((0, 1, 2, 3, None))
-        if self.table.config.tile_sets == 1:
-            self.table.players_clear_table()
-        self._record(now, "hand_end", {"winner": winner}, host=True)
-        try:
-            self.link.request("hand_end", winner=winner)
-        except LinkError as e:
-            self._record(now, "hand_end refused", {"error": str(e)}, host=True)
-            v.hand_end_at = now + 1000   # try again (a fault, say)
-            return
-        v.hand_end_at = None
-        v.winner = winner
-        self._cycle_pending = True

@@ -9,8 +9,17 @@ from host_tools.tableview.snapshot import fields_text, value_text
 STATE_STYLE = {"idle": "dim", "building": "bold cyan", "lifting": "bold blue",
                "dealer": "bold yellow", "rolling": "bold magenta", "in_hand": "bold green",
                "fault": "bold white on red", "boot": "dim"}
+EVENT_STYLE = {"fault": "bold red", "irregular": "red", "result": "bold yellow",
+               "hand": "green"}
+PHASE_STYLE = {"dealt": ("dealt", "cyan"), "replaced": ("flowers replaced", "cyan"),
+               "play": ("PLAY", "bold green"), "final": ("FINAL GROUP", "bold black on yellow"),
+               "draw": ("DRAW", "bold white on red")}
+HAND_FIRST = ("n", "op", "seat", "kind", "slot", "phase")
+MARKS = (("tail", "black on magenta"), ("head", "black on green"),
+         ("marker", "black on yellow"))     # the last one wins a stack
 SPIN = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 PLATE = "◐◓◑◒"
+STACK = "·▄█"                               # a stack in play: 0, 1, 2 tiles left
 
 
 def clock_text(ms):
@@ -40,21 +49,22 @@ def render(snap, width=120):
     machine = _machine_panel(snap)
     board = _board_panel(snap)
     ctl = _controller_panel(snap)
+    hand = _hand_panel(snap, narrow=width < 76)
     fault = _fault_panel(snap)
     events = _events_panel(snap)
     if width < 76:
-        return Group(header, machine, board, ctl, fault, events)
+        return Group(header, machine, hand, board, ctl, fault, events)
     grid = Table.grid(padding=(0, 1), expand=True)
     if width < 110:
         grid.add_column(ratio=1)
         grid.add_column(ratio=1)
         grid.add_row(board, ctl)
-        return Group(header, machine, grid, fault, events)
+        return Group(header, machine, grid, hand, fault, events)
     grid.add_column(ratio=3)
     grid.add_column(ratio=2)
     grid.add_row(machine, board)
-    grid.add_row(ctl, fault)
-    return Group(header, grid, events)
+    grid.add_row(hand, ctl)
+    return Group(header, grid, fault, events)
 
 
 def _header(snap):
@@ -157,6 +167,7 @@ def _board_panel(snap):
     if d["dealer"] is not None:
         lamps.append(" streak %d" % d["streak"])
     g.add_row("dealer", lamps)
+    g.add_row("count", _count_text(d))
     g.add_row("text", Text(d["text"] or "—", style="" if d["text"] else "dim"))
     keys = Text()
     for k in snap["keys"]:
@@ -169,6 +180,20 @@ def _board_panel(snap):
     g.add_row("buzzer", Text(("♪ beep" if lit else "quiet") + "  (%d beeps)" % b["beeps"],
                              style="bold yellow" if lit else "dim"))
     return Panel(g, title="display board, keys", title_align="left")
+
+
+def _count_text(d):
+    """The board's count (drawable, the marker's seat and stack) and its lamp."""
+    from rich.text import Text
+    t = Text(no_wrap=True, overflow="ellipsis")
+    if d["count"] is None:
+        t.append("—", style="dim")
+    else:
+        t.append("%d to draw, marker %d/%d" % d["count"])
+    if d["alert"] != "none":
+        t.append("  ")
+        t.append(" %s " % d["alert"].upper(), style=PHASE_STYLE[d["alert"]][1])
+    return t
 
 
 def _controller_panel(snap):
@@ -194,16 +219,97 @@ def _controller_panel(snap):
         g.add_row("", "dice %d+%d, dealer seat %d" % (c["dice"][0], c["dice"][1], c["dealer"]))
     else:
         g.add_row("last cycle", Text("—", style="dim"))
-    if snap["hand_end_in_ms"] is not None and state == "in_hand":
-        g.add_row("hand", "ends in %.1f s (virtual)" % (snap["hand_end_in_ms"] / 1000.0))
-    elif snap["winner"] != "none yet":
-        w = snap["winner"]
-        g.add_row("last hand", "a draw" if w is None else "seat %d won" % w)
+    if snap["hands"]:
+        g.add_row("hands", "%d ended, %d won, %d drawn" % (
+            snap["hands"], snap["hands"] - snap["draws"], snap["draws"]))
     if snap["injected"]:
         g.add_row("injected", Text(", ".join(snap["injected"]), style="red"))
     g.add_row("firmware", Text(snap["code"] + (", %d restarts" % snap["restarts"]
                                                if snap["restarts"] else ""), style="dim"))
     return Panel(g, title="controller", title_align="left")
+
+
+def _hand_panel(snap, narrow=False):
+    """The walls in play, one row a side, one cell a stack (head, tail and
+    the marker stack lit), beside what the link said of the hand."""
+    from rich.console import Group
+    from rich.panel import Panel
+    from rich.table import Table
+    from rich.text import Text
+
+    h = snap["hand"] or {}
+    lit = {}
+    for key, style in MARKS:
+        if h.get(key):
+            lit[tuple(h[key])] = style
+    walls = Table.grid()
+    walls.add_column(no_wrap=True)
+    for side, stacks in enumerate(snap["walls"]):
+        row = Text("%d " % side, style="bold", no_wrap=True)
+        for k, n in enumerate(stacks):
+            row.append(STACK[min(n, 2)], style=lit.get((side, k), "" if n else "dim"))
+        row.append(" %2d" % sum(stacks), style="dim")
+        walls.add_row(row)
+    legend = Text("  ", no_wrap=True)
+    for key, style in MARKS:
+        legend.append(key, style=style)
+        legend.append(" ")
+    walls.add_row(legend)
+
+    facts = Table.grid(padding=(0, 2), expand=True)
+    facts.add_column(style="bold", no_wrap=True)
+    facts.add_column(no_wrap=True, overflow="ellipsis", ratio=1)
+    gold = h.get("gold") or snap["display"]["gold"]
+    facts.add_row("gold", Text(gold or "—", style="bold yellow" if gold else "dim"))
+    if h:
+        facts.add_row("wall", "%d  reserve %d  drawable %d" % (
+            h["wall"], h["reserve"], h["drawable"]))
+        name, style = PHASE_STYLE.get(h["phase"], (h["phase"], "bold"))
+        phase = Text(" %s " % name, style=style)
+        phase.append("  event %d" % h["n"], style="dim")
+        facts.add_row("phase", phase)
+    else:
+        facts.add_row("wall", Text("—", style="dim"))
+        facts.add_row("phase", Text("no hand followed yet", style="dim"))
+    facts.add_row("last", _hand_events_text(snap["hand_events"]))
+    r = snap["result"]
+    if r is None:
+        facts.add_row("result", Text("—", style="dim"))
+    else:
+        facts.add_row("result", Text("%s, dealer %d, streak %d" % (
+            "a draw" if r["winner"] is None else "seat %d won" % r["winner"],
+            r["dealer"], r["streak"]), style="bold yellow"))
+    if narrow:
+        body = Group(walls, facts)
+    else:
+        body = Table.grid(padding=(0, 3))
+        body.add_column(no_wrap=True)
+        body.add_column()
+        body.add_row(walls, facts)
+    return Panel(body, title="the hand: walls in play (a cell a stack)", title_align="left")
+
+
+def _hand_events_text(events):
+    """The last hand events, newest first: op and seat (kind, slot, gold)."""
+    from rich.text import Text
+    t = Text(no_wrap=True, overflow="ellipsis")
+    if not events:
+        t.append("—", style="dim")
+    for i, e in enumerate(reversed(events)):
+        if i:
+            t.append(", ", style="dim")
+        words = [e["op"]]
+        if "seat" in e:
+            words.append(str(e["seat"]))
+        if "kind" in e:
+            words.append(e["kind"])
+        if "slot" in e:
+            words.append("slot %d" % e["slot"])
+        if e["op"] == "reveal_gold" and e.get("gold"):
+            words.append(e["gold"])
+        t.append(" ".join(words), style="red" if e["op"] == "irregular" else
+                 "bold" if i == 0 else "")
+    return t
 
 
 def _fault_panel(snap):
@@ -242,18 +348,21 @@ def _events_panel(snap):
     from rich.table import Table
     from rich.text import Text
 
-    t = Table.grid(padding=(0, 2))
+    t = Table.grid(padding=(0, 2), expand=True)
     t.add_column(justify="right", style="dim", no_wrap=True)
     t.add_column(no_wrap=True)
-    t.add_column(no_wrap=True, overflow="ellipsis")
+    t.add_column(no_wrap=True, overflow="ellipsis", ratio=1)
     for e in snap["events"]:
         if e["host"]:
             name = Text("> " + e["name"], style="italic cyan")
-        elif e["name"] == "fault":
-            name = Text(e["name"], style="bold red")
+        elif e["name"] in EVENT_STYLE:
+            name = Text(e["name"], style=EVENT_STYLE[e["name"]])
         else:
             name = Text(e["name"], style=STATE_STYLE.get(e["fields"].get("state"), "bold"))
-        t.add_row("%.3f" % (e["t"] / 1000.0), name, fields_text(e["fields"]))
+        fields = e["fields"]
+        if e["name"] == "hand":        # what happened first, the public state after it
+            fields = dict({k: fields[k] for k in HAND_FIRST if k in fields}, **fields)
+        t.add_row("%.3f" % (e["t"] / 1000.0), name, fields_text(fields))
     for _ in range(EVENTS_SHOWN - len(snap["events"])):
         t.add_row("", "", "")
     return Panel(t, title="link: last events (virtual s; > the host's requests)",

@@ -50,6 +50,7 @@ def _snapshot(table, view):
     buzz = list(table.buzzer)
     beeps = [t for t, value in buzz if value]
     fault = dict(view.fault) if view.fault else None
+    walls = _walls_in_play(table)
     return {
         "now_ms": now,
         "speed": view.speed,
@@ -60,17 +61,22 @@ def _snapshot(table, view):
         "cycles": view.cycles,
         "target": view.target,
         "last_cycle": dict(view.last_cycle) if view.last_cycle else None,
-        "winner": view.winner,
-        "hand_end_in_ms": None if view.hand_end_at is None else max(0, view.hand_end_at - now),
+        "hand": dict(view.hand) if view.hand else None,
+        "hand_events": [dict(e) for e in view.hand_events],
+        "result": dict(view.result) if view.result else None,
+        "hands": view.hands,
+        "draws": view.draws,
         "fix_in_ms": None if view.fix_at is None else max(0, view.fix_at - now),
         "lanes": lanes,
         "plate": {"turning": plate.turning, "duty": plate.duty, "stalled": plate.stalled,
                   "revolutions": plate.revolutions, "phase": plate.phase / plate.rev_units,
                   "tiles": len(plate.queue)},
         "lifters": lifters,
-        "in_play": [len(table.top_walls[s]) for s in range(4)],
+        "in_play": [sum(w) for w in walls],
+        "walls": walls,
         "display": {"gold": gold, "dice": disp.dice, "dealer": disp.dealer_seat,
-                    "streak": disp.dealer[1], "text": disp.text, "unplugged": disp.unplugged},
+                    "streak": disp.dealer[1], "text": disp.text, "unplugged": disp.unplugged,
+                    "count": disp.count, "alert": disp.alert},
         "keys": keys,
         "buzzer": {"on": bool(buzz and buzz[-1][1]), "beeps": len(beeps),
                    "last_beep": beeps[-1] if beeps else None},
@@ -78,6 +84,19 @@ def _snapshot(table, view):
         "injected": table.active_faults,
         "events": [dict(e) for e in view.events],
     }
+
+
+def _walls_in_play(table):
+    """Tiles left in each stack of the walls in play: per side, 18 counts
+    (0..2), stack k at index k (slot = (side * 18 + k) * 2 + layer)."""
+    n = table.stacks
+    walls = []
+    for side in range(4):
+        counts = [0] * n
+        for slot in list(table.top_walls[side]):
+            counts[(slot >> 1) % n] += 1
+        walls.append(counts)
+    return walls
 
 
 # -- plain text -------------------------------------------------------------------
@@ -102,6 +121,12 @@ def cycle_text(c):
             out += ", lower bound %.2f s (+%.1f %%)" % (
                 c["lower_bound_s"], 100.0 * (c["table_time_s"] / c["lower_bound_s"] - 1))
     return out
+
+
+def result_text(n, r):
+    """A hand's result in words (a `result` event's fields)."""
+    who = "a draw" if r["winner"] is None else "seat %d won" % r["winner"]
+    return "hand %d: %s; next dealer seat %d, streak %d" % (n, who, r["dealer"], r["streak"])
 
 
 def plain_lines(entry, extra=()):

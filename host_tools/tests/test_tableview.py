@@ -7,6 +7,7 @@ virtual table, in real-time mode at a speed the two processes cannot reach
 
 import io
 import os
+import random
 import re
 import select
 import signal
@@ -16,16 +17,20 @@ import sys
 import threading
 import time
 import tty
+import types
 
 import pytest
 import serial
 
 from firmware import faults as fault_table
 from firmware.link.frame import FrameReader, encode
+from engine_core.replay import replay
 from host_tools import tableview
+from host_tools.tableview import Demo
 from host_tools.mjctl import describe_fault
 from host_tools.mpenv import ROOT
 from host_tools.vtable import BusServer, VirtualTable
+from host_tools.vtable.hand_players import HandPlayers
 
 FAST = ["--speed", "200"]
 LINE = re.compile(r"^\s*(\d+\.\d{3})  (> )?(\S+)\s*(.*)$")
@@ -67,36 +72,77 @@ CYCLE = ["walls", "lifting", "dealer", "rolling", "dice", "in_hand"]
 
 # -- plain runs --------------------------------------------------------------
 
-def test_plain_mode_plays_two_cycles_in_order():
+@pytest.fixture(scope="module")
+def two_cycles():
+    """One run for the tests below: two cycles, the whole hand between them."""
     p = run_view("--cycles", "2")
     assert p.returncode == 0, p.stderr
+    return p
+
+
+def hand_lines(entries):
+    """The `hand` events' fields as dicts (values as printed)."""
+    out = []
+    for t, _, name, f in entries:
+        if name == "hand":
+            fields = dict(kv.split("=", 1) for kv in f.split())
+            fields["t"] = t
+            out.append(fields)
+    return out
+
+
+def test_plain_mode_plays_two_cycles_in_order(two_cycles):
+    p = two_cycles
     assert "\x1b[" not in p.stdout                       # no ANSI without a terminal
     entries = parse(p.stdout)
     names = link_names(entries)
-    assert in_order(names, ["building"] + CYCLE + CYCLE), names
-    assert names.count("dice") == 2 and "fault" not in names
+    # the second set's walls come during the hand (the test below)
+    assert in_order(names, ["building"] + CYCLE + ["hand", "result"] + CYCLE[1:]), names
+    assert names.count("dice") == 2 and names.count("result") == 1 and "fault" not in names
     hosts = [n for _, who, n, _ in entries if who == "host"]
-    assert hosts == ["start", "hand_end"]
-    # The next cycle starts when the hand ends (8 s after the dice by default);
-    # the second set, half built by then, is finished (firmware fix: it used
-    # to be counted again from zero, ending in a false lane_jam).
-    t_dice = next(t for t, _, n, _ in entries if n == "dice")
-    t_end = next(t for t, who, n, _ in entries if n == "hand_end")
-    assert t_end >= t_dice + 8.0
-    after = link_names([e for e in entries if e[0] >= t_end])
-    assert after[0] == "building"
+    assert hosts == ["start"]                           # the players end the hand, not the host
     assert p.stdout.splitlines()[-1].startswith("# stopped after 2 cycles")
 
 
-def test_a_long_hand_lifts_the_next_set_at_once():
-    p = run_view("--cycles", "2", "--hand", "40")
-    assert p.returncode == 0, p.stderr
-    entries = parse(p.stdout)
-    t_end = next(t for t, who, n, _ in entries if n == "hand_end")
+def test_plain_mode_shows_a_whole_hand(two_cycles):
+    entries = parse(two_cycles.stdout)
+    hands = hand_lines(entries)
+    ops = [h["op"] for h in hands]
+    assert ops[:3] == ["deal", "replace_flowers", "reveal_gold"], ops
+    assert ops.count("draw") >= 4, ops
+    assert [int(h["n"]) for h in hands] == list(range(len(hands)))
+    assert hands[0]["gold"] == hands[1]["gold"] == "null"
+    gold = hands[2]["gold"]
+    assert re.fullmatch(r"[1-9][mpsz]", gold), gold      # turned up, then kept all hand
+    assert all(h["gold"] == gold for h in hands[2:])
+    for a, b in zip(hands, hands[1:]):                 # only a put back returns a tile
+        assert int(b["wall"]) <= int(a["wall"]) or b["op"] == "put_back", (a, b)
+    assert int(hands[-1]["wall"]) < int(hands[0]["wall"])
+    assert all("seat" in h for h in hands if h["op"] in ("draw", "kong"))
+    # the result after the last hand event, then the next cycle by itself
+    t_res, _, _, res = next(e for e in entries if e[2] == "result")
+    assert hands[-1]["t"] <= t_res
+    winner = re.search(r"\bwinner=(\S+)", res).group(1)
+    assert (winner == "null") == (hands[-1]["phase"] == "draw"), (winner, hands[-1])
+    dealer = re.search(r"\bdealer=(\d)", res).group(1)
+    lines = two_cycles.stdout.splitlines()
+    assert any(re.match(r"# hand 1: (a draw|seat %s won); next dealer seat %s, streak \d+$"
+                        % (winner, dealer), line) for line in lines), lines
+    after = [e for e in entries if e[0] >= t_res and e[2] != "lane"]
+    assert link_names(after)[:5] == ["result", "lifting", "dealer", "rolling", "dice"]
+    dice = next(f for _, _, n, f in after if n == "dice")
+    assert dice.endswith("dealer=%s" % dealer)           # the dealer the result named
+
+
+def test_the_next_set_built_during_the_hand_lifts_at_its_result(two_cycles):
+    entries = parse(two_cycles.stdout)
+    t_res = next(t for t, _, n, _ in entries if n == "result")
     nexts = [t for t, _, n, f in entries if n == "walls" and "next=True" in f]
-    assert nexts and nexts[0] < t_end                     # built during the hand
-    after = link_names([e for e in entries if e[0] >= t_end])
-    assert after[:2] == ["lifting", "dealer"], after      # lifted at once
+    assert nexts and nexts[0] < t_res                     # built during the hand
+    lifting = [t for t, _, n, f in entries if "state=lifting" in f.split()]
+    assert lifting[-1] == t_res                           # lifted at once
+    cycles = re.findall(r"^# cycle 2: .*table time ([\d.]+) s", two_cycles.stdout, re.M)
+    assert cycles and float(cycles[0]) < 10.0             # lift, dealer, dice: no build
 
 
 def test_a_lane_jam_shows_its_fix_then_the_cycles_go_on():
@@ -213,7 +259,8 @@ def _full_view():
     view.cycles = 2
     view.last_cycle = {"n": 2, "dice": [3, 5], "dealer": 1, "table_time_s": 33.1,
                        "lower_bound_s": 32.4}
-    view.winner = None
+    view.result = {"winner": 2, "dealer": 3, "wins_in_row": 0, "streak": 0, "t": 4000}
+    view.hands = 1
     view.fault = dict(describe_fault({"code": 10, "t": 6100, "detail": {"lane": 1, "count": 0}}),
                       active=True, cleared_t=None, resume=None)
     view.fix_at = 20000
@@ -222,7 +269,8 @@ def _full_view():
                                         ("fault", {"code": 10, "detail": {"lane": 1},
                                                    "name": "lane_jam"})]):
         view.record(1000 * i, name, fields)
-    view.record(5000, "hand_end", {"winner": None}, host=True)
+    view.record(4000, "result", {"dealer": 3, "streak": 0, "winner": 2, "wins_in_row": 0})
+    view.record(5000, "start", {}, host=True)
     return view
 
 
@@ -243,17 +291,139 @@ def test_the_view_renders_at_80_and_120_columns(busy_table, width):
             assert want in text, want
     assert "lane_jam" in text and "technician comes in" in text
     assert "Open the lane cover" in text                       # the fix
-    assert "33.10 s table time" in text and "> hand_end" in text
+    assert "33.10 s table time" in text and "> start" in text
+    assert "seat 2 won, dealer 3, streak 0" in text and "1 ended, 1 won, 0 drawn" in text
 
 
 def test_plain_lines_of_events_and_faults():
     entry = {"t": 32610, "name": "dice", "fields": {"a": 3, "b": 2, "dealer": 0}, "host": False}
     assert tableview.plain_lines(entry) == ["    32.610  dice       a=3 b=2 dealer=0"]
-    entry = {"t": 41980, "name": "hand_end", "fields": {"winner": None}, "host": True}
-    assert tableview.plain_lines(entry) == ["    41.980  > hand_end winner=null"]
+    entry = {"t": 41980, "name": "clear", "fields": {}, "host": True}
+    assert tableview.plain_lines(entry) == ["    41.980  > clear"]
+    entry = {"t": 90670, "name": "result", "host": False,
+             "fields": {"dealer": 0, "streak": 0, "winner": None, "wins_in_row": 0}}
+    assert tableview.plain_lines(entry) == [
+        "    90.670  result     dealer=0 streak=0 winner=null wins_in_row=0"]
     entry = {"t": 6100, "name": "fault", "fields": {"code": 10}, "host": False}
     lines = tableview.plain_lines(entry, (("cause", "c c"), ("fix", "f f")))
     assert lines[1:] == ["            cause: c c", "            fix:   f f"]
+
+
+# -- the hand in play: a snapshot mid-hand ---------------------------------------
+
+MID = 12        # the players have played the events 0..MID
+
+
+def _hand_event(n, ev, st):
+    """The `hand` event the firmware sends after `ev`: the public state `st`
+    (engine_core.replay) as docs/protocol.md names it."""
+    out = {"ev": "hand", "n": n, "op": ev["op"]}
+    for key in ("phase", "wall", "reserve", "drawable", "gold"):
+        out[key] = st[key]
+    for key in ("marker", "head", "tail"):
+        out[key] = [st[key]["seat"], st[key]["stack"]] if st[key] else None
+    out.update({k: ev[k] for k in ("seat", "kind", "slot") if k in ev})
+    return out
+
+
+@pytest.fixture(scope="module")
+def mid_hand():
+    """(table, view, public state) in the middle of a hand, no firmware: the
+    second set laid out as the walls in play, virtual players told the
+    dealer and dice play events 0..MID, and the view told of each event as
+    the link would tell it (through Demo.on_event)."""
+    tv = VirtualTable(5)
+    tiles_ = list(tv.pile)
+    random.Random(5).shuffle(tiles_)
+    for slot, tile in enumerate(tiles_):
+        tv.top_walls[slot // (2 * tv.stacks)][slot] = tile
+    tv.pile = []
+    hp = HandPlayers(tv, seed=5, win_rate=0, kong_rate=0, take_rate=0, dealer=1, dice=[3, 4])
+    hp.start(tv.now)
+    scn = hp.scenario
+    tv.advance_to(max(t for t, i, _, _ in hp.timeline if i == MID))
+    states = replay(scn)
+    view = tableview.ViewState(seed=5, speed=5.0, code="test")
+    demo = Demo(types.SimpleNamespace(table=tv, restarts=0), None, view)
+    for n in range(MID + 1):
+        demo.on_event(dict(_hand_event(n, scn["events"][n], states[n]), t=tv.now))
+    st = states[MID]
+    assert st["phase"] == "play" and scn["events"][MID]["op"] == "draw"
+    return tv, view, st
+
+
+def _cells(renderable, width):
+    """The rendered lines as (text, [style of each cell])."""
+    from rich.console import Console
+
+    console = Console(file=io.StringIO(), width=width, force_terminal=True,
+                      color_system="truecolor")
+    out = []
+    for line in console.render_lines(renderable, console.options, pad=False):
+        chars = [(ch, seg.style) for seg in line for ch in seg.text]
+        out.append(("".join(c for c, _ in chars), [st for _, st in chars]))
+    return out
+
+
+def _bg(style):
+    return style.bgcolor.name if style is not None and style.bgcolor else None
+
+
+def test_the_snapshot_counts_the_stacks_left_in_the_walls_in_play(mid_hand):
+    tv, view, st = mid_hand
+    snap = tableview.snapshot(tv, view)
+    for side in range(4):
+        want = [sum((2 * (side * tv.stacks + k) + layer) in tv.top_walls[side]
+                    for layer in (0, 1)) for k in range(tv.stacks)]
+        assert snap["walls"][side] == want
+    assert sum(map(sum, snap["walls"])) == st["wall"]    # what the rules say is left
+    assert 0 in snap["walls"][st["head"]["seat"]]        # the deal and draws ate a wall
+    assert snap["hand"]["n"] == MID and snap["hand"]["gold"] == st["gold"]
+    ops = [e["op"] for e in snap["hand_events"]]
+    assert len(ops) == tableview.demo.HAND_EVENTS_SHOWN and ops[-1] == "draw"
+
+
+@pytest.mark.parametrize("width", [80, 120])
+def test_the_hand_panel_shows_gold_counts_and_the_walls(mid_hand, width):
+    tv, view, st = mid_hand
+    snap = tableview.snapshot(tv, view)
+    lines = _cells(tableview.render(snap, width), width)
+    text = "\n".join(t for t, _ in lines)
+    assert len(lines) <= 45 and all(len(t) <= width for t, _ in lines)
+    assert re.search(r"gold\s+%s\b" % st["gold"], text)
+    assert "%d  reserve %d  drawable %d" % (st["wall"], st["reserve"], st["drawable"]) in text
+    assert re.search(r"phase\s+PLAY\s+event %d\b" % MID, text)
+    last = view.hand_events[-1]
+    assert re.search(r"last\s+draw %d, draw %d" % (last["seat"], view.hand_events[-2]["seat"]),
+                     text)
+    rows = {}
+    for t, styles in lines:
+        m = re.search(r"│ (\d) ([·▄█]{18}) +(\d+) ", t)
+        if m:
+            rows[int(m.group(1))] = (m.group(2), styles[m.start(2):m.end(2)], int(m.group(3)))
+    assert sorted(rows) == [0, 1, 2, 3]
+    for side, (glyphs, _, n) in rows.items():
+        assert glyphs == "".join("·▄█"[c] for c in snap["walls"][side])
+        assert n == sum(snap["walls"][side])
+    for key, colour in (("head", "green"), ("tail", "magenta"), ("marker", "yellow")):
+        seat, stack = st[key]["seat"], st[key]["stack"]
+        lit = [(s, k) for s, (_, styles, _) in rows.items()
+               for k, style in enumerate(styles) if _bg(style) == colour]
+        assert lit == [(seat, stack)], (key, lit)
+
+
+def test_the_final_group_and_the_boards_count_are_highlighted(mid_hand):
+    tv, view, st = mid_hand
+    snap = tableview.snapshot(tv, view)
+    snap["hand"]["phase"] = "final"
+    snap["display"].update(count=(3, 2, 0), alert="final")
+    lines = _cells(tableview.render(snap, 120), 120)
+    text = "\n".join(t for t, _ in lines)
+    assert "3 to draw, marker 2/0" in text
+    for t, styles in lines:
+        for m in re.finditer(r" (FINAL GROUP|FINAL) ", t):
+            assert {_bg(s) for s in styles[m.start():m.end()]} == {"yellow"}
+    assert re.search(r"phase\s+ FINAL GROUP ", text) and "marker 2/0   FINAL " in text
 
 
 # -- the bus's speed factor ------------------------------------------------------
