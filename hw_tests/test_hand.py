@@ -76,3 +76,32 @@ def test_the_seeds_cover_kongs_flower_chains_stray_takes_wins_and_draws(make_tar
     assert kinds == {"exposed", "concealed"}, kinds
     assert chains >= 1 and takes >= 1, (chains, takes)
     assert ends == {"draw", "win"}, ends
+
+
+@pytest.mark.needs_sim
+def test_the_gold_by_the_dice_is_rolled_by_the_dealer_and_followed(make_target, tmp_path):
+    """luoyuan144 (§2, §7): after the flower rounds the dealer presses the
+    key again, the table rolls, and the gold is turned up where that roll
+    says; the controller's view still equals the replay at every event."""
+    import json
+    from host_tools.vtable.config import DEFAULT_PATH
+    cfg = json.loads(DEFAULT_PATH.read_text())
+    cfg["ruleset"] = "luoyuan144"
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(cfg))
+    players = []
+    target = make_target(seed=3, config_path=path,
+                         setup=lambda table: players.append(HandPlayers(table, seed=3)))
+    out = run_hand(target.sim, target.link, players[0])
+    assert out["ok"], {k: out[k] for k in out if k not in ("scenario", "observed")}
+    scn = out["scenario"]
+    assert scn["ruleset"] == "luoyuan144"
+    gold = scn["events"][2]
+    assert gold["op"] == "reveal_gold" and gold["dice"] == players[0].gold_dice
+    settled = [v for _, what, v in target.table.display.history if what == "dice" and not v[2]]
+    assert [list(v[:2]) for v in settled] == [scn["dice"], gold["dice"]]   # break, then gold
+    expected = replay(scn)
+    for i, (got, want) in enumerate(zip(out["observed"], expected)):
+        assert {k: got[k] for k in STATE_KEYS} == {k: want[k] for k in STATE_KEYS}, i
+    assert len(out["observed"]) == len(expected)
+    assert out["observed"][2]["gold"] is not None

@@ -129,6 +129,22 @@ class HandFollower:
         self.turn = (seat + 1) % 4
         return None
 
+    def wants_gold_dice(self):
+        """The flower rounds are done and this ruleset turns the gold by the
+        dice (§7): the dealer is to roll the table's dice again."""
+        hand = self.hand
+        return (self.active and hand.phase == REPLACED and not self.queued
+                and hand.rules.gold_method == "dice")
+
+    def gold_dice(self, now, total):
+        """The gold roll settled on `total`: turn the gold up (its tiles are
+        then awaited like any event's). None, or why not."""
+        if not self.wants_gold_dice():
+            return "no gold roll is due"
+        if not self._apply(now, _OP_GOLD, total, 0):
+            return "fewer than %d stacks left to count" % total
+        return None
+
     # -- the tick -------------------------------------------------------------
 
     def step(self, now, follow):
@@ -259,7 +275,7 @@ class HandFollower:
             elif op == _OP_FLOWERS:
                 hand.replace_flowers()
             elif op == _OP_GOLD:
-                hand.reveal_gold(0)
+                hand.reveal_gold(arg)            # the dice's sum, or 0: by the tail
             elif op == _OP_DRAW:
                 hand.draw(arg)
             elif op == _OP_KONG:

@@ -70,6 +70,7 @@ class TableController:
         self.follower = HandFollower(cfg.rules, devices.rfid, self.builder, devices.display,
                                      devices.buzzer, emit, cfg.draw_grace_ms)
         self.in_play = bytearray(cfg.n_tiles)    # tile id per slot of the walls lifted
+        self.gold_rolling = False  # the dealer's second roll: the gold by the dice
         self.hands = 0
         self.dealership = Dealership.first(hal.rand)
         self.next_ready = False    # a second set is built and audited in the lanes
@@ -101,6 +102,7 @@ class TableController:
         if winner is not None and (type(winner) is not int or winner < 0 or winner > 3):
             return "the winner must be a seat 0..3, or null for a draw"
         self.follower.end()
+        self.gold_rolling = False
         ds = self.dealership
         ds.hand_ended(winner)
         self.hands += 1
@@ -216,9 +218,27 @@ class TableController:
     def _follow(self, now):
         d = self.d
         f = self.follower
+        dealer = self.dealership.dealer
+        if self.gold_rolling and d.dice.done(now):
+            self.gold_rolling = False
+            d.display.show_dice(now, d.dice.a, d.dice.b, False)
+            self.emit("dice", {"a": d.dice.a, "b": d.dice.b, "dealer": dealer, "gold": True})
+            f.gold_dice(now, d.dice.a + d.dice.b)
         for seat in range(4):
-            d.keys.take_press(seat)            # presses are read as gestures here
-            g = d.keys.take_gesture(seat)
+            pressed = d.keys.take_press(seat)
+            g = d.keys.take_gesture(seat)      # presses are read as gestures here
+            if self.gold_rolling:
+                if g and seat != dealer:       # the dealer's own press makes one too
+                    self._refuse(now, seat, "the dice are rolling for the gold")
+                continue
+            if f.wants_gold_dice():
+                if pressed and seat == dealer:
+                    self.gold_rolling = True   # the gold by the dice (§7)
+                    d.dice.start(now)
+                    d.display.show_dice(now, 0, 0, True)
+                elif g:
+                    self._refuse(now, seat, "the dealer rolls for the gold")
+                continue
             if g == kys.HOLD:
                 self.hand_end(now, seat)       # "I win"
                 return

@@ -47,7 +47,7 @@ RESPONSES = (              # "op" echoes the request's
 EVENTS = (                 # "t": ms since boot; the other fields are public facts
     "state phase:str* state:str t:int\n"
     "fault code:int detail:dict name:str t:int\n"
-    "dice a:int b:int dealer:int t:int\n"
+    "dice a:int b:int dealer:int gold:bool* t:int\n"
     "cleared code:int resume:str* t:int\n"
     "walls next:bool* t:int tiles_per_side:list\n"
     "lane count:int lane:int t:int\n"

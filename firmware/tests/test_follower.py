@@ -184,3 +184,20 @@ def test_a_kong_key_just_after_its_replacement_was_taken_still_counts():
     assert top.states()[-1]["op"] == "kong"
     assert same(top.states(), top.replayed(OPENING + [ev]))
     assert top.follower.irregular == 0
+
+
+def test_the_gold_by_the_dice_waits_for_the_roll_then_is_followed():
+    top = Top(ruleset="luoyuan144")
+    for ev in OPENING[:2]:
+        top.play(ev)
+        top.read_rounds(2)
+    assert top.follower.wants_gold_dice()
+    assert top.follower.kong(top.now, 1, False)          # not in play yet: refused
+    gold = {"op": "reveal_gold", "dice": [2, 5]}
+    assert top.follower.gold_dice(top.now, 7) is None
+    assert not top.follower.wants_gold_dice()
+    top.play(gold)                       # the shadow turns the same tiles up
+    top.read_rounds(2)
+    assert same(top.states(), top.replayed(OPENING[:2] + [gold]))
+    assert top.follower.phase == PLAY and top.states()[-1]["gold"] is not None
+    assert top.follower.gold_dice(top.now, 7) == "no gold roll is due"

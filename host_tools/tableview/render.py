@@ -276,13 +276,13 @@ def _hand_panel(snap, narrow=False):
     if r is None:
         facts.add_row("result", Text("—", style="dim"))
     else:
-        facts.add_row("result", Text("%s, dealer %d, streak %d" % (
+        facts.add_row("result", Text("%s → dealer %d, streak %d" % (
             "a draw" if r["winner"] is None else "seat %d won" % r["winner"],
             r["dealer"], r["streak"]), style="bold yellow"))
     if narrow:
         body = Group(walls, facts)
     else:
-        body = Table.grid(padding=(0, 3))
+        body = Table.grid(padding=(0, 2))
         body.add_column(no_wrap=True)
         body.add_column()
         body.add_row(walls, facts)

@@ -292,7 +292,7 @@ def test_the_view_renders_at_80_and_120_columns(busy_table, width):
     assert "lane_jam" in text and "technician comes in" in text
     assert "Open the lane cover" in text                       # the fix
     assert "33.10 s table time" in text and "> start" in text
-    assert "seat 2 won, dealer 3, streak 0" in text and "1 ended, 1 won, 0 drawn" in text
+    assert "seat 2 won → dealer 3, streak 0" in text and "1 ended, 1 won, 0 drawn" in text
 
 
 def test_plain_lines_of_events_and_faults():
@@ -307,6 +307,35 @@ def test_plain_lines_of_events_and_faults():
     entry = {"t": 6100, "name": "fault", "fields": {"code": 10}, "host": False}
     lines = tableview.plain_lines(entry, (("cause", "c c"), ("fix", "f f")))
     assert lines[1:] == ["            cause: c c", "            fix:   f f"]
+
+
+def test_the_demo_keeps_a_hand_to_its_result_and_drops_it_with_new_walls():
+    tv = VirtualTable(1)
+    view = tableview.ViewState()
+    lines = []
+    demo = Demo(types.SimpleNamespace(table=tv, restarts=0), None, view,
+                echo=lambda entry, extra: lines.extend(tableview.plain_lines(entry, extra)))
+    demo.on_event({"ev": "hand", "t": 44260, "n": 0, "op": "deal", "phase": "dealt", "wall": 79,
+                   "reserve": 18, "drawable": 61, "gold": None, "marker": [2, 16],
+                   "head": [3, 3], "tail": [1, 6]})
+    demo.on_event({"ev": "irregular", "t": 45000, "slot": 40, "reason": "back"})
+    demo.on_event({"ev": "result", "t": 90670, "winner": None, "dealer": 3, "wins_in_row": 0,
+                   "streak": 1})
+    demo.on_event({"ev": "state", "t": 90670, "state": "lifting"})
+    assert lines == [
+        "    44.260  hand       drawable=61 gold=null head=[3,3] marker=[2,16] n=0 op=deal"
+        " phase=dealt reserve=18 tail=[1,6] wall=79",
+        "    45.000  irregular  reason=back slot=40",
+        "    90.670  result     dealer=3 streak=1 winner=null wins_in_row=0",
+        "# hand 1: a draw; next dealer seat 3, streak 1",
+        "    90.670  state      state=lifting"]
+    # the old walls stay on the table while the next set lifts: so does the hand
+    assert view.hand["op"] == "deal" and view.hand["head"] == [3, 3]
+    assert [e["op"] for e in view.hand_events] == ["deal", "irregular"]
+    assert view.result["dealer"] == 3 and (view.hands, view.draws) == (1, 1)
+    assert view.cycle_start == 90670                     # the next cycle starts at the result
+    demo.on_event({"ev": "state", "t": 93170, "state": "dealer"})   # new walls up
+    assert view.hand is None and not view.hand_events and view.result["streak"] == 1
 
 
 # -- the hand in play: a snapshot mid-hand ---------------------------------------

@@ -19,7 +19,9 @@ scheduled on the virtual clock and done with `table.players_take(slot)`.
 `scenario` is the §13 object (replay it with engine_core.replay.replay);
 `timeline` lists (virtual ms, event index, slot or None, kind), kind being
 the event's op, "press" for the kong key a seat presses before a kong's
-replacement (one tap: exposed, two: concealed), or "win" for a seat holding
+replacement (one tap: exposed, two: concealed), "roll" for the dealer's
+press that rolls the table's dice for the gold (the `dice` method: the rest
+of the hand is planned when that roll settles), or "win" for a seat holding
 its key to claim the hand. An event that takes no tile (an empty flower
 round, the draw called when nothing is left to draw) has one entry with
 slot None. `result` is {"winner": seat} or {"draw": True}: the hand ends as
@@ -69,8 +71,10 @@ class HandPlayers:
         self.dealer = dealer
         self.dice = list(dice) if dice is not None else None
         self.gold_dice = gold_dice
-        if self.rules.gold_method == "dice" and gold_dice is None:
-            self.gold_dice = list(roll(rand))
+        self.watching = dealer is None or dice is None   # the table's dealer and dice
+        if self.rules.gold_method == "dice" and gold_dice is None and not self.watching:
+            self.gold_dice = list(roll(rand))   # no table to roll them (host tests)
+        self.awaiting_gold = False  # the dealer has pressed for the gold dice (§7 dice)
         self.kong_rate = kong_rate
         self.take_rate = take_rate
         self.win_rate = win_rate
@@ -103,7 +107,15 @@ class HandPlayers:
 
     def dice_shown(self, now, a, b):
         """The table's dice settled: the hand starts, with the dealer its
-        lamp shows and these dice (unless the players were given others)."""
+        lamp shows and these dice (unless the players were given others);
+        or, the gold by the dice, the dealer's second roll turns the gold."""
+        if self.awaiting_gold and not self.abandoned:
+            self.awaiting_gold = False
+            self.gold_dice = [a, b]
+            self._t = max(self._t, now)
+            self._play({"op": "reveal_gold", "dice": [a, b]}, self.gold_ms, self.tail_ms)
+            self._plan_play()
+            return
         if self.walls_up_at is not None and self.scenario is None and not self.abandoned:
             if self.fixed_dealer is None:
                 self.dealer = self.table.display.dealer_seat
@@ -124,7 +136,8 @@ class HandPlayers:
 
     @property
     def done(self):
-        return self.scenario is not None and self._next >= len(self.timeline)
+        return (self.scenario is not None and not self.awaiting_gold
+                and self._next >= len(self.timeline))
 
     @property
     def end_time(self):
@@ -151,6 +164,9 @@ class HandPlayers:
                 if ev["kind"] == "concealed":
                     keys.press(ev["seat"], at=now + self.tap_ms + self.tap_gap_ms,
                                hold_ms=self.tap_ms)
+            elif kind == "roll":          # the dealer rolls for the gold
+                table.players.press(self.dealer, at=now, hold_ms=self.tap_ms)
+                self.awaiting_gold = True
             elif kind == "win":           # hold the key: "I win"
                 table.players.press(self.result["winner"], at=now,
                                     hold_ms=table.config.key_hold_ms + 300)
@@ -176,48 +192,59 @@ class HandPlayers:
         return codes
 
     def _plan(self, codes, t0):
-        rng, rules = self.rng, self.rules
-        hand = Hand(rules, self.dealer, self.dice[0] + self.dice[1],
+        """The opening now; the play too, unless the gold waits for the
+        table's dice (then dice_shown plans the rest)."""
+        hand = Hand(self.rules, self.dealer, self.dice[0] + self.dice[1],
                     bytearray(tiles.tile_id(c) for c in codes))
-        took = []                   # positions the current event removed
+        self._took = []             # positions the current event removed
         remove = hand.wall.remove
 
         def logged_remove(p, how):
-            took.append(p)
+            self._took.append(p)
             remove(p, how)
         hand.wall.remove = logged_remove
-
-        events = []
         self.scenario = {"ruleset": self.ruleset, "dealer": self.dealer,
-                         "dice": list(self.dice), "tiles": codes, "events": events}
+                         "dice": list(self.dice), "tiles": codes, "events": []}
         self.hand = hand
-        t = [t0]
-
-        def play(ev, first_gap, gap):
-            del took[:]
-            try:
-                apply(hand, ev)
-            except Refused:
-                return False
-            index = len(events)
-            events.append(ev)
-            t[0] += first_gap
-            if ev["op"] == "kong":
-                self.timeline.append((t[0], index, None, "press"))
-                t[0] += self.press_ms
-            slots = [hand.wall.geo.slot_of_pos[p] for p in took] or [None]
-            for j, slot in enumerate(slots):
-                if j:
-                    t[0] += gap
-                self.timeline.append((t[0], index, slot, ev["op"]))
-            return True
-
+        self._t = t0
+        self._play({"op": "deal"}, 0, self.deal_ms)
+        self._play({"op": "replace_flowers"}, self.gold_ms, self.tail_ms)
+        if self.rules.gold_method == "dice" and self.gold_dice is None:
+            # The dealer presses the dice key; the rest waits for the roll.
+            self.timeline.append((self._t + self.gold_ms, len(self.scenario["events"]) - 1,
+                                  None, "roll"))
+            return
         gold = {"op": "reveal_gold"}
-        if rules.gold_method == "dice":
+        if self.rules.gold_method == "dice":
             gold["dice"] = list(self.gold_dice)
-        play({"op": "deal"}, 0, self.deal_ms)
-        play({"op": "replace_flowers"}, self.gold_ms, self.tail_ms)
-        play(gold, self.gold_ms, self.tail_ms)
+        self._play(gold, self.gold_ms, self.tail_ms)
+        self._plan_play()
+
+    def _play(self, ev, first_gap, gap):
+        """Apply `ev` to the plan's Hand and schedule its tiles; False if
+        the rules refuse it."""
+        hand, events = self.hand, self.scenario["events"]
+        del self._took[:]
+        try:
+            apply(hand, ev)
+        except Refused:
+            return False
+        index = len(events)
+        events.append(ev)
+        self._t += first_gap
+        if ev["op"] == "kong":
+            self.timeline.append((self._t, index, None, "press"))
+            self._t += self.press_ms
+        slots = [hand.wall.geo.slot_of_pos[p] for p in self._took] or [None]
+        for j, slot in enumerate(slots):
+            if j:
+                self._t += gap
+            self.timeline.append((self._t, index, slot, ev["op"]))
+        return True
+
+    def _plan_play(self):
+        """Draws in turn, kongs, stray takes, to a win or a draw."""
+        rng, hand, events = self.rng, self.hand, self.scenario["events"]
         seat = (self.dealer + 1) % 4          # the dealer discards first
         while hand.phase != DRAW:
             think = rng.randint(*self.think_ms)
@@ -227,12 +254,12 @@ class HandPlayers:
             if hand.drawable <= 0:
                 # Nothing left to draw: nobody wins, the table calls the draw
                 # (和局) after its grace time; the players only wait.
-                play({"op": "draw", "seat": seat}, self.table.config.draw_grace_ms, 0)
+                self._play({"op": "draw", "seat": seat}, self.table.config.draw_grace_ms, 0)
                 self.result = {"draw": True}
                 break
             if events[-1]["op"] == "draw" and rng.random() < self.win_rate:
                 self.result = {"winner": events[-1]["seat"]}
-                self.timeline.append((t[0] + think, len(events) - 1, None, "win"))
+                self.timeline.append((self._t + think, len(events) - 1, None, "win"))
                 break
             if hand.phase == PLAY and r < self.kong_rate:
                 who = rng.randrange(4)
@@ -248,7 +275,7 @@ class HandPlayers:
             else:
                 ev = {"op": "draw", "seat": seat}
                 nxt = (seat + 1) % 4
-            if play(ev, think, self.tail_ms):
+            if self._play(ev, think, self.tail_ms):
                 seat = nxt
 
     def _stray_slot(self, hand):
