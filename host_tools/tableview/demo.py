@@ -150,6 +150,8 @@ class Demo:
                 v.hand_events.clear()
             if v.state == "in_hand" and v.target is not None and v.cycles >= v.target:
                 self.done = True
+        elif name == "dice" and ev.get("gold"):     # the dealer's roll for the gold (§7)
+            v.hand_events.append({"t": t, "op": "gold dice", "dice": [ev["a"], ev["b"]]})
         elif name == "dice":
             v.cycles += 1
             bound = cycle_bound_ms(self.table, v.cycle_start)

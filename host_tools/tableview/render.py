@@ -307,6 +307,8 @@ def _hand_events_text(events):
             words.append("slot %d" % e["slot"])
         if e["op"] == "reveal_gold" and e.get("gold"):
             words.append(e["gold"])
+        if "dice" in e:
+            words.append("%d+%d" % tuple(e["dice"]))
         t.append(" ".join(words), style="red" if e["op"] == "irregular" else
                  "bold" if i == 0 else "")
     return t

@@ -319,6 +319,7 @@ def test_the_demo_keeps_a_hand_to_its_result_and_drops_it_with_new_walls():
                    "reserve": 18, "drawable": 61, "gold": None, "marker": [2, 16],
                    "head": [3, 3], "tail": [1, 6]})
     demo.on_event({"ev": "irregular", "t": 45000, "slot": 40, "reason": "back"})
+    demo.on_event({"ev": "dice", "t": 46000, "a": 2, "b": 6, "dealer": 3, "gold": True})
     demo.on_event({"ev": "result", "t": 90670, "winner": None, "dealer": 3, "wins_in_row": 0,
                    "streak": 1})
     demo.on_event({"ev": "state", "t": 90670, "state": "lifting"})
@@ -326,12 +327,14 @@ def test_the_demo_keeps_a_hand_to_its_result_and_drops_it_with_new_walls():
         "    44.260  hand       drawable=61 gold=null head=[3,3] marker=[2,16] n=0 op=deal"
         " phase=dealt reserve=18 tail=[1,6] wall=79",
         "    45.000  irregular  reason=back slot=40",
+        "    46.000  dice       a=2 b=6 dealer=3 gold=True",
         "    90.670  result     dealer=3 streak=1 winner=null wins_in_row=0",
         "# hand 1: a draw; next dealer seat 3, streak 1",
         "    90.670  state      state=lifting"]
     # the old walls stay on the table while the next set lifts: so does the hand
     assert view.hand["op"] == "deal" and view.hand["head"] == [3, 3]
-    assert [e["op"] for e in view.hand_events] == ["deal", "irregular"]
+    assert [e["op"] for e in view.hand_events] == ["deal", "irregular", "gold dice"]
+    assert view.cycles == 0                              # the gold's roll is no new cycle
     assert view.result["dealer"] == 3 and (view.hands, view.draws) == (1, 1)
     assert view.cycle_start == 90670                     # the next cycle starts at the result
     demo.on_event({"ev": "state", "t": 93170, "state": "dealer"})   # new walls up
