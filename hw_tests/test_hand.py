@@ -90,8 +90,10 @@ def test_the_gold_by_the_dice_is_rolled_by_the_dealer_and_followed(make_target, 
     path = tmp_path / "config.json"
     path.write_text(json.dumps(cfg))
     players = []
-    target = make_target(seed=3, config_path=path,
-                         setup=lambda table: players.append(HandPlayers(table, seed=3)))
+    # Seed 0: the dealer presses for the gold before the reader has seen
+    # the last flower replacement go (the roll must not be lost).
+    target = make_target(seed=0, config_path=path,
+                         setup=lambda table: players.append(HandPlayers(table, seed=0)))
     out = run_hand(target.sim, target.link, players[0])
     assert out["ok"], {k: out[k] for k in out if k not in ("scenario", "observed")}
     scn = out["scenario"]
@@ -105,3 +107,38 @@ def test_the_gold_by_the_dice_is_rolled_by_the_dealer_and_followed(make_target, 
         assert {k: got[k] for k in STATE_KEYS} == {k: want[k] for k in STATE_KEYS}, i
     assert len(out["observed"]) == len(expected)
     assert out["observed"][2]["gold"] is not None
+
+
+@pytest.mark.needs_sim
+def test_dealer_and_streak_follow_the_results_and_show_on_the_lamps(make_target):
+    """Hand after hand (spec §10): a dealer's win keeps the seat and counts,
+    a draw keeps it, another seat's win passes it on; the next lift's
+    dealer lamp shows the seat and the streak the result announced."""
+    from host_tools.vtable.hand_players import Parlour
+    parlour = []
+    target = make_target(seed=5, setup=lambda table: parlour.append(
+        Parlour(table, seed=5, win_rate=0.05)))
+    link = target.link
+    link.request("start")
+    first = link.wait_event(lambda e: e["ev"] == "dice", timeout=60)
+    dealer, wins = first["dealer"], 0
+    outcomes = set()
+    for _ in range(4):
+        res = link.wait_event(lambda e: e["ev"] == "result", timeout=120)
+        winner = res["winner"]
+        if winner is None:
+            outcomes.add("draw")
+        elif winner == dealer:
+            outcomes.add("dealer won")
+            wins += 1
+        else:
+            outcomes.add("other won")
+            dealer, wins = (dealer + 1) % 4, 0
+        assert (res["dealer"], res["wins_in_row"]) == (dealer, wins), res
+        assert res["streak"] == max(0, wins - 1)
+        nxt = link.wait_event(lambda e: e["ev"] == "dice", timeout=60)
+        assert nxt["dealer"] == dealer
+        lamps = [v for _, what, v in target.table.display.history if what == "dealer"]
+        assert lamps[-1] == (dealer, res["streak"]), lamps[-3:]
+    # seed 5 has all three, so each rule of §10 is exercised
+    assert outcomes == {"draw", "dealer won", "other won"}, outcomes

@@ -130,10 +130,11 @@ class HandFollower:
         return None
 
     def wants_gold_dice(self):
-        """The flower rounds are done and this ruleset turns the gold by the
-        dice (§7): the dealer is to roll the table's dice again."""
+        """This ruleset turns the gold by the dice (§7) and the hand is
+        dealt: the dealer's next press rolls the table's dice for it (the
+        last flower replacements may not have been seen go yet)."""
         hand = self.hand
-        return (self.active and hand.phase == REPLACED and not self.queued
+        return (self.active and (hand.phase == DEALT or hand.phase == REPLACED)
                 and hand.rules.gold_method == "dice")
 
     def gold_dice(self, now, total):
@@ -141,6 +142,8 @@ class HandFollower:
         then awaited like any event's). None, or why not."""
         if not self.wants_gold_dice():
             return "no gold roll is due"
+        if self.hand.phase == DEALT:
+            self._auto(now)                      # the flower rounds come first
         if not self._apply(now, _OP_GOLD, total, 0):
             return "fewer than %d stacks left to count" % total
         return None

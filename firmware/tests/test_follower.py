@@ -201,3 +201,17 @@ def test_the_gold_by_the_dice_waits_for_the_roll_then_is_followed():
     assert same(top.states(), top.replayed(OPENING[:2] + [gold]))
     assert top.follower.phase == PLAY and top.states()[-1]["gold"] is not None
     assert top.follower.gold_dice(top.now, 7) == "no gold roll is due"
+
+
+def test_a_gold_roll_before_the_flower_tiles_were_seen_go_is_not_lost():
+    top = Top(ruleset="luoyuan144", placed={4: "1f"})    # one flower to replace
+    top.play({"op": "deal"})
+    top.read_rounds(2)
+    top.play({"op": "replace_flowers"})
+    top.read_rounds(1)                   # its tile seen missing once only
+    assert top.follower.wants_gold_dice()
+    gold = {"op": "reveal_gold", "dice": [3, 3]}
+    assert top.follower.gold_dice(top.now, 6) is None
+    top.play(gold)
+    top.read_rounds(2)
+    assert same(top.states(), top.replayed([{"op": "deal"}, {"op": "replace_flowers"}, gold]))
