@@ -142,3 +142,25 @@ def test_dealer_and_streak_follow_the_results_and_show_on_the_lamps(make_target)
         assert lamps[-1] == (dealer, res["streak"]), lamps[-3:]
     # seed 5 has all three, so each rule of §10 is exercised
     assert outcomes == {"draw", "dealer won", "other won"}, outcomes
+
+
+@pytest.mark.needs_table
+def test_keys_that_mean_nothing_now_are_refused_with_a_beep_and_change_nothing(target):
+    """A seat key while the walls are built, and a kong key before the gold
+    is turned up (no player is seated: the test presses the keys)."""
+    target.start()
+    target.wait_state("building")
+    pressed_at = target.in_table(lambda: (target.table.players.press(2), target.table.now)[1])
+    refused = target.wait_event(lambda e: e["ev"] == "refused", "refused")
+    assert refused["seat"] == 2 and "no hand" in refused["reason"], refused
+    assert [t for t, v in target.table.buzzer if v and t >= pressed_at]
+    assert target.status()["state"] == "building"
+    target.wait_event(lambda e: e["ev"] == "state" and e["state"] == "in_hand", "in_hand")
+    # In the hand, before any tile is taken: a kong means nothing yet.
+    t0 = target.in_table(lambda: (target.table.players.press(1), target.table.now)[1])
+    refused = target.wait_event(lambda e: e["ev"] == "refused", "refused")
+    assert refused["seat"] == 1 and "play" in refused["reason"], refused
+    assert [t for t, v in target.table.buzzer if v and t >= t0]
+    later = target.wait_virtual(t0 + 1000)
+    assert later["state"] == "in_hand"
+    assert not [e for e in target.drain() if e["ev"] in ("hand", "result")]
