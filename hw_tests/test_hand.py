@@ -153,14 +153,15 @@ def test_keys_that_mean_nothing_now_are_refused_with_a_beep_and_change_nothing(t
     pressed_at = target.in_table(lambda: (target.table.players.press(2), target.table.now)[1])
     refused = target.wait_event(lambda e: e["ev"] == "refused", "refused")
     assert refused["seat"] == 2 and "no hand" in refused["reason"], refused
+    # the beep comes over the bus, the event over the link: wait for both
+    assert target.wait_virtual(pressed_at + 500)["state"] == "building"
     assert [t for t, v in target.table.buzzer if v and t >= pressed_at]
-    assert target.status()["state"] == "building"
     target.wait_event(lambda e: e["ev"] == "state" and e["state"] == "in_hand", "in_hand")
     # In the hand, before any tile is taken: a kong means nothing yet.
     t0 = target.in_table(lambda: (target.table.players.press(1), target.table.now)[1])
     refused = target.wait_event(lambda e: e["ev"] == "refused", "refused")
     assert refused["seat"] == 1 and "play" in refused["reason"], refused
-    assert [t for t, v in target.table.buzzer if v and t >= t0]
     later = target.wait_virtual(t0 + 1000)
     assert later["state"] == "in_hand"
+    assert [t for t, v in target.table.buzzer if v and t >= t0]
     assert not [e for e in target.drain() if e["ev"] in ("hand", "result")]
