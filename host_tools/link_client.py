@@ -161,8 +161,14 @@ class LinkClient:
         LinkError("timeout") after `timeout` s (None: self.timeout)."""
         timeout = self.timeout if timeout is None else timeout
         seen = [0]                                # events already tested
+        drops = [self._counts["events_dropped"]]
 
         def match():
+            # A full queue drops its oldest events as new ones come: the
+            # ones tested so far move down by as many.
+            dropped = self._counts["events_dropped"] - drops[0]
+            drops[0] += dropped
+            seen[0] = max(0, seen[0] - dropped)
             while seen[0] < len(self._events):
                 if pred(self._events[seen[0]]):
                     return True

@@ -15,6 +15,7 @@ import json
 import signal
 import sys
 import threading
+import time
 
 from firmware import faults as fault_table
 from firmware.link.codec import LinkError
@@ -85,9 +86,13 @@ def run_hand(sim, link, players, timeout_s=HAND_WALL_TIMEOUT_S):
            "faults": list(cycle["faults"])}
     if not cycle["ok"]:
         return out
+    deadline = time.monotonic() + timeout_s
     while True:
-        ev = link.wait_event(lambda e: e["ev"] in ("hand", "result", "fault", "irregular"),
-                             timeout=timeout_s)
+        # Every event is taken off the queue (lane counts of the next set
+        # and the rest would otherwise fill it during a long hand).
+        ev = link.next_event(timeout=max(0.0, deadline - time.monotonic()))
+        if ev is None:
+            raise LinkError("timeout", "the hand did not end in %d s" % timeout_s)
         if ev["ev"] == "hand":
             out["observed"].append(public_state(ev))
         elif ev["ev"] == "irregular":
@@ -95,7 +100,7 @@ def run_hand(sim, link, players, timeout_s=HAND_WALL_TIMEOUT_S):
         elif ev["ev"] == "fault":
             out["faults"].append(describe_fault(ev))
             break
-        else:
+        elif ev["ev"] == "result":
             out["result"] = {"winner": ev["winner"], "draw": ev["winner"] is None,
                              "dealer": ev["dealer"], "wins_in_row": ev["wins_in_row"],
                              "streak": ev["streak"]}

@@ -939,3 +939,25 @@ def test_pty_open_serial_object_is_left_open(pty_link):
         link.request("status")
     assert e.value.code == "closed"
     ser.close()
+
+
+def test_wait_event_still_finds_its_event_when_a_full_queue_drops_old_ones(pty_link):
+    """Events that do not match stay queued; when the queue is full the
+    oldest are dropped as new ones arrive, and the search must move with
+    them (it used to skip events, and a long hand's `result` was missed)."""
+    ctl, connect = pty_link
+    link = connect(timeout=0.5, max_events=4)
+
+    def feed():
+        for k in range(1, 40):
+            payload = json.dumps({"ev": "lane", "t": k, "lane": 0, "count": k},
+                                 sort_keys=True, separators=(",", ":")).encode()
+            link._dispatch(codec.EVENT, k & 0xFF, payload)   # as the reader thread does
+            time.sleep(0.001)
+    t = threading.Thread(target=feed)
+    t.start()
+    found = [link.wait_event(lambda e, n=n: e["count"] == n, timeout=2)["count"]
+             for n in (30, 35, 39)]
+    t.join()
+    assert found == [30, 35, 39]
+    assert link.stats()["events_dropped"] > 0
