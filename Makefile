@@ -8,7 +8,7 @@ STAMP  := $(VENV)/.installed-stamp
 # The code that runs on the controller; compiled to .mpy as it ships.
 DEVICE_SRC := $(shell find engine_core firmware -name '*.py' -not -path '*/tests/*' 2>/dev/null)
 
-.PHONY: all venv mpy test test-cpython test-micropython run bench clean
+.PHONY: all venv mpy test test-cpython test-micropython typecheck run bench clean
 
 all: test
 
@@ -41,7 +41,14 @@ test-cpython: $(STAMP)
 test-micropython: mpy
 	cd $(BUILD) && ../../$(MPY) -m engine_core.tests.mp_runner engine_core/tests firmware/tests
 
-test: mpy test-cpython test-micropython
+# The device code against MicroPython's own stubs: micropython-esp32-stubs
+# (machine, micropython, ...) and its micropython-stdlib-stubs as the
+# typeshed, so `time.ticks_ms` is known and CPython-only calls are not.
+# Settings: [tool.pyright] in pyproject.toml. Zero errors or it fails.
+typecheck: $(STAMP)
+	$(BIN)/basedpyright --pythonpath $(BIN)/python --typeshedpath $$($(BIN)/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+
+test: mpy typecheck test-cpython test-micropython
 
 # The virtual table with the firmware under MicroPython, playing cycles in a
 # live terminal view (Ctrl-C stops); the rules-core demo of the walls is

@@ -8,7 +8,7 @@ preallocated copy, no allocation).
 """
 
 try:
-    from micropython import const
+    from micropython import const  # pyright: ignore[reportAssignmentType]  (CPython defines it below)
 except ImportError:  # CPython
     def const(x):
         return x

@@ -6,7 +6,7 @@ place that turns a name or an override object into a checked `Ruleset`.
 """
 
 try:
-    from micropython import const
+    from micropython import const  # pyright: ignore[reportAssignmentType]  (CPython defines it below)
 except ImportError:  # CPython
     def const(x):
         return x

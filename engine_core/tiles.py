@@ -11,7 +11,7 @@ bytearrays), so the code string only appears at the edges (JSON in, JSON out).
 """
 
 try:
-    from micropython import const
+    from micropython import const  # pyright: ignore[reportAssignmentType]  (CPython defines it below)
 except ImportError:  # CPython
     def const(x):
         return x

@@ -10,7 +10,7 @@ Positions are in draw order (p = 2i + layer, see geometry.py); `taken()` and
 """
 
 try:
-    from micropython import const
+    from micropython import const  # pyright: ignore[reportAssignmentType]  (CPython defines it below)
 except ImportError:  # CPython
     def const(x):
         return x

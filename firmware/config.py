@@ -4,7 +4,7 @@ with what was expected, and a table with a bad config does not move.
 """
 
 try:
-    from micropython import const
+    from micropython import const  # pyright: ignore[reportAssignmentType]  (CPython defines it below)
 except ImportError:  # CPython (host-side tests)
     def const(x):
         return x
@@ -59,7 +59,31 @@ class Config:
     needs them (`ruleset` keeps the spec as written, for whoever needs the
     whole ruleset later), the pins, the tile sets, every timing. No methods
     on purpose: nothing then ties the object to this module, which the
-    firmware drops from its heap after boot."""
+    firmware drops from its heap after boot. (The annotations are for the
+    type checker; MicroPython keeps nothing of them.)"""
+    path: str
+    rules: "Rules"
+    ruleset: object
+    ruleset_name: str
+    stacks: int
+    n_tiles: int
+    tile_counts: bytearray
+    tile_sets: int
+    pins: dict | None
+    tick_ms: int
+    plate_duty: int
+    plate_rev_ms: int
+    lane_idle_ms: int
+    build_max_ms: int
+    lift_up_ms: int
+    lift_down_ms: int
+    dice_roll_ms: int
+    key_debounce_ms: int
+    key_double_ms: int
+    key_hold_ms: int
+    draw_grace_ms: int
+    rfid_reply_ms: int
+    display_ack_ms: int
 
 
 class Rules:
@@ -92,8 +116,14 @@ def _config(data, path):
     return cfg
 
 
-def _fail(field, text):
-    raise ConfigError("config: %s %s" % (field, text))
+def _error(field, text):
+    """The error to raise (`raise _error(...)`: the checker then knows the
+    check stops there)."""
+    return ConfigError("config: %s %s" % (field, text))
+
+
+def _four(value):
+    return isinstance(value, list) and len(value) == 4
 
 
 def _field(name, i):
@@ -105,54 +135,54 @@ def check(data, path=None):
     Checks first and builds a message only on failure: at boot the heap is
     at its fullest, and garbage strings fragment it."""
     if not isinstance(data, dict):
-        _fail("(top level)", "must be an object")
+        raise _error("(top level)", "must be an object")
     if data.get("format") != _FORMAT:
-        _fail("format", "must be %d" % _FORMAT)
+        raise _error("format", "must be %d" % _FORMAT)
     try:
         load_ruleset(data.get("ruleset"))
     except RulesetError as e:
         raise ConfigError("config: %s" % e)
     if not is_int(data.get("tile_sets"), 1, 2):
-        _fail("tile_sets", "must be 1 or 2")
+        raise _error("tile_sets", "must be 1 or 2")
     pins = data.get("pins")
     if not isinstance(pins, dict):
-        _fail("pins", "must be an object")
+        raise _error("pins", "must be an object")
     names = (_SINGLE_PINS + " " + _QUAD_PINS).split()
     n_single = len(_SINGLE_PINS.split())
     owner = bytearray(b"\xff" * 49)       # GPIO -> 4 x name index + list position
     for k in range(len(names)):
         name = names[k]
         if name not in pins:
-            _fail("pins." + name, "is missing")
-        value = pins[name]
+            raise _error("pins." + name, "is missing")
         quad = k >= n_single
-        if quad and not (isinstance(value, list) and len(value) == 4):
-            _fail("pins." + name, "must be a list of 4 GPIO numbers (sides/seats 0..3)")
-        for i in range(4 if quad else 1):
-            gpio = value[i] if quad else value
+        if quad and not _four(pins[name]):
+            raise _error("pins." + name, "must be a list of 4 GPIO numbers (sides/seats 0..3)")
+        gpios = pins[name] if quad else [pins[name]]
+        for i in range(len(gpios)):
+            gpio = gpios[i]
             if not (is_int(gpio, 0, 48) and gpio in _GPIOS):
-                _fail(_field(name, i if quad else -1),
+                raise _error(_field(name, i if quad else -1),
                       "must be a usable ESP32-S3 GPIO, not %r" % (gpio,))
             if owner[gpio] != 0xFF:
                 o = owner[gpio]
                 other = _field(names[o >> 2], (o & 3) if (o >> 2) >= n_single else -1)
-                _fail(_field(name, i if quad else -1), "GPIO %d is also %s" % (gpio, other))
+                raise _error(_field(name, i if quad else -1), "GPIO %d is also %s" % (gpio, other))
             owner[gpio] = 4 * k + i
     for name in pins:
         if name not in names:
-            _fail("pins." + name, "is not a known pin")
+            raise _error("pins." + name, "is not a known pin")
     given = data.get("timings")
     if not isinstance(given, dict):
-        _fail("timings", "must be an object")
+        raise _error("timings", "must be an object")
     known = timings()
     for name, low, high in known:
         if not is_int(given.get(name), low, high):
-            _fail("timings." + name, "must be a whole number %d..%d, not %r"
+            raise _error("timings." + name, "must be a whole number %d..%d, not %r"
                   % (low, high, given.get(name)))
     known_names = [k[0] for k in known]
     for name in given:
         if name not in known_names:
-            _fail("timings." + name, "is not a known timing")
+            raise _error("timings." + name, "is not a known timing")
     return _config(data, path)
 
 

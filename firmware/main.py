@@ -11,7 +11,7 @@ HAL's tick are written the same way, and issue 7 measures the whole loop.
 """
 
 try:
-    from micropython import const
+    from micropython import const  # pyright: ignore[reportAssignmentType]  (CPython defines it below)
 except ImportError:  # CPython (host-side tests)
     def const(x):
         return x
@@ -44,7 +44,7 @@ def run(hal, config_path, tags_path, build="dev"):
     ctl = TableController(hal, cfg, Devices(hal, cfg, tags), link.emit)
     cfg.pins = None                # the drivers hold their pins now: free the dict
     gc.collect()
-    link.controller = ctl
+    link.attach(ctl)
     hal.sleep_until(hal.ticks_ms())          # learn the time (sim: first TICK)
     hal.wdt_start(_WATCHDOG_MS)
     ctl.boot(hal.ticks_ms())

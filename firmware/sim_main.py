@@ -13,22 +13,26 @@ from firmware.hal.sim import SimHal
 from firmware.main import run
 
 
+def _seeded(seed):
+    import random
+    random.seed(seed)
+    # The unix port's generator is poorly mixed right after seed(): the
+    # low bit of its first output is always 0, so the first byte drawn
+    # (the first dealer, uniform(rand, 4)) was only ever seat 0 or 2.
+    random.getrandbits(32)
+    random.getrandbits(32)
+
+    def rand(n):
+        return bytes(random.getrandbits(8) for _ in range(n))
+    return rand
+
+
 def main(argv):
     if len(argv) not in (6, 7):
         print("usage: micropython -m firmware.sim_main BUS_FD LINK_FD CONFIG TAGS STORE_DIR [SEED]")
         sys.exit(2)
-    rand = None
-    if len(argv) == 7:
-        import random
-        random.seed(int(argv[6]))
-        # The unix port's generator is poorly mixed right after seed(): the
-        # low bit of its first output is always 0, so the first byte drawn
-        # (the first dealer, uniform(rand, 4)) was only ever seat 0 or 2.
-        random.getrandbits(32)
-        random.getrandbits(32)
-
-        def rand(n):
-            return bytes(random.getrandbits(8) for _ in range(n))
+    # With a seed the "hardware" RNG is seeded; without, the sim HAL's own.
+    rand = _seeded(int(argv[6])) if len(argv) == 7 else None
     store = argv[5]
     if not store.endswith("/"):
         store += "/"

@@ -21,7 +21,7 @@ event dict of each published state.
 """
 
 try:
-    from micropython import const
+    from micropython import const  # pyright: ignore[reportAssignmentType]  (CPython defines it below)
 except ImportError:  # CPython (host-side tests)
     def const(x):
         return x
@@ -52,15 +52,15 @@ _NONE = const(255)
 
 
 class HandFollower:
-    def __init__(self, rules, rfid, builder, display, buzzer, emit, draw_grace_ms):
+    def __init__(self, rules, rfid, tags, builder, display, buzzer, emit, draw_grace_ms):
         n = rules.n_tiles
         self.rfid = rfid
+        self.tags = tags           # UID -> tile id, for a tile put back
         self.builder = builder     # shares the reader: its reads come first
         self.display = display
         self.buzzer = buzzer
         self.emit = emit
         self.draw_grace_ms = draw_grace_ms
-        self.tags = None
         self.hand = Hand(rules, 0, 2, bytearray(n))    # reset for every hand
         self.per_side = n // 4
         self.active = False
@@ -84,10 +84,9 @@ class HandFollower:
 
     # -- the hand's life ------------------------------------------------------
 
-    def begin(self, now, dealer, dice_sum, tile_ids, tags):
+    def begin(self, now, dealer, dice_sum, tile_ids):
         """The walls in play hold `tile_ids` (by slot, from the audit)."""
         self.hand.reset(dealer, dice_sum, tile_ids)
-        self.tags = tags
         self.active = True
         self.turn = (dealer + 1) % 4         # the dealer discards first
         self.events = 0

@@ -17,7 +17,7 @@ Every state change and fault is an event on the link (public facts only).
 """
 
 try:
-    from micropython import const
+    from micropython import const  # pyright: ignore[reportAssignmentType]  (CPython defines it below)
 except ImportError:  # CPython (host-side tests)
     def const(x):
         return x
@@ -67,8 +67,8 @@ class TableController:
         self.fault_log = []        # bounded: the last FAULT_LOG faults
         self.cycles = 0
         self.cycle_started = 0
-        self.follower = HandFollower(cfg.rules, devices.rfid, self.builder, devices.display,
-                                     devices.buzzer, emit, cfg.draw_grace_ms)
+        self.follower = HandFollower(cfg.rules, devices.rfid, devices.tags, self.builder,
+                                     devices.display, devices.buzzer, emit, cfg.draw_grace_ms)
         self.in_play = bytearray(cfg.n_tiles)    # tile id per slot of the walls lifted
         self.gold_rolling = False  # the dealer's second roll: the gold by the dice
         self.hands = 0
@@ -204,7 +204,7 @@ class TableController:
                 d.keys.clear()                 # the dice press is not a gesture
                 self._enter(now, _IN_HAND)
                 self.follower.begin(now, self.dealership.dealer, dice.a + dice.b,
-                                    self.in_play, d.tags)
+                                    self.in_play)
                 self._lower_all(now)           # platforms back down for the next set
                 if self.cfg.tile_sets == 1:
                     self.hal.set_flag(_MARK, False)

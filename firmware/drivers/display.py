@@ -6,7 +6,7 @@ fault display_unplugged. Frames are built in one preallocated buffer.
 """
 
 try:
-    from micropython import const
+    from micropython import const  # pyright: ignore[reportAssignmentType]  (CPython defines it below)
 except ImportError:  # CPython (host-side tests)
     def const(x):
         return x

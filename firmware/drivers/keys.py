@@ -8,7 +8,7 @@ One key per seat does everything (docs/hardware.md):
 """
 
 try:
-    from micropython import const
+    from micropython import const  # pyright: ignore[reportAssignmentType]  (CPython defines it below)
 except ImportError:  # CPython (host-side tests)
     def const(x):
         return x

@@ -1,7 +1,7 @@
 """One lane: a feed/stack motor and a count sensor (one pulse per tile)."""
 
 try:
-    from micropython import const
+    from micropython import const  # pyright: ignore[reportAssignmentType]  (CPython defines it below)
 except ImportError:  # CPython (host-side tests)
     def const(x):
         return x

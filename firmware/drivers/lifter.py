@@ -1,7 +1,7 @@
 """A wall lifter: up and down drive outputs, a limit switch at each end."""
 
 try:
-    from micropython import const
+    from micropython import const  # pyright: ignore[reportAssignmentType]  (CPython defines it below)
 except ImportError:  # CPython (host-side tests)
     def const(x):
         return x

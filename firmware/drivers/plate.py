@@ -1,7 +1,7 @@
 """The shuffle plate: a PWM motor and a rotation sensor (one pulse per turn)."""
 
 try:
-    from micropython import const
+    from micropython import const  # pyright: ignore[reportAssignmentType]  (CPython defines it below)
 except ImportError:  # CPython (host-side tests)
     def const(x):
         return x

@@ -7,7 +7,7 @@ into preallocated buffers: `uids` (4 bytes per slot, big-endian) and
 """
 
 try:
-    from micropython import const
+    from micropython import const  # pyright: ignore[reportAssignmentType]  (CPython defines it below)
 except ImportError:  # CPython (host-side tests)
     def const(x):
         return x

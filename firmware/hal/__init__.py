@@ -39,7 +39,7 @@ listing them.
 # the clock is the HAL's job), so drivers use it freely. It lives here, not
 # in a module of its own: every module costs heap on a board.
 try:
-    from time import ticks_add, ticks_diff  # MicroPython: native
+    from time import ticks_add, ticks_diff  # pyright: ignore  (MicroPython: native)
 except ImportError:  # CPython (host-side tests of drivers)
     _PERIOD = 1 << 30
     _HALF = 1 << 29
@@ -55,6 +55,7 @@ class StoreFlags:
     """Flags kept as files in `self.store` (a folder path ending in "/"):
     both backends' store is a filesystem, the board's flash or a folder
     standing for it, so both inherit this one implementation."""
+    store: str
 
     def flag(self, name):
         try:

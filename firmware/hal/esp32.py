@@ -6,7 +6,7 @@ between two control ticks.
 """
 
 try:
-    from micropython import const
+    from micropython import const  # pyright: ignore[reportAssignmentType]  (CPython defines it below)
 except ImportError:  # CPython (host-side tests)
     def const(x):
         return x
@@ -63,7 +63,7 @@ class UsbLink:
 class Esp32Hal(StoreFlags):
     def __init__(self, store):
         self.store = store         # the flash filesystem's folder for flags
-        self._pins = [None] * _PINS            # machine.Pin or PWM per claimed pin
+        self._pins: list = [None] * _PINS      # machine.Pin or PWM per claimed pin
         self._outs = []                        # claimed output pins, for all_off
         self._edges = array("I", bytes(4 * _PINS))
         self._wdt = None

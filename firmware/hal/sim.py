@@ -117,7 +117,7 @@ class SimHal(StoreFlags):
         self._out = array("H", bytes(2 * _MAX_PIN))   # output value or duty per pin
         self._level = bytearray(_MAX_PIN)        # input level per pin
         self._edges = array("I", bytes(4 * _MAX_PIN))  # rising edges per input pin
-        self._uarts = [None, None, None]
+        self._uarts: list = [None, None, None]
         self._reader = frame.FrameReader(_BUS_PAYLOAD)
         self._rx = bytearray(64)
         self._outf = bytearray(frame.OVERHEAD + 3)     # one buffer per fixed frame:

@@ -16,7 +16,7 @@ frame, or behind a corrupted length) is still found.
 """
 
 try:
-    from micropython import const
+    from micropython import const  # pyright: ignore[reportAssignmentType]  (CPython defines it below)
 except ImportError:  # CPython
     def const(x):
         return x

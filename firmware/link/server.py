@@ -7,7 +7,7 @@ control loop never waits for the host.
 """
 
 try:
-    from micropython import const
+    from micropython import const  # pyright: ignore[reportAssignmentType]  (CPython defines it below)
 except ImportError:  # CPython (host-side tests)
     def const(x):
         return x
@@ -34,7 +34,7 @@ class LinkServer:
         self.link = hal.link
         self.fw_version = fw_version
         self.build = build
-        self.controller = None
+        self.controller = None     # the TableController, once the config is good (attach)
         self.config_error = None
         self.reader = frame.FrameReader(_REQUEST_MAX)
         self.rx = bytearray(_RX)
@@ -55,6 +55,11 @@ class LinkServer:
         self._last_seq = -1
         self._last_crc = -1
         self._last_at = 0
+
+    def attach(self, controller):
+        """The controller to answer for (built after this server: it
+        needs `emit`)."""
+        self.controller = controller
 
     # -- out -----------------------------------------------------------------
 

@@ -101,12 +101,12 @@ class Top:
         self.display = Recorder()
         self.buzzer = Recorder()
         self.events = []
-        self.follower = HandFollower(self.rules, self.reader, NotReading(), self.display,
-                                     self.buzzer, self.emit, self.GRACE)
+        self.follower = HandFollower(self.rules, self.reader, self.tags, NotReading(),
+                                     self.display, self.buzzer, self.emit, self.GRACE)
         self.now = 0
         # The rules' own view, to know which slots each event takes.
         self.shadow = Hand(self.rules, dealer, dice[0] + dice[1], self.ids)
-        self.follower.begin(0, dealer, dice[0] + dice[1], self.ids, self.tags)
+        self.follower.begin(0, dealer, dice[0] + dice[1], self.ids)
 
     def _put_uid(self, slot):
         u = uid_of(slot)
