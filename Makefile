@@ -46,7 +46,7 @@ test-micropython: mpy
 # typeshed, so `time.ticks_ms` is known and CPython-only calls are not.
 # Settings: [tool.pyright] in pyproject.toml. Zero errors or it fails.
 typecheck: $(STAMP)
-	$(BIN)/basedpyright --pythonpath $(BIN)/python --typeshedpath $$($(BIN)/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+	$(BIN)/basedpyright --project pyproject.toml --pythonpath $(BIN)/python --typeshedpath $$($(BIN)/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
 
 test: mpy typecheck test-cpython test-micropython
 
