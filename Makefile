@@ -8,7 +8,7 @@ STAMP  := $(VENV)/.installed-stamp
 # The code that runs on the controller; compiled to .mpy as it ships.
 DEVICE_SRC := $(shell find engine_core firmware -name '*.py' -not -path '*/tests/*' 2>/dev/null)
 
-.PHONY: all venv mpy test test-cpython test-micropython typecheck run bench clean
+.PHONY: all venv mpy test test-cpython test-micropython typecheck run bench deploy flash clean
 
 all: test
 
@@ -60,6 +60,23 @@ run: $(STAMP) mpy
 # exits 0 when a figure is over); MicroPython runs the .mpy tree of `mpy`.
 bench: mpy
 	$(BIN)/python -m host_tools.bench
+
+# A board: `make flash` writes the MicroPython image you supply (once per
+# board, or to change MicroPython's version); `make deploy` then installs
+# the firmware: compiled, with its integrity manifest, only what changed,
+# config, tags and the table's key provisioned, the board restarted
+# (docs/deploy.md). KEY: where the table's service key is kept on this PC.
+PORT ?=
+FIRMWARE ?=
+KEY ?= keys/table.key
+deploy: $(STAMP)
+	@test -n "$(PORT)" || { echo "make deploy PORT=/dev/ttyACM0 [KEY=keys/<table>.key]"; exit 2; }
+	$(BIN)/python -m host_tools.deploy --port $(PORT) --key $(KEY)
+
+flash: $(STAMP)
+	@test -n "$(PORT)" -a -n "$(FIRMWARE)" || { echo "make flash PORT=/dev/ttyACM0 FIRMWARE=<MicroPython .bin for the ESP32-S3>"; exit 2; }
+	$(BIN)/esptool --chip esp32s3 --port $(PORT) erase-flash
+	$(BIN)/esptool --chip esp32s3 --port $(PORT) write-flash 0x0 $(FIRMWARE)
 
 clean:
 	rm -rf $(VENV) $(BUILD) .pytest_cache .hypothesis

@@ -58,6 +58,10 @@ Check the display cable and its power; clear the fault.
 The configuration file is missing or wrong; the table does not move.
 Read the detail, correct config.json (`mjctl config validate`).
 
+42 firmware_corrupt
+A firmware file differs from what `make deploy` installed, is missing, or is not in the manifest (a flash fault, an interrupted copy, a file edited by hand); the table does not move.
+Deploy again (`make deploy PORT=...`): it copies what differs and writes a new manifest. If it comes back after a deploy, the flash is failing: replace the board.
+
 41 power_lost
 The controller restarted during a cycle or a hand (power cut or reset); motion stopped where it was.
 Check the walls are down, tip any half-built walls into the tray, clear the fault and start again.

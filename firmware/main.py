@@ -19,28 +19,41 @@ except ImportError:  # CPython (host-side tests)
 import gc
 import sys
 
-from firmware.controller.table import TableController
-from firmware.devices import Devices
 from firmware.hal import ticks_add, ticks_diff
 from firmware.link.server import LinkServer
 
 _FW_VERSION = const("0.1.0")
 _WATCHDOG_MS = const(2000)
+_CONFIG_INVALID = const(40)
+_FIRMWARE_CORRUPT = const(42)
 
 
-def run(hal, config_path, tags_path, build="dev"):
+def run(hal, config_path, tags_path, root="", required=False, table="esp32"):
+    """`root`: where the code and its manifest.txt are ("" on a board);
+    `required`: a missing manifest is a fault (a board), else a development
+    run; `table`: what `hello` says this table is."""
     # The files first (their parsing leaves garbage, and the config's
     # validator leaves the heap with it), then long-lived buffers, then a
     # collection before the drivers: a small heap must not fragment.
     gc.collect()
     try:
+        build = _check_manifest(root, required) or "dev"
+    except ValueError as e:                # ManifestError: a file changed or missing
+        return _boot_fault(hal, LinkServer(hal, _FW_VERSION, "?", table),
+                           _FIRMWARE_CORRUPT, str(e))
+    # The controller's modules only now: had one been missing, importing it
+    # would have been an ImportError with no link to say so.
+    from firmware.controller.table import TableController
+    from firmware.devices import Devices
+    try:
         cfg = _load_config(config_path)
         from firmware import tags
         tags = tags.load(tags_path)
     except ValueError as e:                # ConfigError, TagError: named
-        return _config_fault(hal, LinkServer(hal, _FW_VERSION, build), str(e))
+        return _boot_fault(hal, LinkServer(hal, _FW_VERSION, build, table),
+                           _CONFIG_INVALID, str(e))
     gc.collect()
-    link = LinkServer(hal, _FW_VERSION, build)
+    link = LinkServer(hal, _FW_VERSION, build, table)
     ctl = TableController(hal, cfg, Devices(hal, cfg, tags), link.emit)
     cfg.pins = None                # the drivers hold their pins now: free the dict
     gc.collect()
@@ -77,6 +90,16 @@ def _load_config(path):
         _forget("engine_core.rulesets")
 
 
+def _check_manifest(root, required):
+    """The build id from the manifest (None: no manifest, not required).
+    The checker is needed at boot only: forgotten like the config's."""
+    from firmware import manifest
+    try:
+        return manifest.check(root, required)
+    finally:
+        _forget("firmware.manifest")
+
+
 def _forget(name):
     package, _, leaf = name.rpartition(".")
     sys.modules.pop(name, None)
@@ -85,11 +108,12 @@ def _forget(name):
         delattr(parent, leaf)
 
 
-def _config_fault(hal, link, message):
-    """A bad config: nothing moves; the link still answers and says why."""
+def _boot_fault(hal, link, code, message):
+    """A changed firmware or a bad config: nothing moves; the link still
+    answers `hello` and `status` and says why."""
     hal.all_off()
-    link.config_error = message
-    link.emit("fault", {"code": 40, "name": "config_invalid", "detail": {"reason": message}})
+    link.boot_fault(code, message)
+    link.emit("fault", {"code": code, "name": link.fault_name, "detail": {"reason": message}})
     t = hal.ticks_ms()
     while True:
         link.poll(hal.ticks_ms())
@@ -98,6 +122,7 @@ def _config_fault(hal, link, message):
 
 
 def board():
-    """Entry on the ESP32: config and tags from the flash filesystem."""
+    """Entry on the ESP32 (its main.py): code, manifest, config and tags on
+    the flash filesystem, as `make deploy` put them."""
     from firmware.hal.esp32 import Esp32Hal
-    run(Esp32Hal("/"), "config.json", "tags.txt")
+    run(Esp32Hal("/"), "config.json", "tags.txt", "", True)

@@ -37,7 +37,12 @@ def main(argv):
     if not store.endswith("/"):
         store += "/"
     hal = SimHal(int(argv[1]), int(argv[2]), store, rand)
-    run(hal, argv[3], argv[4], "sim")
+    # The code's root: the ROMFS image or a deployed virtual board carry a
+    # manifest, checked like a board's; the .py sources (development) none.
+    import firmware
+    here = firmware.__file__
+    root = here[:here.rfind("firmware/")]
+    run(hal, argv[3], argv[4], root, False, "sim")
 
 
 main(sys.argv)

@@ -2,7 +2,9 @@
 of the venv, and which code tree it runs (the mpy-cross build when it is up
 to date with the sources, as on a board; else the .py sources)."""
 
+import os
 import sys
+import tty
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -33,3 +35,11 @@ def code_root(source=False):
     if not mpy_tree_fresh():
         return ROOT, "source .py (build/mpy is stale: run `make mpy`)"
     return MPY_TREE, "mpy-cross .mpy (build/mpy)"
+
+
+def raw_pty():
+    """A pty pair in raw mode (no echo, no line editing): (master, slave) fds."""
+    master, slave = os.openpty()
+    tty.setraw(master)
+    tty.setraw(slave)
+    return master, slave

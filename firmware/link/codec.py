@@ -59,7 +59,7 @@ EVENTS = (                 # "t": ms since boot; the other fields are public fac
 )
 ERROR_FIELDS = "error:str message:str op:str* proto:int*"      # head "ok": false
 ERRORS = ("bad_json bad_kind bad_request unknown_op proto_mismatch"     # on the wire
-          " busy refused not_found too_big internal config_invalid")
+          " busy refused not_found too_big internal config_invalid firmware_corrupt")
 HOST_ERRORS = "not_public bad_value bad_response bad_event timeout closed"
 NESTED = ("alloc cmd code count detail dropped end errors expected free got lane ms name"
           " overruns reason requests seat sensor side slot slots state t")   # keys of nested objects

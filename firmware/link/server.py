@@ -29,13 +29,16 @@ _RETRY_MS = const(5000)                # same seq and payload this soon: a retry
 
 
 class LinkServer:
-    def __init__(self, hal, fw_version, build):
+    def __init__(self, hal, fw_version, build, table="esp32"):
         self.hal = hal
         self.link = hal.link
         self.fw_version = fw_version
         self.build = build
+        self.table = table
         self.controller = None     # the TableController, once the config is good (attach)
-        self.config_error = None
+        self.fault_code = 0        # a fault found at boot (no controller): its code,
+        self.fault_name = ""       # its name (also the error code of every refused
+        self.fault_reason = ""     # request) and why
         self.reader = frame.FrameReader(_REQUEST_MAX)
         self.rx = bytearray(_RX)
         # Answers are written to `tx` and stay there until the next request
@@ -55,6 +58,13 @@ class LinkServer:
         self._last_seq = -1
         self._last_crc = -1
         self._last_at = 0
+
+    def boot_fault(self, code, reason):
+        """Nothing may move (a bad config, a changed firmware): only `hello`
+        and `status` are answered, with this fault."""
+        self.fault_code = code
+        self.fault_name = faults.name_of(code)
+        self.fault_reason = reason
 
     def attach(self, controller):
         """The controller to answer for (built after this server: it
@@ -168,12 +178,13 @@ class LinkServer:
                                       % (codec.PROTO_VERSION, args.get("proto")),
                                       {"proto": codec.PROTO_VERSION})
             return {"ok": True, "proto": codec.PROTO_VERSION, "fw": self.fw_version,
-                    "build": self.build, "table": "sim" if self.build == "sim" else "esp32"}
+                    "build": self.build, "table": self.table}
         ctl = self.controller
         if ctl is None:
             if op == "status":
-                return self._config_status(now)
-            raise codec.LinkError("config_invalid", self.config_error or "no controller")
+                return self._boot_fault_status(now)
+            raise codec.LinkError(self.fault_name or "internal",
+                                  self.fault_reason or "no controller")
         if op == "status":
             return self._status(now, ctl)
         if op == "start":
@@ -248,9 +259,9 @@ class LinkServer:
                          "dropped": self.dropped, "overruns": self.overruns},
                 "heap": {"alloc": gc.mem_alloc(), "free": gc.mem_free()}}
 
-    def _config_status(self, now):
+    def _boot_fault_status(self, now):
         return {"ok": True, "state": "fault", "phase": "none", "cycles": 0,
-                "fault": {"code": 40, "name": "config_invalid",
-                          "detail": {"reason": self.config_error or ""}},
+                "fault": {"code": self.fault_code, "name": self.fault_name,
+                          "detail": {"reason": self.fault_reason}},
                 "uptime": now, "dealer": None, "dice": None, "tiles_per_side": [0, 0, 0, 0],
                 "lanes": [0, 0, 0, 0], "lifters": []}

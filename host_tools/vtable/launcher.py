@@ -13,24 +13,16 @@ import shutil
 import subprocess
 import tempfile
 import threading
-import tty
 
 import serial
 
-from host_tools.mpenv import ROOT, code_root, micropython_binary
+from host_tools.mpenv import ROOT, code_root, micropython_binary, raw_pty
 from host_tools.vtable import romfs
 from host_tools.vtable.bus import BusServer
 from host_tools.vtable.table import VirtualTable
 
 CONFIG = ROOT / "firmware" / "config.json"
 TAGS = ROOT / "firmware" / "tags.txt"
-
-
-def _raw_pty():
-    master, slave = os.openpty()
-    tty.setraw(master)
-    tty.setraw(slave)
-    return master, slave
 
 
 class SimTable:
@@ -40,9 +32,12 @@ class SimTable:
     bus_timeout_s = 0.02
 
     def __init__(self, seed=0, faults=(), heap=None, realtime=False,
-                 config_path=None, ruleset=None, source=False, speed=1.0):
+                 config_path=None, ruleset=None, source=False, speed=1.0, code_dir=None):
         """realtime: virtual time follows the wall clock, `speed` times as
-        fast (BusServer); otherwise it runs as fast as the two processes talk."""
+        fast (BusServer); otherwise it runs as fast as the two processes talk.
+        code_dir: a deployed board's folder (host_tools/vboard.py): the
+        firmware runs from its .mpy files with its own config.json and
+        tags.txt, as a board boots from its flash."""
         if not speed > 0:
             raise ValueError("speed must be > 0, not %r" % (speed,))
         self.config_path = str(config_path or CONFIG)
@@ -53,7 +48,13 @@ class SimTable:
         self.realtime = realtime
         self.speed = speed
         self.source = source
-        if source:                     # the .py files, compiled on the fly
+        self.code_dir = code_dir
+        self.tags_path = str(TAGS)
+        if code_dir is not None:       # a deployed board's flash
+            self.cwd, self.code = code_dir, "deployed .mpy (%s)" % os.path.basename(str(code_dir))
+            self.config_path = os.path.join(str(code_dir), "config.json")
+            self.tags_path = os.path.join(str(code_dir), "tags.txt")
+        elif source:                   # the .py files, compiled on the fly
             self.cwd, self.code = code_root(True)
         else:                          # as on a board: .mpy in place from ROMFS
             self.cwd, self.code = ROOT, "ROMFS image (build/romfs)"
@@ -64,7 +65,7 @@ class SimTable:
         self.server = None
         self._stop = threading.Event()
         self._thread = None
-        self._link_master, self._link_slave = _raw_pty()
+        self._link_master, self._link_slave = raw_pty()
         self.link_path = os.ttyname(self._link_slave)
 
     # -- lifecycle -----------------------------------------------------------
@@ -110,10 +111,10 @@ class SimTable:
     # -- the firmware process ------------------------------------------------
 
     def _spawn(self):
-        bus_master, bus_slave = _raw_pty()
-        args = [str(bus_master), str(self._link_master), self.config_path, str(TAGS),
+        bus_master, bus_slave = raw_pty()
+        args = [str(bus_master), str(self._link_master), self.config_path, self.tags_path,
                 self.store, str(self.seed + 1000 * self.restarts)]
-        if self.source:
+        if self.source or self.code_dir is not None:
             cmd = [str(micropython_binary())]
             if self.heap:
                 cmd += ["-X", "heapsize=%d" % self.heap]

