@@ -276,6 +276,10 @@ def _write(buf, kind, seq, obj, spec, key, head, hval, reveal, code="bad_value")
         i = _value(buf, i + 1, obj.get(head, hval), mode)
         i = _value(buf, i, obj, mode, spec, lo, e, head)
     except (IndexError, RuntimeError):  # past the buffer (a cycle ends there too)
+        for k in obj:                   # the guard first, as when it fits
+            if k != head and (type(k) is not str or _find(spec, k, lo, e, " ") < 0
+                              or (mode == 1 and k in SECRET)):
+                raise LinkError("not_public", "field %s is not %s" % (str(k)[:32], "declared"))
         _check(obj, spec, p, head, "bad_value")
         i = len(buf)
     if hval is not None and obj.get(head, hval) is not hval:
