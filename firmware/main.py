@@ -53,7 +53,7 @@ def run(hal, config_path, tags_path, root="", required=False, table="esp32"):
         return _boot_fault(hal, LinkServer(hal, _FW_VERSION, build, table),
                            _CONFIG_INVALID, str(e))
     gc.collect()
-    link = LinkServer(hal, _FW_VERSION, build, table)
+    link = LinkServer(hal, _FW_VERSION, build, table, _read_key(hal.store + "service.key"))
     ctl = TableController(hal, cfg, Devices(hal, cfg, tags), link.emit)
     cfg.pins = None                # the drivers hold their pins now: free the dict
     gc.collect()
@@ -98,6 +98,17 @@ def _check_manifest(root, required):
         return manifest.check(root, required)
     finally:
         _forget("firmware.manifest")
+
+
+def _read_key(path):
+    """The table's service key (32 bytes, make deploy provisions it), or None:
+    then every service session is refused, saying why."""
+    try:
+        with open(path, "rb") as f:
+            key = f.read()
+    except OSError:
+        return None
+    return key if len(key) == 32 else None
 
 
 def _forget(name):

@@ -155,6 +155,16 @@ class LinkClient:
                 return
             yield ev
 
+    def open_service(self, key):
+        """A service session with the table's key (bytes): the controller's
+        challenge answered with HMAC-SHA256(key, nonce + b"service")
+        (firmware/link/service.py). Returns the session token."""
+        import hmac
+        import hashlib
+        nonce = self.request("service_open")["nonce"]
+        mac = hmac.new(key, bytes.fromhex(nonce) + b"service", hashlib.sha256).hexdigest()
+        return self.request("service_auth", nonce=nonce, mac=mac)["session"]
+
     def wait_event(self, pred, timeout=None):
         """The first event (queued or new) for which pred(event) is true; it
         is removed from the queue, events before it stay queued. Raises

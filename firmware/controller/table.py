@@ -28,7 +28,7 @@ from firmware.controller.follower import HandFollower
 from firmware.drivers import display as dsp
 from firmware.drivers import keys as kys
 from firmware.drivers import lifter as lft
-from firmware.hal import ticks_diff
+from firmware.hal import ticks_add, ticks_diff
 from engine_core.dealer import Dealership
 from engine_core.hand import DRAW
 
@@ -42,6 +42,7 @@ _IN_HAND = const(6)
 _FAULT = const(7)
 NAMES = ("boot", "idle", "building", "lifting", "dealer", "rolling", "in_hand", "fault")
 
+_JOG_MAX_MS = const(2000)     # a jog never runs a motor longer than this
 _POWER_LOST = const(41)
 _FIRMWARE_ERROR = const(50)
 _MARK = "cycle"                # set while a cycle runs: found at boot = power was lost
@@ -74,6 +75,8 @@ class TableController:
         self.hands = 0
         self.dealership = Dealership.first(hal.rand)
         self.next_ready = False    # a second set is built and audited in the lanes
+        self._jogging = None       # the driver a technician's jog runs (plate or lane)
+        self._jog_until = 0
 
     # -- commands (link or keys) ---------------------------------------------
 
@@ -111,6 +114,30 @@ class TableController:
         self.d.display.show_alert(now, dsp.ALERT_NONE)
         self.cycle_started = now
         self._start_next(now)
+        return None
+
+    def in_hand(self):
+        return self.state == _IN_HAND
+
+    def jog(self, now, actuator, n, ms):
+        """Run one motor for `ms` (service, authenticated by the link): only
+        when idle or stopped by a fault. None, or why not."""
+        if self.state != _IDLE and self.state != _FAULT:
+            return "a jog only when idle or stopped by a fault (the table is %s)" % NAMES[self.state]
+        if ms < 1 or ms > _JOG_MAX_MS:
+            return "ms must be 1..%d" % _JOG_MAX_MS
+        if self._jogging is not None:
+            return "a jog is running"
+        if actuator == "plate":
+            self._jogging = self.d.plate
+            self.d.plate.start(now)
+        elif actuator == "lane" and 0 <= n <= 3:
+            self._jogging = self.d.lanes[n]
+            self.d.lanes[n].jog()
+        else:
+            return "no actuator %r %r to jog (plate, or lane 0..3)" % (actuator, n)
+        self._jog_until = ticks_add(now, ms)
+        self.emit("jog", {"name": actuator, "lane": n, "ms": ms})
         return None
 
     def kong(self, now, seat, concealed):
@@ -178,6 +205,9 @@ class TableController:
         d.display.poll(now)
         d.keys.poll(now)
         d.buzzer.poll(now)
+        if self._jogging is not None and ticks_diff(now, self._jog_until) >= 0:
+            self._jogging.stop()           # the jog's deadline, fault or not
+            self._jogging = None
         self.follower.step(now, self.state == _IN_HAND)   # reads the walls in play
         if self.state == _FAULT:
             return
@@ -322,6 +352,7 @@ class TableController:
 
     def _fault(self, now, code, detail):
         self.hal.all_off()
+        self._jogging = None
         self.builder.stop()
         for lifter in self.d.lifters:
             lifter.stop()

@@ -56,6 +56,12 @@ class Lane:
             self.running = True
             self.hal.write(self.motor, 1)
 
+    def jog(self):
+        """The feed motor on whatever the count (a technician's jog: the
+        controller stops it at the jog's deadline)."""
+        self.running = True
+        self.hal.write(self.motor, 1)
+
     def stop(self):
         self.running = False
         self.hal.write(self.motor, 0)

@@ -16,7 +16,7 @@ captured locals would be heap cells at every call).
 import json
 from firmware.link import frame
 
-PROTO_VERSION = 2          # bumped by any change of the tables below
+PROTO_VERSION = 3          # bumped by any change of the tables below
 REQUEST, RESPONSE, EVENT, ERROR = 0x10, 0x11, 0x12, 0x13
 
 # The tables: one line per message, "name field:type field:type ...", every
@@ -32,6 +32,11 @@ REQUESTS = (
     "config_get key:str*\n"
     "hand_end winner:int?*\n"
     "kong kind:str seat:int\n"
+    "service_open\n"
+    "service_auth mac:str nonce:str\n"
+    "service_close\n"
+    "service_log\n"
+    "jog actuator:str ms:int n:int* session:str*\n"
 )
 RESPONSES = (              # "op" echoes the request's
     "hello build:str fw:str op:str proto:int table:str\n"
@@ -42,6 +47,11 @@ RESPONSES = (              # "op" echoes the request's
     "faults faults:list op:str total:int\n"
     "hand_end op:str state:str\n"
     "kong op:str state:str\n"
+    "service_open nonce:str op:str ttl_ms:int\n"
+    "service_auth expires_ms:int op:str session:str\n"
+    "service_close closed:bool op:str\n"
+    "service_log entries:list op:str\n"
+    "jog op:str state:str\n"
     "config_get key:str* keys:list* op:str value:any*\n"
 )
 EVENTS = (                 # "t": ms since boot; the other fields are public facts
@@ -56,10 +66,12 @@ EVENTS = (                 # "t": ms since boot; the other fields are public fac
     " reserve:int seat:int* slot:int* t:int tail:list? wall:int\n"
     "irregular reason:str slot:int t:int\n"
     "result dealer:int streak:int t:int winner:int? wins_in_row:int\n"
+    "jog lane:int ms:int name:str t:int\n"
 )
 ERROR_FIELDS = "error:str message:str op:str* proto:int*"      # head "ok": false
 ERRORS = ("bad_json bad_kind bad_request unknown_op proto_mismatch"     # on the wire
-          " busy refused not_found too_big internal config_invalid firmware_corrupt")
+          " busy refused auth_failed no_session session_expired not_found too_big internal"
+          " config_invalid firmware_corrupt")
 HOST_ERRORS = "not_public bad_value bad_response bad_event timeout closed"
 NESTED = ("alloc cmd code count detail dropped end errors expected free got lane ms name"
           " overruns reason requests seat sensor side slot slots state t")   # keys of nested objects

@@ -16,6 +16,7 @@ import gc
 import json
 
 from firmware import faults
+from firmware.link import service as svc
 from firmware.hal import ticks_diff
 from firmware.link import codec, frame
 
@@ -29,13 +30,15 @@ _RETRY_MS = const(5000)                # same seq and payload this soon: a retry
 
 
 class LinkServer:
-    def __init__(self, hal, fw_version, build, table="esp32"):
+    def __init__(self, hal, fw_version, build, table="esp32", key=None):
+        """`key`: the table's service key (bytes), None if it has none."""
         self.hal = hal
         self.link = hal.link
         self.fw_version = fw_version
         self.build = build
         self.table = table
         self.controller = None     # the TableController, once the config is good (attach)
+        self.service = svc.Service(hal.rand, key)
         self.fault_code = 0        # a fault found at boot (no controller): its code,
         self.fault_name = ""       # its name (also the error code of every refused
         self.fault_reason = ""     # request) and why
@@ -143,7 +146,7 @@ class LinkServer:
             if r.kind != codec.REQUEST:
                 raise codec.LinkError("bad_kind", "kind 0x%02x is not a request" % r.kind)
             op, args = codec.decode_request(r)
-            result = self._answer(now, op, args)
+            result: dict = self._answer(now, op, args)
             result["op"] = op
             # Fault details may name tiles only for audit faults, whose walls
             # are not in play (see emit); status and faults carry such details.
@@ -202,6 +205,11 @@ class LinkServer:
             if why:
                 raise codec.LinkError("busy", why)
             return {"ok": True, "state": "next"}
+        if op.startswith("service_") or op == "jog":
+            try:
+                return self._service(now, ctl, op, args)
+            except svc.Refused as e:
+                raise codec.LinkError(e.code, e.message)
         if op == "kong":
             kind = args["kind"]
             if kind != "exposed" and kind != "concealed":
@@ -224,6 +232,23 @@ class LinkServer:
         if op == "config_get":
             return self._config_get(ctl.cfg, args.get("key"))
         raise codec.LinkError("unknown_op", "no request %r" % op)
+
+    def _service(self, now, ctl, op, args):
+        s = self.service
+        if op == "service_open":
+            return {"ok": True, "nonce": s.challenge(now), "ttl_ms": s.NONCE_MS}
+        if op == "service_auth":
+            token = s.authenticate(now, args["nonce"], args["mac"], ctl.in_hand())
+            return {"ok": True, "session": token, "expires_ms": s.SESSION_MS}
+        if op == "service_close":
+            return {"ok": True, "closed": s.close(now, "by the host")}
+        if op == "service_log":
+            return {"ok": True, "entries": s.log}
+        s.check(now, args.get("session"), ctl.in_hand(), op)          # jog
+        why = ctl.jog(now, args["actuator"], args.get("n", 0), args["ms"])
+        if why:
+            raise codec.LinkError("refused", why)
+        return {"ok": True, "state": "jogging"}
 
     def _config_get(self, cfg, key):
         # The file is read with json alone: importing firmware.config again

@@ -32,12 +32,16 @@ class SimTable:
     bus_timeout_s = 0.02
 
     def __init__(self, seed=0, faults=(), heap=None, realtime=False,
-                 config_path=None, ruleset=None, source=False, speed=1.0, code_dir=None):
+                 config_path=None, ruleset=None, source=False, speed=1.0, code_dir=None,
+                 key=True):
         """realtime: virtual time follows the wall clock, `speed` times as
         fast (BusServer); otherwise it runs as fast as the two processes talk.
         code_dir: a deployed board's folder (host_tools/vboard.py): the
         firmware runs from its .mpy files with its own config.json and
-        tags.txt, as a board boots from its flash."""
+        tags.txt, as a board boots from its flash.
+        key: the table's service key in its flash (`service.key`, as make
+        deploy provisions it): True for random bytes, or bytes, or None
+        for a table without one; kept in `self.key`."""
         if not speed > 0:
             raise ValueError("speed must be > 0, not %r" % (speed,))
         self.config_path = str(config_path or CONFIG)
@@ -59,6 +63,10 @@ class SimTable:
         else:                          # as on a board: .mpy in place from ROMFS
             self.cwd, self.code = ROOT, "ROMFS image (build/romfs)"
         self.store = tempfile.mkdtemp(prefix="vtable-")
+        self.key = os.urandom(32) if key is True else key
+        if self.key is not None:
+            with open(os.path.join(self.store, "service.key"), "wb") as f:
+                f.write(self.key)
         self.restarts = 0
         self.exit_reason = None
         self.proc = None

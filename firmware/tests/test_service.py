@@ -1,0 +1,94 @@
+"""Service sessions (firmware/link/service.py) on both interpreters: the
+HMAC against RFC 4231's vectors, and every way a session is refused."""
+
+import binascii
+
+from firmware.link.service import Refused, Service, hmac_sha256
+from firmware.tests.fakehal import FakeHal
+
+KEY = bytes(range(32))
+
+
+def _hex(b):
+    return binascii.hexlify(b).decode()
+
+
+def test_hmac_sha256_matches_rfc_4231():
+    # Test case 1, 2 and 6 (a key longer than the block) of RFC 4231.
+    assert _hex(hmac_sha256(b"\x0b" * 20, b"Hi There")) == \
+        "b0344c61d8db38535ca8afceaf0bf12b881dc200c9833da726e9376c2e32cff7"
+    assert _hex(hmac_sha256(b"Jefe", b"what do ya want for nothing?")) == \
+        "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843"
+    assert _hex(hmac_sha256(b"\xaa" * 131,
+                            b"Test Using Larger Than Block-Size Key - Hash Key First")) == \
+        "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54"
+
+
+def _answer(nonce_hex, key=KEY):
+    return _hex(hmac_sha256(key, binascii.unhexlify(nonce_hex) + b"service"))
+
+
+def _refused(fn, *args):
+    try:
+        fn(*args)
+    except Refused as e:
+        return e.code, e.message
+    return None
+
+
+def test_the_right_key_opens_a_session_that_allows_and_is_extended_by_use():
+    s = Service(FakeHal().rand, KEY)
+    nonce = s.challenge(0)
+    token = s.authenticate(10, nonce, _answer(nonce), False)
+    assert token and len(token) == 16
+    s.check(1000, token, False, "jog")                     # allowed
+    s.check(1000 + s.SESSION_MS - 1, token, False, "jog")  # use extends it
+    assert [what for _, what in s.log] == ["challenge", "opened", "jog", "jog"]
+
+
+def test_a_wrong_key_a_replay_and_an_old_challenge_are_refused():
+    s = Service(FakeHal().rand, KEY)
+    nonce = s.challenge(0)
+    assert _refused(s.authenticate, 5, nonce, _answer(nonce, b"\x01" * 32), False) == \
+        ("auth_failed", "wrong key")
+    # The nonce was used up by the wrong answer: the right one is now a replay.
+    code, msg = _refused(s.authenticate, 6, nonce, _answer(nonce), False)
+    assert code == "auth_failed" and "used" in msg
+    nonce = s.challenge(100)
+    s.authenticate(200, nonce, _answer(nonce), False)
+    code, msg = _refused(s.authenticate, 300, nonce, _answer(nonce), False)   # replayed
+    assert code == "auth_failed" and "used" in msg
+    nonce = s.challenge(1000)
+    code, msg = _refused(s.authenticate, 1000 + s.NONCE_MS + 1, nonce, _answer(nonce), False)
+    assert code == "auth_failed" and "expired" in msg
+    assert s.log[-1][1].startswith("refused")
+
+
+def test_no_session_an_expired_one_and_a_hand_are_refused():
+    s = Service(FakeHal().rand, KEY)
+    assert _refused(s.check, 0, None, False, "jog")[0] == "no_session"
+    nonce = s.challenge(0)
+    token = s.authenticate(0, nonce, _answer(nonce), False)
+    assert _refused(s.check, 10, "0" * 16, False, "jog")[0] == "no_session"
+    assert _refused(s.check, 10, token, True, "jog")[0] == "busy"          # in a hand
+    code, _ = _refused(s.check, 20 + s.SESSION_MS, token, False, "jog")
+    assert code == "session_expired"
+    assert _refused(s.check, 30 + s.SESSION_MS, token, False, "jog")[0] == "no_session"
+    nonce = s.challenge(0)
+    assert _refused(s.authenticate, 0, nonce, _answer(nonce), True)[0] == "busy"
+
+
+def test_a_table_without_a_key_refuses_every_session_and_says_why():
+    s = Service(FakeHal().rand, None)
+    nonce = s.challenge(0)
+    code, msg = _refused(s.authenticate, 1, nonce, _answer(nonce), False)
+    assert code == "auth_failed" and "no service key" in msg
+
+
+def test_the_log_and_the_challenges_are_bounded():
+    s = Service(FakeHal().rand, KEY)
+    first = s.challenge(0)
+    for t in range(1, 40):
+        s.challenge(t)
+    assert len(s.log) == 16 and s.log[-1] == [39, "challenge"]
+    assert _refused(s.authenticate, 50, first, _answer(first), False)[0] == "auth_failed"

@@ -1,0 +1,81 @@
+"""Authenticated service on the link (issue 5, item 2): a session opened by
+HMAC-SHA256 challenge-response with the table's key allows a jog, bounded
+and only when the table is idle or stopped; without a session, with a
+wrong key, with a replayed answer or during a hand it is refused, and the
+device logs every session."""
+
+import hashlib
+import hmac
+
+import pytest
+
+from host_tools.link_client import LinkError
+
+
+def _mac(key, nonce):
+    return hmac.new(key, bytes.fromhex(nonce) + b"service", hashlib.sha256).hexdigest()
+
+
+def _refusal(target, op, **args):
+    with pytest.raises(LinkError) as e:
+        target.request(op, **args)
+    return e.value.code, e.value.message
+
+
+def _plate(target, since):
+    return [(t, v) for t, what, v in target.output_changes(since=since) if what == "plate_motor"]
+
+
+@pytest.mark.needs_sim
+def test_a_session_with_the_right_key_jogs_the_plate_for_its_time_only(target):
+    key = target.sim.key
+    session = target.link.open_service(key)
+    t0 = target.status()["uptime"]
+    assert target.request("jog", session=session, actuator="plate", ms=400)["state"] == "jogging"
+    target.wait_virtual(t0 + 1500)
+    runs = _plate(target, t0)
+    assert len(runs) == 2 and runs[0][1] > 0 and runs[1][1] == 0, runs
+    assert 400 <= runs[1][0] - runs[0][0] <= 400 + 20, runs     # the deadline, within a tick
+    # A lane too; a jog longer than the bound is refused.
+    assert target.request("jog", session=session, actuator="lane", n=2, ms=100)["ok"]
+    code, msg = _refusal(target, "jog", session=session, actuator="plate", ms=5000)
+    assert code == "refused" and "2000" in msg
+    log = [what for _, what in target.request("service_log")["entries"]]
+    assert log == ["challenge", "opened", "jog", "jog", "jog"], log   # the refused jog: checked, then bounded
+    assert target.request("service_close")["closed"] is True
+    code, _ = _refusal(target, "jog", session=session, actuator="plate", ms=100)
+    assert code == "no_session"
+
+
+@pytest.mark.needs_sim
+def test_no_session_a_wrong_key_and_a_replayed_answer_are_refused(target):
+    code, msg = _refusal(target, "jog", actuator="plate", ms=100)
+    assert code == "no_session" and "service_open" in msg
+    nonce = target.request("service_open")["nonce"]
+    code, msg = _refusal(target, "service_auth", nonce=nonce, mac=_mac(b"\x00" * 32, nonce))
+    assert (code, msg) == ("auth_failed", "wrong key")
+    nonce = target.request("service_open")["nonce"]
+    mac = _mac(target.sim.key, nonce)
+    assert target.request("service_auth", nonce=nonce, mac=mac)["session"]
+    code, msg = _refusal(target, "service_auth", nonce=nonce, mac=mac)       # replayed
+    assert code == "auth_failed" and "used" in msg
+    t0 = target.status()["uptime"]
+    target.wait_virtual(t0 + 500)
+    assert _plate(target, 0) == []                          # nothing ever moved
+    log = [what for _, what in target.request("service_log")["entries"]]
+    assert sum(w.startswith("refused") for w in log) >= 2 and "opened" in log
+
+
+@pytest.mark.needs_sim
+def test_a_jog_is_refused_while_the_table_builds_and_the_session_in_a_hand(target):
+    session = target.link.open_service(target.sim.key)
+    target.start()
+    target.wait_state("building")
+    code, msg = _refusal(target, "jog", session=session, actuator="plate", ms=100)
+    assert code == "refused" and "building" in msg
+    target.wait_event(lambda e: e["ev"] == "state" and e["state"] == "in_hand", "in_hand")
+    code, msg = _refusal(target, "jog", session=session, actuator="plate", ms=100)
+    assert code == "busy" and "hand" in msg
+    nonce = target.request("service_open")["nonce"]
+    code, _ = _refusal(target, "service_auth", nonce=nonce, mac=_mac(target.sim.key, nonce))
+    assert code == "busy"
