@@ -1,7 +1,8 @@
 """mjctl: the technician's and test engineer's command line.
 
     mjctl --sim [--seed N] [--heap BYTES] [--fault NAME[:ARG]]... cycle --json
-    mjctl --sim [--seed N] [--heap BYTES] hand --json
+    mjctl --sim [--seed N] [--heap BYTES] hand --json     (plays one with virtual players)
+    mjctl --port DEV hand | log [--json]; --key FILE jog plate|lane [N] MS
     mjctl --sim serve --json
     mjctl --port DEV status [--json]
 
@@ -115,6 +116,9 @@ def run_hand(sim, link, players, timeout_s=HAND_WALL_TIMEOUT_S):
 
 
 def cmd_hand(args):
+    if not args.sim:                      # a real table: the hand as it stands
+        from host_tools.mjctl_service import cmd_current_hand
+        return cmd_current_hand(args)
     from host_tools.vtable.hand_players import HandPlayers
     from host_tools.vtable.launcher import SimTable
     with SimTable(seed=args.seed, faults=args.fault, heap=args.heap) as sim:
@@ -147,7 +151,9 @@ def cmd_serve(args):
     done = threading.Event()
     signal.signal(signal.SIGINT, lambda *_: done.set())
     signal.signal(signal.SIGTERM, lambda *_: done.set())
-    with SimTable(seed=args.seed, faults=args.fault, heap=args.heap, realtime=True) as sim:
+    key = sim_key(args)
+    with SimTable(seed=args.seed, faults=args.fault, heap=args.heap, realtime=True,
+                  key=key) as sim:
         if args.json:
             print(json.dumps({"link": sim.link_path}), flush=True)
         else:
@@ -157,6 +163,14 @@ def cmd_serve(args):
                 print("the virtual table stopped: %s" % sim.exit_reason, file=sys.stderr)
                 return 1
     return 0
+
+
+def sim_key(args):
+    """The virtual table's service key: --key FILE's bytes, else random."""
+    if getattr(args, "key", None):
+        from pathlib import Path
+        return Path(args.key).read_bytes()
+    return True
 
 
 def cmd_status(args):
@@ -191,13 +205,13 @@ def emit(args, obj, human):
         human(obj)
 
 
-def _console():
+def console():
     from rich.console import Console
     return Console()
 
 
 def human_cycle(out):
-    c = _console()
+    c = console()
     if out.get("ok"):
         c.print("[green]cycle done[/]: walls %s, dice %s, dealer seat %s"
                 % (out["walls"]["tiles_per_side"], out["dice"], out["dealer"]))
@@ -213,7 +227,7 @@ def human_cycle(out):
 
 
 def human_hand(out):
-    c = _console()
+    c = console()
     res = out.get("result")
     if res is None:
         c.print("[red]hand stopped[/]")
@@ -244,7 +258,7 @@ def human_fault(c, f):
 
 def human_status(out):
     from rich.table import Table
-    c = _console()
+    c = console()
     t = Table(show_header=False, box=None)
     for k in ("state", "phase", "cycles", "dealer", "dice", "tiles_per_side", "lanes",
               "lifters", "uptime", "firmware", "proto", "build"):
@@ -256,6 +270,14 @@ def human_status(out):
 
 # -- arguments ---------------------------------------------------------------
 
+def command(sub, name, fn, text, need_sim):
+    """A subcommand with its --json; returns its parser for more arguments."""
+    p = sub.add_parser(name, help=text)
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(fn=fn, need_sim=need_sim)
+    return p
+
+
 def parser():
     ap = argparse.ArgumentParser(prog="mjctl", description=__doc__.split("\n")[0])
     where = ap.add_mutually_exclusive_group(required=True)
@@ -265,19 +287,18 @@ def parser():
     ap.add_argument("--heap", type=int, metavar="BYTES", help="MicroPython heap size (--sim)")
     ap.add_argument("--fault", action="append", default=[], metavar="NAME[:ARG]",
                     help="inject a virtual table fault (--sim), repeatable")
+    ap.add_argument("--key", metavar="FILE",
+                    help="the table's service key file: for service commands; with --sim,"
+                    " the virtual table's key")
     sub = ap.add_subparsers(dest="command", required=True)
-    p = sub.add_parser("cycle", help="run one table cycle (--sim)")
-    p.add_argument("--json", action="store_true")
-    p.set_defaults(fn=cmd_cycle, need_sim=True)
-    p = sub.add_parser("hand", help="one cycle and one hand played by virtual players (--sim)")
-    p.add_argument("--json", action="store_true")
-    p.set_defaults(fn=cmd_hand, need_sim=True)
-    p = sub.add_parser("serve", help="run the virtual table in real time for any client (--sim)")
-    p.add_argument("--json", action="store_true")
-    p.set_defaults(fn=cmd_serve, need_sim=True)
-    p = sub.add_parser("status", help="the controller's state")
-    p.add_argument("--json", action="store_true")
-    p.set_defaults(fn=cmd_status, need_sim=False)
+    command(sub, "cycle", cmd_cycle, "run one table cycle (--sim)", True)
+    command(sub, "hand", cmd_hand, "--sim: one cycle and one hand played by virtual players;"
+            " --port: the current hand's public state", False)
+    command(sub, "serve", cmd_serve, "run the virtual table in real time for any client (--sim)",
+            True)
+    command(sub, "status", cmd_status, "the controller's state", False)
+    from host_tools.mjctl_service import register
+    register(sub)
     return ap
 
 

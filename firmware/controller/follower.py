@@ -70,7 +70,9 @@ class HandFollower:
         self.glitches = 0          # a tag missing from one read only
         self.queued = 0
         self._first = 0            # ring index of the oldest queued event
-        self._rows = bytearray(_ROW * (_QUEUE + 1))     # the last: for the display
+        # The queue's rows, then one for the display, then the last state
+        # published (`public`).
+        self._rows = bytearray(_ROW * (_QUEUE + 2))
         self._left = bytearray(_QUEUE)       # tiles of each queued event not yet seen gone
         self._pending = bytearray(n)         # by position: queue index + 1 of its event
         self._before = bytearray(n)          # wall.how before an event
@@ -368,13 +370,10 @@ class HandFollower:
         self.queued -= 1
         r = self._rows
         at = q * _ROW
+        last = (_QUEUE + 1) * _ROW
+        r[last:last + _ROW] = r[at:at + _ROW]
+        fields = self._fields(at)
         op = r[at]
-        fields = {"n": self.events, "op": _OPS.split()[op],
-                  "phase": PHASE_NAMES[r[at + 3]],
-                  "wall": r[at + 4], "reserve": r[at + 5], "drawable": r[at + 6] - 128,
-                  "gold": None if r[at + 7] == _NONE else tiles.CODES[r[at + 7]],
-                  "marker": self._pair(at + 8), "head": self._pair(at + 10),
-                  "tail": self._pair(at + 12)}
         if op == _OP_DRAW or op == _OP_KONG:
             fields["seat"] = r[at + 1]
         if op == _OP_KONG:
@@ -384,6 +383,26 @@ class HandFollower:
         self.events += 1
         self.emit("hand", fields)
         self._show_row(now, at)
+
+    def _fields(self, at):
+        r = self._rows
+        return {"n": self.events, "op": _OPS.split()[r[at]],
+                "phase": PHASE_NAMES[r[at + 3]],
+                "wall": r[at + 4], "reserve": r[at + 5], "drawable": r[at + 6] - 128,
+                "gold": None if r[at + 7] == _NONE else tiles.CODES[r[at + 7]],
+                "marker": self._pair(at + 8), "head": self._pair(at + 10),
+                "tail": self._pair(at + 12)}
+
+    def public(self):
+        """The hand's public state as last published (the `hand` request):
+        a dict like the `hand` event's, `n` the events published so far,
+        `turn` the seat whose head draw comes next; None with no hand."""
+        if not self.active or not self.events:
+            return None
+        out = self._fields((_QUEUE + 1) * _ROW)
+        out["n"] = self.events
+        out["turn"] = self.turn
+        return out
 
     def _pair(self, at):
         r = self._rows

@@ -37,6 +37,7 @@ REQUESTS = (
     "service_close\n"
     "service_log\n"
     "jog actuator:str ms:int n:int* session:str*\n"
+    "hand\n"
 )
 RESPONSES = (              # "op" echoes the request's
     "hello build:str fw:str op:str proto:int table:str\n"
@@ -52,6 +53,8 @@ RESPONSES = (              # "op" echoes the request's
     "service_close closed:bool op:str\n"
     "service_log entries:list op:str\n"
     "jog op:str state:str\n"
+    "hand active:bool drawable:int* gold:str?* head:list?* marker:list?* n:int* op:str"
+    " phase:str* reserve:int* tail:list?* turn:int* wall:int*\n"
     "config_get key:str* keys:list* op:str value:any*\n"
 )
 EVENTS = (                 # "t": ms since boot; the other fields are public facts

@@ -210,6 +210,14 @@ class LinkServer:
                 return self._service(now, ctl, op, args)
             except svc.Refused as e:
                 raise codec.LinkError(e.code, e.message)
+        if op == "hand":
+            st = ctl.follower.public()
+            out = {"ok": True, "active": st is not None}
+            if st is not None:
+                for k in st:
+                    if k != "op":
+                        out[k] = st[k]
+            return out
         if op == "kong":
             kind = args["kind"]
             if kind != "exposed" and kind != "concealed":

@@ -1,7 +1,7 @@
 """Hidden tiles never leave the controller (issue 4, item 7): every frame
 the firmware sends during two whole hands, played by virtual players from
-the deal to the result, is decoded (events, and the answers to requests
-asked all along) and searched for a tile identity (a tile code or a tag UID)
+the deal to the result, is decoded (events, and the answers to `status`
+and `hand` asked all along) and searched for a tile identity (a tile code or a tag UID)
 and for the codec's secret keys. The one tile code allowed is the gold, in
 `hand` events once it has been turned up (it lies face up on the table),
 and it must be that hand's gold. Audit faults are the other place a tile
@@ -40,6 +40,7 @@ def test_nothing_sent_during_whole_hands_names_a_hidden_tile():
             link.hello()
             link.request("start")
             seen, answers = [], []
+            hands = []                  # (hand index, the `hand` answer)
             results = 0
             deadline = time.monotonic() + 120
             while results < HANDS and time.monotonic() < deadline:
@@ -48,6 +49,7 @@ def test_nothing_sent_during_whole_hands_names_a_hidden_tile():
                 seen.append(ev)
                 if len(seen) % 5 == 0:
                     answers.append(link.request("status"))
+                    hands.append((results, link.request("hand")))
                 results += ev["ev"] == "result"
             answers.append(link.request("faults"))
             answers.append(link.request("config_get", key="ruleset"))
@@ -68,6 +70,13 @@ def test_nothing_sent_during_whole_hands_names_a_hidden_tile():
                 assert gold == players[hand].hand.gold_code, (gold, hand)
                 golds.append(gold)
         _walk(ev, "events[%d]" % i, found)
+    for k, (index, ans) in enumerate(hands):
+        gold = ans.pop("gold", None)
+        if gold is not None:        # the hand's public state: its gold, once turned up
+            assert ans["phase"] in ("play", "final", "draw"), ans
+            assert gold == players[index].hand.gold_code, (gold, index)
+        _walk(ans, "hand answers[%d]" % k, found)
+    assert any(ans["active"] and "wall" in ans for _, ans in hands)
     _walk(answers, "answers", found)
     assert found == []
     assert golds, "the gold was never shown: the check above proved nothing"

@@ -63,3 +63,39 @@ def test_serve_gives_a_link_that_status_answers_and_stops_on_ctrl_c():
         serve.send_signal(signal.SIGINT)
         rc = serve.wait(timeout=15)
     assert rc == 0 and "Traceback" not in serve.stderr.read()
+
+
+def test_service_commands_over_a_port_with_the_tables_key(tmp_path):
+    """A technician's laptop: the table (served virtual, with the key file
+    the deploy made) and mjctl over its link: jog with the key, refused
+    without it or with another, then log and hand."""
+    key = tmp_path / "table.key"
+    key.write_bytes(bytes(range(32)))
+    other = tmp_path / "other.key"
+    other.write_bytes(b"\x01" * 32)
+    serve = subprocess.Popen(MJCTL + ["--sim", "--seed", "3", "--key", str(key), "serve",
+                                      "--json"], cwd=ROOT,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        link = json.loads(serve.stdout.readline())["link"]
+        p = mjctl("--port", link, "--key", str(key), "jog", "plate", "300", "--json", timeout=30)
+        assert p.returncode == 0, p.stderr
+        assert json.loads(p.stdout) == {"ok": True, "actuator": "plate", "lane": 0, "ms": 300}
+        p = mjctl("--port", link, "--key", str(other), "jog", "lane", "1", "200", timeout=30)
+        assert p.returncode == 2 and "auth_failed" in p.stderr and "wrong key" in p.stderr
+        p = mjctl("--port", link, "jog", "plate", "200", timeout=30)
+        assert p.returncode != 0 and "--key" in (p.stderr + p.stdout)
+        p = mjctl("--port", link, "log", "--json", timeout=30)
+        assert p.returncode == 0, p.stderr
+        what = [e["what"] for e in json.loads(p.stdout)["service"]]
+        assert "opened" in what and "jog" in what and "refused: wrong key" in what, what
+        p = mjctl("--port", link, "hand", "--json", timeout=30)
+        assert p.returncode == 0 and json.loads(p.stdout) == {"active": False}
+        p = mjctl("--port", link, "log", timeout=30)               # the human form
+        assert p.returncode == 0 and "opened" in p.stdout
+        p = mjctl("--port", link, "clear", "--json", timeout=30)
+        assert p.returncode == 0 and json.loads(p.stdout) == {"cleared": None}
+    finally:
+        serve.send_signal(signal.SIGINT)
+        rc = serve.wait(timeout=15)
+    assert rc == 0 and "Traceback" not in serve.stderr.read()
