@@ -13,6 +13,7 @@ key is used.
 """
 
 import json
+import math
 from pathlib import Path
 
 from host_tools.link_client import LinkClient
@@ -65,6 +66,83 @@ def cmd_log(args):
     return _link(args, run)
 
 
+def cmd_sensors(args):
+    return _answer(args, "sensors", _human_sensors)
+
+
+def cmd_counters(args):
+    return _answer(args, "counters", _human_counters)
+
+
+def cmd_config(args):
+    if args.action == "validate":          # on this PC, with the firmware's own checker
+        from firmware.config import ConfigError, load
+        try:
+            cfg = load(args.file)
+        except ConfigError as e:
+            _emit(args, {"ok": False, "error": str(e)},
+                  lambda o: _console().print("[red]%s[/]" % o["error"]))
+            return 1
+        _emit(args, {"ok": True, "ruleset": cfg.ruleset_name, "tile_sets": cfg.tile_sets},
+              lambda o: _console().print("[green]valid[/]: ruleset %s, %d tile set(s)"
+                                         % (o["ruleset"], o["tile_sets"])))
+        return 0
+
+    def run(link, _key):
+        args_ = {"key": args.file} if args.file else {}
+        out = link.request("config_get", **args_)
+        out.pop("ok", None)
+        out.pop("op", None)
+        _emit(args, out, lambda o: _console().print(json.dumps(o, indent=1)))
+        return 0
+    return _link(args, run)
+
+
+def chi2_p_5(x):
+    """P(chi-square with 5 degrees of freedom >= x): the closed form for an
+    odd number of degrees (no scipy on the technician's laptop needed)."""
+    return math.erfc(math.sqrt(x / 2)) + math.sqrt(2 * x / math.pi) * math.exp(-x / 2) * (1 + x / 3)
+
+
+def dice_stats(counts):
+    """Chi-square of face counts against a fair die, and its p-value."""
+    total = sum(counts)
+    want = total / 6.0
+    chi2 = sum((c - want) ** 2 / want for c in counts)
+    return chi2, chi2_p_5(chi2)
+
+
+def cmd_dice_test(args):
+    per_request = 500                      # the controller's bound per request
+
+    def run(link, _key):
+        counts = [0] * 6
+        left = args.n
+        progress = None
+        if not args.json:
+            from rich.progress import Progress
+            progress = Progress(transient=True)
+            task = progress.add_task("rolling", total=args.n)
+            progress.start()
+        try:
+            while left > 0:
+                n = min(left, per_request)
+                got = link.request("dice_test", n=n)["counts"]
+                counts = [a + b for a, b in zip(counts, got)]
+                left -= n
+                if progress is not None:
+                    progress.update(task, advance=n)
+        finally:
+            if progress is not None:
+                progress.stop()
+        chi2, p = dice_stats(counts)
+        out = {"rolls": args.n, "faces": counts, "chi2": round(chi2, 3), "p": round(p, 4),
+               "fair": p >= 0.001}
+        _emit(args, out, _human_dice)
+        return 0 if out["fair"] else 1
+    return _link(args, run)
+
+
 def cmd_jog(args):
     lane = args.what[0] if len(args.what) == 2 else 0
     ms = args.what[-1]
@@ -89,6 +167,15 @@ def register(sub):
     command(sub, "clear", cmd_clear, "clear the active fault: the table resumes where it stopped",
             False)
     command(sub, "log", cmd_log, "fault history and service sessions, newest first", False)
+    command(sub, "sensors", cmd_sensors, "every input as it reads now", False)
+    command(sub, "counters", cmd_counters, "cycles, hands, lifts, tiles fed, faults by code", False)
+    p = command(sub, "dice-test", cmd_dice_test, "roll the table's dice N times: histogram and"
+                " chi-square (idle or stopped only)", False)
+    p.add_argument("n", type=int, help="rolls of the two dice")
+    p = command(sub, "config", cmd_config, "get the controller's config (a KEY), or validate"
+                " a config file on this PC", False)
+    p.add_argument("action", choices=["get", "validate"])
+    p.add_argument("file", nargs="?", metavar="KEY|FILE")
     p = command(sub, "jog", cmd_jog, "run one motor briefly (service: needs --key)", False)
     p.add_argument("actuator", choices=["plate", "lane"])
     p.add_argument("what", type=int, nargs="+", metavar="[LANE] MS",
@@ -118,6 +205,37 @@ def _human_hand(out):
     c.print("marker %s, head %s, tail %s, next draw: seat %d, %d events so far"
             % (_stack(marker), _stack(out.get("head")), _stack(out.get("tail")),
                out["turn"], out["n"]))
+
+
+def _human_sensors(o):
+    c = _console()
+    c.print("plate rotation %d, revolutions %d" % tuple(o["plate"]))
+    for n, (level, count) in enumerate(o["lanes"]):
+        c.print("lane %d: count sensor %d, %d tiles counted" % (n, level, count))
+    for n, (top, bottom) in enumerate(o["lifters"]):
+        c.print("lifter %d: top switch %d, bottom switch %d" % (n, top, bottom))
+    c.print("seat keys %s" % o["keys"])
+
+
+def _human_counters(o):
+    from firmware import faults as table
+    c = _console()
+    c.print("cycles %d, hands %d, walls lifted %d, tiles fed by lane %s"
+            % (o["cycles"], o["hands"], o["lifts"], o["tiles_fed"]))
+    for code, n in o["faults"]:
+        c.print("fault %d %s: %d" % (code, table.name_of(code), n))
+
+
+def _human_dice(o):
+    from rich.table import Table
+    t = Table(title="%d rolls of two dice" % o["rolls"])
+    for face in range(1, 7):
+        t.add_column(str(face), justify="right")
+    t.add_row(*[str(n) for n in o["faces"]])
+    c = _console()
+    c.print(t)
+    c.print("chi-square %.2f (5 degrees of freedom), p = %.4f: %s"
+            % (o["chi2"], o["p"], "[green]fair[/]" if o["fair"] else "[red]biased[/]"))
 
 
 def _stack(pair):

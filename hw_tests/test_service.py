@@ -79,3 +79,23 @@ def test_a_jog_is_refused_while_the_table_builds_and_the_session_in_a_hand(targe
     nonce = target.request("service_open")["nonce"]
     code, _ = _refusal(target, "service_auth", nonce=nonce, mac=_mac(target.sim.key, nonce))
     assert code == "busy"
+
+
+@pytest.mark.needs_table
+def test_sensors_counters_and_the_dice_test_tell_what_the_table_did(target):
+    s = target.request("sensors")
+    assert s["lifters"] == [[0, 1]] * 4 and s["keys"] == [0, 0, 0, 0]   # down, nobody pressing
+    assert s["plate"][1] == 0 and all(count == 0 for _, count in s["lanes"])
+    c = target.request("counters")
+    assert (c["cycles"], c["hands"], c["lifts"], c["faults"]) == (0, 0, 0, [])
+    d = target.request("dice_test", n=300)["counts"]
+    assert len(d) == 6 and sum(d) == 600 and min(d) > 0
+    cycle = target.run_cycle()
+    assert cycle.ok, cycle.events
+    c = target.request("counters")
+    assert (c["cycles"], c["lifts"]) == (1, 1) and c["tiles_fed"] == [36, 36, 36, 36]
+    s = target.request("sensors")
+    assert all(not (top and bottom) for top, bottom in s["lifters"])      # never both
+    assert s["plate"][1] > 0 and [count for _, count in s["lanes"]] == [36] * 4
+    code, msg = _refusal(target, "dice_test", n=10)        # in a hand: the loop must not wait
+    assert code == "busy" and "idle" in msg

@@ -30,6 +30,7 @@ from firmware.drivers import keys as kys
 from firmware.drivers import lifter as lft
 from firmware.hal import ticks_add, ticks_diff
 from engine_core.dealer import Dealership
+from engine_core.dice import roll
 from engine_core.hand import DRAW
 
 _BOOT = const(0)
@@ -73,6 +74,9 @@ class TableController:
         self.in_play = bytearray(cfg.n_tiles)    # tile id per slot of the walls lifted
         self.gold_rolling = False  # the dealer's second roll: the gold by the dice
         self.hands = 0
+        self.lifts = 0             # sets of walls lifted
+        self.tiles_fed = [0, 0, 0, 0]     # by lane, walls audited
+        self.fault_counts = bytearray(64)  # by code (saturating at 255)
         self.dealership = Dealership.first(hal.rand)
         self.next_ready = False    # a second set is built and audited in the lanes
         self._jogging = None       # the driver a technician's jog runs (plate or lane)
@@ -118,6 +122,40 @@ class TableController:
 
     def in_hand(self):
         return self.state == _IN_HAND
+
+    def counters(self):
+        """What the table has done since boot (issue 6 keeps them across
+        power cuts): cycles, hands, lifts, tiles fed by lane, faults by code."""
+        faults = []
+        for code in range(len(self.fault_counts)):
+            if self.fault_counts[code]:
+                faults.append([code, self.fault_counts[code]])
+        return {"cycles": self.cycles, "hands": self.hands, "lifts": self.lifts,
+                "tiles_fed": list(self.tiles_fed), "faults": faults}
+
+    def sensors(self):
+        """Every input as it reads now: the plate's rotation level and
+        revolutions, each lane's count sensor and count, each lifter's top
+        and bottom switch, each seat key."""
+        d = self.d
+        hal = self.hal
+        return {"plate": [hal.read(d.plate.rotation), d.plate.revolutions],
+                "lanes": [[hal.read(l.sensor), l.count] for l in d.lanes],
+                "lifters": [[hal.read(l.top), hal.read(l.bottom)] for l in d.lifters],
+                "keys": list(d.keys.stable)}
+
+    def dice_test(self, n):
+        """n rolls of the two dice as the table rolls them: the count of each
+        face 1..6 over the 2n dice. Only while nothing moves (idle, or
+        stopped by a fault): the rolls hold up the control loop."""
+        if self.state != _IDLE and self.state != _FAULT:
+            return None
+        counts = [0, 0, 0, 0, 0, 0]
+        for _ in range(n):
+            a, b = roll(self.hal.rand)
+            counts[a - 1] += 1
+            counts[b - 1] += 1
+        return counts
 
     def jog(self, now, actuator, n, ms):
         """Run one motor for `ms` (service, authenticated by the link): only
@@ -332,6 +370,11 @@ class TableController:
 
     def _lift(self, now):
         self.in_play[:] = self.builder.wall      # the next audit writes over it
+        self.lifts += 1
+        per = len(self.in_play) // 4
+        for slot in range(len(self.in_play)):
+            if self.in_play[slot] != 0xFF:       # tiles.NO_TILE
+                self.tiles_fed[slot // per] += 1
         self.builder.state = bld.EMPTY
         for lifter in self.d.lifters:
             lifter.lift(now)
@@ -361,6 +404,8 @@ class TableController:
         self.fault = code
         self.fault_detail = detail
         self.fault_at = now
+        if code < len(self.fault_counts) and self.fault_counts[code] < 255:
+            self.fault_counts[code] += 1
         name = faults.name_of(code)
         self.fault_log.append((now, code, name, detail or {}))
         if len(self.fault_log) > self.FAULT_LOG:

@@ -38,6 +38,9 @@ REQUESTS = (
     "service_log\n"
     "jog actuator:str ms:int n:int* session:str*\n"
     "hand\n"
+    "counters\n"
+    "sensors\n"
+    "dice_test n:int\n"
 )
 RESPONSES = (              # "op" echoes the request's
     "hello build:str fw:str op:str proto:int table:str\n"
@@ -53,6 +56,9 @@ RESPONSES = (              # "op" echoes the request's
     "service_close closed:bool op:str\n"
     "service_log entries:list op:str\n"
     "jog op:str state:str\n"
+    "counters cycles:int faults:list hands:int lifts:int op:str tiles_fed:list\n"
+    "sensors keys:list lanes:list lifters:list op:str plate:list\n"
+    "dice_test counts:list op:str\n"
     "hand active:bool drawable:int* gold:str?* head:list?* marker:list?* n:int* op:str"
     " phase:str* reserve:int* tail:list?* turn:int* wall:int*\n"
     "config_get key:str* keys:list* op:str value:any*\n"

@@ -25,6 +25,7 @@ _REQUEST_MAX = const(160)             # requests are small: the longest is a con
 _EVENT_MAX = const(200)               # events are small: a fault with its detail
 _NO_MEMORY = {"error": "internal", "message": "out of memory for this answer: ask again"}
 AUDIT_FAULTS = (20, 21, 22)    # missing_tile, extra_tile, unknown_tag
+_DICE_TEST_MAX = const(500)          # rolls per request: the loop waits for them
 _QUIET_MS = const(100)                 # a frame's bytes come together; a gap this long ends it
 _RETRY_MS = const(5000)                # same seq and payload this soon: a retry, answered again
 
@@ -210,6 +211,22 @@ class LinkServer:
                 return self._service(now, ctl, op, args)
             except svc.Refused as e:
                 raise codec.LinkError(e.code, e.message)
+        if op == "counters":
+            out = ctl.counters()
+            out["ok"] = True
+            return out
+        if op == "sensors":
+            out = ctl.sensors()
+            out["ok"] = True
+            return out
+        if op == "dice_test":
+            n = args["n"]
+            if n < 1 or n > _DICE_TEST_MAX:
+                raise codec.LinkError("bad_request", "n must be 1..%d" % _DICE_TEST_MAX)
+            counts = ctl.dice_test(n)
+            if counts is None:
+                raise codec.LinkError("busy", "a dice test only while the table is idle or stopped")
+            return {"ok": True, "counts": counts}
         if op == "hand":
             st = ctl.follower.public()
             out = {"ok": True, "active": st is not None}

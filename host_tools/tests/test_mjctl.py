@@ -99,3 +99,26 @@ def test_service_commands_over_a_port_with_the_tables_key(tmp_path):
         serve.send_signal(signal.SIGINT)
         rc = serve.wait(timeout=15)
     assert rc == 0 and "Traceback" not in serve.stderr.read()
+
+
+def test_dice_statistics_are_the_chi_square_of_a_fair_die():
+    from host_tools.mjctl_service import chi2_p_5, dice_stats
+    # Table values of the chi-square distribution with 5 degrees of freedom.
+    assert abs(chi2_p_5(11.0705) - 0.05) < 1e-5 and abs(chi2_p_5(15.0863) - 0.01) < 1e-5
+    assert abs(chi2_p_5(0.5543) - 0.99) < 1e-5
+    chi2, p = dice_stats([1000] * 6)
+    assert chi2 == 0 and p == 1.0
+    chi2, p = dice_stats([1200, 1000, 1000, 1000, 1000, 800])   # a loaded die
+    assert chi2 == 80.0 and p < 1e-10
+
+
+def test_config_validate_checks_a_file_with_the_firmwares_own_checker(tmp_path):
+    good = mjctl("--sim", "config", "validate", os.path.join(ROOT, "firmware", "config.json"),
+                 timeout=60)
+    assert good.returncode == 0 and "valid" in good.stdout
+    data = json.loads(open(os.path.join(ROOT, "firmware", "config.json")).read())
+    data["timings"]["tick_ms"] = 0
+    bad = tmp_path / "config.json"
+    bad.write_text(json.dumps(data))
+    p = mjctl("--sim", "config", "validate", str(bad), "--json", timeout=60)
+    assert p.returncode == 1 and "timings.tick_ms" in json.loads(p.stdout)["error"]
