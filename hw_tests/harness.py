@@ -35,10 +35,10 @@ OUTPUT_GROUPS = ("plate_motor", "lane_feed", "lift_up", "lift_down", "buzzer")
 # The MicroPython heap the virtual table's firmware must run in (unix port,
 # 64-bit: objects take about twice an ESP32's). It was 64 KB before the
 # controller followed hands; following them, the boot check and service
-# sessions cost about 24 KB more (a whole hand needs 88 KB), and
+# sessions cost about 26 KB more (a whole hand needs 90 KB), and
 # docs/firmware.md (Memory) says where it goes and what issue 7 must cut
 # to come back to 64 KB. Tests run the cycle, the fault matrix and a whole
-# hand in this much, so growth beyond its 8 KB of margin shows at once.
+# hand in this much, so growth beyond its 6 KB of margin shows at once.
 HEAP_BUDGET = 98304
 
 class HarnessError(AssertionError):
