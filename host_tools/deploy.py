@@ -170,9 +170,9 @@ def table_key(path):
     return key, True
 
 
-def plan(local, board, config=None, tags=None, key=None):
+def plan(local, board, config=None, tags=None, key=None, out=STAGE):
     """What a deploy does: (copy [(local file, board path)], remove [board paths])."""
-    copy = [(STAGE / rel, rel) for rel in sorted(local) if board.get(rel) != local[rel]]
+    copy = [(out / rel, rel) for rel in sorted(local) if board.get(rel) != local[rel]]
     remove = sorted(p for p in board
                     if p.split("/")[0] in DEVICE_PACKAGES and p not in local)
     for path, name in ((config, "config.json"), (tags, "tags.txt"), (key, KEY)):
@@ -181,8 +181,10 @@ def plan(local, board, config=None, tags=None, key=None):
     return copy, remove
 
 
-def deploy(port, config=None, tags=None, key_path=None, reset=True, log=print):
-    entries, build = stage()
+def deploy(port, config=None, tags=None, key_path=None, reset=True, log=print, out=STAGE):
+    """`out`: where the build is staged (tests use their own folder)."""
+    out = Path(out)
+    entries, build = stage(out)
     log("built %s: %d files" % (build, len(entries)))
     board = board_files(port)
     # Config and tags: the given ones, or the defaults when the board has none.
@@ -193,9 +195,9 @@ def deploy(port, config=None, tags=None, key_path=None, reset=True, log=print):
     if key_path is not None:
         _, made = table_key(key_path)
         key_file = key_path
-    copy, remove = plan(entries, board, config, tags, key_file)
+    copy, remove = plan(entries, board, config, tags, key_file, out)
     if board.get(MANIFEST) and not copy and not remove and \
-            board.get(MANIFEST) == sha256_file(STAGE / MANIFEST):
+            board.get(MANIFEST) == sha256_file(out / MANIFEST):
         log("the board already runs %s" % build)
     else:
         _make_dirs(port, {Path(b).parent.as_posix() for _, b in copy})
@@ -204,7 +206,7 @@ def deploy(port, config=None, tags=None, key_path=None, reset=True, log=print):
             args += ["fs", "rm", ":" + b, "+"]
         for src, b in copy:
             args += ["fs", "cp", str(src), ":" + b, "+"]
-        args += ["fs", "cp", str(STAGE / MANIFEST), ":" + MANIFEST]   # last
+        args += ["fs", "cp", str(out / MANIFEST), ":" + MANIFEST]   # last
         mpremote(port, *args)
         log("copied %d, removed %d" % (len(copy), len(remove)))
     if reset:
@@ -239,11 +241,12 @@ def main(argv=None):
     ap.add_argument("--tags", help="a tags.txt to install (default: keep the board's)")
     ap.add_argument("--key", help="the table's service key file (made if missing)")
     ap.add_argument("--no-reset", action="store_true", help="do not restart the board")
+    ap.add_argument("--out", default=str(STAGE), help="where to stage the build (build/deploy)")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
     try:
         out = deploy(args.port, args.config, args.tags, args.key, not args.no_reset,
-                     log=(lambda *a: None) if args.json else print)
+                     log=(lambda *a: None) if args.json else print, out=args.out)
     except DeployError as e:
         print("deploy: %s" % e, file=sys.stderr)
         return 2

@@ -23,10 +23,11 @@ def board(tmp_path_factory):
     """A board after its first deploy: (VirtualBoard, first result, key path)."""
     tmp = tmp_path_factory.mktemp("deploy")
     key = tmp / "keys" / "table-1.key"
+    stage = tmp / "stage"
     vb = VirtualBoard(tmp / "flash").start()
     try:
-        first = deploy.deploy(vb.port, key_path=key, reset=False, log=lambda *a: None)
-        yield vb, first, key
+        first = deploy.deploy(vb.port, key_path=key, reset=False, log=lambda *a: None, out=stage)
+        yield vb, first, key, stage
     finally:
         vb.stop()
 
@@ -38,7 +39,7 @@ def _boot(folder):
 
 
 def test_the_first_deploy_copies_every_file_and_provisions_the_board(board):
-    vb, first, key = board
+    vb, first, key, _ = board
     manifest = open(vb.path("manifest.txt")).read().splitlines()
     listed = {line.split()[1]: line.split()[0] for line in manifest[1:]}
     assert manifest[0] == "# build " + first["build"]
@@ -55,8 +56,8 @@ def test_the_first_deploy_copies_every_file_and_provisions_the_board(board):
 
 
 def test_a_second_deploy_copies_nothing_and_a_changed_file_only_itself(board):
-    vb, first, key = board
-    again = deploy.deploy(vb.port, key_path=key, reset=False, log=lambda *a: None)
+    vb, first, key, stage = board
+    again = deploy.deploy(vb.port, key_path=key, reset=False, log=lambda *a: None, out=stage)
     assert again["copied"] == [] and again["removed"] == [] and not again["key_made"]
     assert again["build"] == first["build"]                   # same code, same id
     path = vb.path("firmware/drivers/lane.mpy")
@@ -66,14 +67,14 @@ def test_a_second_deploy_copies_nothing_and_a_changed_file_only_itself(board):
     stray = vb.path("firmware/drivers/old_driver.mpy")        # a module the build dropped
     with open(stray, "wb") as f:
         f.write(b"M\x06")
-    fixed = deploy.deploy(vb.port, key_path=key, reset=False, log=lambda *a: None)
+    fixed = deploy.deploy(vb.port, key_path=key, reset=False, log=lambda *a: None, out=stage)
     assert fixed["copied"] == ["firmware/drivers/lane.mpy"]
     assert fixed["removed"] == ["firmware/drivers/old_driver.mpy"]
     assert open(path, "rb").read() == good and not os.path.exists(stray)
 
 
 def test_the_deployed_board_boots_and_answers_with_its_build(board):
-    vb, first, _ = board
+    vb, first, _, _ = board
     sim, link = _boot(vb.folder)
     try:
         info = link.hello()
@@ -88,7 +89,7 @@ def test_the_deployed_board_boots_and_answers_with_its_build(board):
 @pytest.mark.parametrize("damage, words", [
     ("change", "has changed"), ("remove", "is missing"), ("stray", "not in the manifest")])
 def test_a_file_that_is_not_what_was_deployed_stops_the_table(board, tmp_path, damage, words):
-    vb, first, key = board
+    vb, _, _, _ = board
     copy = tmp_path / "flash"
     shutil.copytree(vb.folder, copy)           # damage a copy: the fixture stays good
     target = copy / "firmware" / "controller" / "builder.mpy"
@@ -124,14 +125,15 @@ def test_the_command_line_deploys_and_reports_in_json(board, tmp_path):
     import json
     import subprocess
     import sys
-    vb, first, key = board
+    vb, first, key, stage = board
     out = subprocess.run([sys.executable, "-m", "host_tools.deploy", "--port", vb.port,
-                          "--key", str(key), "--no-reset", "--json"],
+                          "--key", str(key), "--no-reset", "--json", "--out", str(stage)],
                          capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     res = json.loads(out.stdout)
     assert res["build"] == first["build"] and res["copied"] == [] and not res["key_made"]
     bad = subprocess.run([sys.executable, "-m", "host_tools.deploy", "--port",
-                          str(tmp_path / "no-such-port"), "--no-reset"],
+                          str(tmp_path / "no-such-port"), "--no-reset", "--out",
+                          str(tmp_path / "stage")],
                          capture_output=True, text=True, timeout=120)
     assert bad.returncode == 2 and "deploy:" in bad.stderr and "Traceback" not in bad.stderr
