@@ -4,6 +4,7 @@ a table, with `--port DEV` or on the virtual table with `--sim`.
     mjctl --port DEV [--json] hand                  the current hand's public state
     mjctl --port DEV [--json] log                   faults and service sessions
     mjctl --port DEV [--json] clear                 clear the active fault
+    mjctl --port DEV [--json] sensors | counters | live | dice-test N | config get|validate
     mjctl --port DEV --key FILE [--json] jog plate 500
     mjctl --port DEV --key FILE [--json] jog lane 2 300
 
@@ -68,6 +69,46 @@ def cmd_log(args):
 
 def cmd_sensors(args):
     return _answer(args, "sensors", _human_sensors)
+
+
+def cmd_live(args):
+    """status and sensors every `--every` s, redrawn in place (--json: one
+    line per refresh); `--count N` stops after N refreshes, else Ctrl-C."""
+    import time
+
+    def snapshot(link):
+        st = link.request("status")
+        se = link.request("sensors")
+        for d in (st, se):
+            d.pop("ok", None)
+            d.pop("op", None)
+        return {"state": st["state"], "phase": st["phase"], "fault": st["fault"],
+                "uptime": st["uptime"], "sensors": se}
+
+    def run(link, _key):
+        n = 0
+        live = None
+        if not args.json:
+            from rich.live import Live
+            live = Live(auto_refresh=False)
+            live.start()
+        try:
+            while args.count is None or n < args.count:
+                snap = snapshot(link)
+                n += 1
+                if live is None:
+                    print(json.dumps(snap), flush=True)
+                else:
+                    live.update(_live_view(snap), refresh=True)
+                if args.count is None or n < args.count:
+                    time.sleep(args.every)
+        except KeyboardInterrupt:
+            pass
+        finally:
+            if live is not None:
+                live.stop()
+        return 0
+    return _link(args, run)
 
 
 def cmd_counters(args):
@@ -167,7 +208,10 @@ def register(sub):
     command(sub, "clear", cmd_clear, "clear the active fault: the table resumes where it stopped",
             False)
     command(sub, "log", cmd_log, "fault history and service sessions, newest first", False)
-    command(sub, "sensors", cmd_sensors, "every input as it reads now", False)
+    command(sub, "sensors", cmd_sensors, "every input and motor as it is now", False)
+    p = command(sub, "live", cmd_live, "state, sensors and motors, refreshed in place", False)
+    p.add_argument("--every", type=float, default=0.25, metavar="S", help="seconds between reads")
+    p.add_argument("--count", type=int, metavar="N", help="stop after N reads")
     command(sub, "counters", cmd_counters, "cycles, hands, lifts, tiles fed, faults by code", False)
     p = command(sub, "dice-test", cmd_dice_test, "roll the table's dice N times: histogram and"
                 " chi-square (idle or stopped only)", False)
@@ -209,12 +253,33 @@ def _human_hand(out):
 
 def _human_sensors(o):
     c = _console()
-    c.print("plate rotation %d, revolutions %d" % tuple(o["plate"]))
+    c.print("plate rotation %d, revolutions %d, motor %s"
+            % (o["plate"][0], o["plate"][1], "on" if o["motors"][0] else "off"))
     for n, (level, count) in enumerate(o["lanes"]):
         c.print("lane %d: count sensor %d, %d tiles counted" % (n, level, count))
     for n, (top, bottom) in enumerate(o["lifters"]):
-        c.print("lifter %d: top switch %d, bottom switch %d" % (n, top, bottom))
-    c.print("seat keys %s" % o["keys"])
+        c.print("lifter %d: top switch %d, bottom switch %d, %s"
+                % (n, top, bottom, o["moving"][n]))
+    c.print("lane motors %s, seat keys %s, buzzer %s"
+            % (o["motors"][1:], o["keys"], "on" if o["buzzer"] else "off"))
+
+
+def _live_view(snap):
+    from rich.table import Table
+    se = snap["sensors"]
+    t = Table(title="%s / %s at %.1f s%s" % (snap["state"], snap["phase"], snap["uptime"] / 1000.0,
+                                             "  FAULT %d %s" % (snap["fault"]["code"],
+                                                                snap["fault"]["name"])
+                                             if snap["fault"] else ""))
+    for col in ("", "plate", "lane 0", "lane 1", "lane 2", "lane 3"):
+        t.add_column(col)
+    t.add_row("motor", *["on" if m else "-" for m in se["motors"]])
+    t.add_row("sensor", str(se["plate"][0]), *[str(level) for level, _ in se["lanes"]])
+    t.add_row("count", "%d rev" % se["plate"][1], *[str(count) for _, count in se["lanes"]])
+    t.add_row("lifter", "", *["%s %s%s" % (m, "T" if top else "", "B" if bottom else "")
+                              for m, (top, bottom) in zip(se["moving"], se["lifters"])])
+    t.add_row("key", "", *[str(k) for k in se["keys"]])
+    return t
 
 
 def _human_counters(o):

@@ -32,7 +32,9 @@ def test_a_session_with_the_right_key_jogs_the_plate_for_its_time_only(target):
     session = target.link.open_service(key)
     t0 = target.status()["uptime"]
     assert target.request("jog", session=session, actuator="plate", ms=400)["state"] == "jogging"
+    assert target.request("sensors")["motors"][0] == 1          # the plate's motor, running
     target.wait_virtual(t0 + 1500)
+    assert target.request("sensors")["motors"] == [0, 0, 0, 0, 0]
     runs = _plate(target, t0)
     assert len(runs) == 2 and runs[0][1] > 0 and runs[1][1] == 0, runs
     assert 400 <= runs[1][0] - runs[0][0] <= 400 + 20, runs     # the deadline, within a tick

@@ -136,13 +136,17 @@ class TableController:
     def sensors(self):
         """Every input as it reads now: the plate's rotation level and
         revolutions, each lane's count sensor and count, each lifter's top
-        and bottom switch, each seat key."""
+        and bottom switch, each seat key; and the motors: the plate's and
+        each lane's (1 = running), each lifter's motion, the buzzer."""
         d = self.d
         hal = self.hal
         return {"plate": [hal.read(d.plate.rotation), d.plate.revolutions],
                 "lanes": [[hal.read(l.sensor), l.count] for l in d.lanes],
                 "lifters": [[hal.read(l.top), hal.read(l.bottom)] for l in d.lifters],
-                "keys": list(d.keys.stable)}
+                "keys": list(d.keys.stable),
+                "motors": [int(d.plate.running)] + [int(l.running) for l in d.lanes],
+                "moving": [lft.NAMES[l.state] for l in d.lifters],
+                "buzzer": int(d.buzzer.on)}
 
     def dice_test(self, n):
         """n rolls of the two dice as the table rolls them: the count of each

@@ -95,6 +95,11 @@ def test_service_commands_over_a_port_with_the_tables_key(tmp_path):
         assert p.returncode == 0 and "opened" in p.stdout
         p = mjctl("--port", link, "clear", "--json", timeout=30)
         assert p.returncode == 0 and json.loads(p.stdout) == {"cleared": None}
+        p = mjctl("--port", link, "live", "--count", "2", "--every", "0.05", "--json", timeout=30)
+        snaps = [json.loads(line) for line in p.stdout.splitlines()]
+        assert p.returncode == 0 and len(snaps) == 2, p.stderr
+        assert snaps[0]["state"] == "idle" and snaps[1]["uptime"] > snaps[0]["uptime"]
+        assert snaps[1]["sensors"]["moving"] == ["bottom"] * 4
     finally:
         serve.send_signal(signal.SIGINT)
         rc = serve.wait(timeout=15)
