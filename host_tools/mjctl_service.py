@@ -7,6 +7,7 @@ a table, with `--port DEV` or on the virtual table with `--sim`.
     mjctl --port DEV [--json] sensors | counters | live | dice-test N | config get|validate
     mjctl --port DEV --key FILE [--json] jog plate 500
     mjctl --port DEV --key FILE [--json] jog lane 2 300
+    mjctl --port DEV --key FILE [--json] jog lift_up 1 1500
 
 A jog opens a service session with the table's key (HMAC challenge-response,
 docs/protocol.md), runs, and closes it. Under --sim the virtual table's own
@@ -198,7 +199,7 @@ def cmd_jog(args):
             link.request("service_close")
         _emit(args, {"ok": True, "actuator": args.actuator, "lane": lane, "ms": ms},
               lambda o: _console().print("jogged %s%s for %d ms" % (
-                  o["actuator"], " %d" % o["lane"] if o["actuator"] == "lane" else "", o["ms"])))
+                  o["actuator"], " %d" % o["lane"] if o["actuator"] != "plate" else "", o["ms"])))
         return 0
     return _link(args, run)
 
@@ -221,9 +222,10 @@ def register(sub):
     p.add_argument("action", choices=["get", "validate"])
     p.add_argument("file", nargs="?", metavar="KEY|FILE")
     p = command(sub, "jog", cmd_jog, "run one motor briefly (service: needs --key)", False)
-    p.add_argument("actuator", choices=["plate", "lane"])
+    p.add_argument("actuator", choices=["plate", "lane", "lift_up", "lift_down"])
     p.add_argument("what", type=int, nargs="+", metavar="[LANE] MS",
-                   help="for a lane its number 0..3, then the time in ms (at most 2000)")
+                   help="for a lane or a lifter its number 0..3, then the time in ms"
+                   " (at most 2000; a lifter stops at its switch too)")
 
 
 # -- output ------------------------------------------------------------------

@@ -101,3 +101,26 @@ def test_sensors_counters_and_the_dice_test_tell_what_the_table_did(target):
     assert s["plate"][1] > 0 and [count for _, count in s["lanes"]] == [36] * 4
     code, msg = _refusal(target, "dice_test", n=10)        # in a hand: the loop must not wait
     assert code == "busy" and "idle" in msg
+
+
+@pytest.mark.needs_sim
+def test_a_lifter_jog_stops_at_its_switch_or_at_its_time(target):
+    session = target.link.open_service(target.sim.key)
+    code, msg = _refusal(target, "jog", session=session, actuator="lift_down", n=1, ms=500)
+    assert code == "refused" and "already" in msg                 # it is down
+    t0 = target.status()["uptime"]
+    target.request("jog", session=session, actuator="lift_up", n=1, ms=2000)
+    target.wait_virtual(t0 + 3000)
+    up = [(t, v) for t, what, v in target.output_changes(since=t0) if what == "lift_up:1"]
+    # The model's lifter takes about 2.5 s to the top: the jog's 2 s end it
+    # half way, and the switches say so.
+    assert up[0][1] == 1 and up[-1][1] == 0 and 1990 <= up[-1][0] - up[0][0] <= 2020, up
+    s = target.request("sensors")
+    assert s["lifters"][1] == [0, 0] and s["moving"][1] == "unknown", s
+    assert target.status()["fault"] is None                       # no lift_stuck after it
+    t1 = target.status()["uptime"]
+    target.request("jog", session=session, actuator="lift_down", n=1, ms=2000)
+    target.wait_virtual(t1 + 2500)
+    s = target.request("sensors")
+    assert s["lifters"][1] == [0, 1] and s["moving"][1] == "bottom", s   # stopped at the switch
+    assert target.status()["fault"] is None

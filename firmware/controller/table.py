@@ -176,8 +176,18 @@ class TableController:
         elif actuator == "lane" and 0 <= n <= 3:
             self._jogging = self.d.lanes[n]
             self.d.lanes[n].jog()
+        elif (actuator == "lift_up" or actuator == "lift_down") and 0 <= n <= 3:
+            lifter = self.d.lifters[n]
+            if lifter.state == (lft.TOP if actuator == "lift_up" else lft.BOTTOM):
+                return "lifter %d is already at its %s switch" % (n, actuator[5:])
+            self._jogging = lifter         # it stops at its switch, or at the jog's end
+            if actuator == "lift_up":
+                lifter.lift(now)
+            else:
+                lifter.lower(now)
         else:
-            return "no actuator %r %r to jog (plate, or lane 0..3)" % (actuator, n)
+            return "no actuator %r %r to jog (plate; lane, lift_up or lift_down 0..3)" \
+                % (actuator, n)
         self._jog_until = ticks_add(now, ms)
         self.emit("jog", {"name": actuator, "lane": n, "ms": ms})
         return None
@@ -248,8 +258,12 @@ class TableController:
         d.keys.poll(now)
         d.buzzer.poll(now)
         if self._jogging is not None and ticks_diff(now, self._jog_until) >= 0:
-            self._jogging.stop()           # the jog's deadline, fault or not
+            j = self._jogging              # the jog's deadline, fault or not
             self._jogging = None
+            if j in d.lifters:
+                j.halt()
+            else:
+                j.stop()
         self.follower.step(now, self.state == _IN_HAND)   # reads the walls in play
         if self.state == _FAULT:
             return

@@ -60,6 +60,12 @@ class Lifter:
         self.hal.write(self.up, 0)
         self.hal.write(self.down, 0)
 
+    def halt(self):
+        """Stop where it is (the end of a technician's jog): no motion is
+        expected any more, the switches say where it is."""
+        self.stop()
+        self.state = UNKNOWN
+
     def poll(self, now):
         top = self.hal.read(self.top)
         bottom = self.hal.read(self.bottom)
