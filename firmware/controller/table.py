@@ -85,6 +85,8 @@ class TableController:
     # -- commands (link or keys) ---------------------------------------------
 
     def boot(self, now):
+        for lifter in self.d.lifters:  # where they are, before anyone asks
+            lifter.poll(now)
         if self.hal.flag(_MARK):
             self._fault(now, _POWER_LOST, {"reason": "restarted during a cycle"})
             self.resume_state = _IDLE
@@ -178,7 +180,9 @@ class TableController:
             self.d.lanes[n].jog()
         elif (actuator == "lift_up" or actuator == "lift_down") and 0 <= n <= 3:
             lifter = self.d.lifters[n]
-            if lifter.state == (lft.TOP if actuator == "lift_up" else lft.BOTTOM):
+            # The switch itself, not the lifter's state: right after boot
+            # its first poll may not have run yet.
+            if self.hal.read(lifter.top if actuator == "lift_up" else lifter.bottom):
                 return "lifter %d is already at its %s switch" % (n, actuator[5:])
             self._jogging = lifter         # it stops at its switch, or at the jog's end
             if actuator == "lift_up":
