@@ -104,8 +104,7 @@ class HandFollower:
             self._shown[j] = _NONE
         self._side = 0
         self._scanning = False
-        self.display.show_gold(now, _NONE)
-        self._show(now, self.hand)
+        self.show_again(now)               # no gold, the counts as the walls stand
 
     def end(self):
         """No more following; a read still on its way is taken and dropped
@@ -353,7 +352,8 @@ class HandFollower:
         self._stack(at + 12, wall.tail_stack())
 
     def _stack(self, at, i):
-        """(seat, k) of draw-order stack i into the row; 255 for none."""
+        """(seat, k) of draw-order stack i into the row; 255 for none
+        (Geometry.stack_at's arithmetic, without its tuple)."""
         r = self._rows
         if i < 0:
             r[at] = _NONE
@@ -410,13 +410,9 @@ class HandFollower:
 
     # -- the display ----------------------------------------------------------
 
-    def _show(self, now, hand):
-        """The start of a hand: counts as the walls stand, no gold, no alert."""
-        self._snapshot(_QUEUE, 0, 0, 0)
-        self._show_row(now, _QUEUE * _ROW)
-
     def show_again(self, now):
-        """A display board back from a fault starts blank: show it all again."""
+        """Show it all (gold, counts, alert) as the hand stands: at its start,
+        and when a display board back from a fault starts blank."""
         for j in range(4):
             self._shown[j] = _NONE
         self._snapshot(_QUEUE, _OP_GOLD, 0, 0)
