@@ -17,10 +17,9 @@ except ImportError:  # CPython (host-side tests)
         return x
 
 import gc
-import sys
 
 from firmware.hal import ticks_add, ticks_diff
-from firmware.link.server import LinkServer
+from firmware.link.server import LinkServer, forget
 
 _FW_VERSION = const("0.1.0")
 _WATCHDOG_MS = const(2000)
@@ -86,8 +85,8 @@ def _load_config(path):
     try:
         return config.load(path)
     finally:
-        _forget("firmware.config")
-        _forget("engine_core.rulesets")
+        forget("firmware.config")
+        forget("engine_core.rulesets")
 
 
 def _check_manifest(root, required):
@@ -97,7 +96,7 @@ def _check_manifest(root, required):
     try:
         return manifest.check(root, required)
     finally:
-        _forget("firmware.manifest")
+        forget("firmware.manifest")
 
 
 def _read_key(path):
@@ -109,14 +108,6 @@ def _read_key(path):
     except OSError:
         return None
     return key if len(key) == 32 else None
-
-
-def _forget(name):
-    package, _, leaf = name.rpartition(".")
-    sys.modules.pop(name, None)
-    parent = sys.modules.get(package)
-    if parent is not None and hasattr(parent, leaf):
-        delattr(parent, leaf)
 
 
 def _boot_fault(hal, link, code, message):

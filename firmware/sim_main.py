@@ -39,8 +39,7 @@ def main(argv):
     hal = SimHal(int(argv[1]), int(argv[2]), store, rand)
     # The code's root: the ROMFS image or a deployed virtual board carry a
     # manifest, checked like a board's; the .py sources (development) none.
-    import firmware
-    here = firmware.__file__
+    here = __file__                # firmware/ is a namespace package on the device
     root = here[:here.rfind("firmware/")]
     run(hal, argv[3], argv[4], root, False, "sim")
 

@@ -20,6 +20,7 @@ on a board and on the virtual board of host_tools/vboard.py.
 """
 
 import argparse
+import ast
 import hashlib
 import json
 import os
@@ -81,8 +82,18 @@ def module_name(rel):
 def device_sources():
     for pkg in DEVICE_PACKAGES:
         for src in sorted((ROOT / pkg).rglob("*.py")):
-            if "tests" not in src.relative_to(ROOT).parts:
+            if "tests" not in src.relative_to(ROOT).parts and not _only_a_docstring(src):
                 yield src
+
+
+def _only_a_docstring(src):
+    """A package's __init__.py that only documents the package stays on the
+    PC: MicroPython imports a folder without one (a namespace package), and
+    each would cost the board a module object and three interned names."""
+    if src.name != "__init__.py":
+        return False
+    body = ast.parse(src.read_text()).body
+    return len(body) == 1 and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
 
 
 def compile_tree(out):

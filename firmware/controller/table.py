@@ -30,7 +30,6 @@ from firmware.drivers import keys as kys
 from firmware.drivers import lifter as lft
 from firmware.hal import ticks_add, ticks_diff
 from engine_core.dealer import Dealership
-from engine_core.dice import roll
 from engine_core.hand import DRAW
 
 _BOOT = const(0)
@@ -43,7 +42,6 @@ _IN_HAND = const(6)
 _FAULT = const(7)
 NAMES = ("boot", "idle", "building", "lifting", "dealer", "rolling", "in_hand", "fault")
 
-_JOG_MAX_MS = const(2000)     # a jog never runs a motor longer than this
 _POWER_LOST = const(41)
 _FIRMWARE_ERROR = const(50)
 _MARK = "cycle"                # set while a cycle runs: found at boot = power was lost
@@ -79,8 +77,8 @@ class TableController:
         self.fault_counts = bytearray(64)  # by code (saturating at 255)
         self.dealership = Dealership.first(hal.rand)
         self.next_ready = False    # a second set is built and audited in the lanes
-        self._jogging = None       # the driver a technician's jog runs (plate or lane)
-        self._jog_until = 0
+        self.jogging = None        # the driver a technician's jog runs (link/service.py)
+        self.jog_until = 0
 
     # -- commands (link or keys) ---------------------------------------------
 
@@ -124,77 +122,6 @@ class TableController:
 
     def in_hand(self):
         return self.state == _IN_HAND
-
-    def counters(self):
-        """What the table has done since boot (issue 6 keeps them across
-        power cuts): cycles, hands, lifts, tiles fed by lane, faults by code."""
-        faults = []
-        for code in range(len(self.fault_counts)):
-            if self.fault_counts[code]:
-                faults.append([code, self.fault_counts[code]])
-        return {"cycles": self.cycles, "hands": self.hands, "lifts": self.lifts,
-                "tiles_fed": list(self.tiles_fed), "faults": faults}
-
-    def sensors(self):
-        """Every input as it reads now: the plate's rotation level and
-        revolutions, each lane's count sensor and count, each lifter's top
-        and bottom switch, each seat key; and the motors: the plate's and
-        each lane's (1 = running), each lifter's motion, the buzzer."""
-        d = self.d
-        hal = self.hal
-        return {"plate": [hal.read(d.plate.rotation), d.plate.revolutions],
-                "lanes": [[hal.read(l.sensor), l.count] for l in d.lanes],
-                "lifters": [[hal.read(l.top), hal.read(l.bottom)] for l in d.lifters],
-                "keys": list(d.keys.stable),
-                "motors": [int(d.plate.running)] + [int(l.running) for l in d.lanes],
-                "moving": [lft.NAMES[l.state] for l in d.lifters],
-                "buzzer": int(d.buzzer.on)}
-
-    def dice_test(self, n):
-        """n rolls of the two dice as the table rolls them: the count of each
-        face 1..6 over the 2n dice. Only while nothing moves (idle, or
-        stopped by a fault): the rolls hold up the control loop."""
-        if self.state != _IDLE and self.state != _FAULT:
-            return None
-        counts = [0, 0, 0, 0, 0, 0]
-        for _ in range(n):
-            a, b = roll(self.hal.rand)
-            counts[a - 1] += 1
-            counts[b - 1] += 1
-        return counts
-
-    def jog(self, now, actuator, n, ms):
-        """Run one motor for `ms` (service, authenticated by the link): only
-        when idle or stopped by a fault. None, or why not."""
-        if self.state != _IDLE and self.state != _FAULT:
-            return "a jog only when idle or stopped by a fault (the table is %s)" % NAMES[self.state]
-        if ms < 1 or ms > _JOG_MAX_MS:
-            return "ms must be 1..%d" % _JOG_MAX_MS
-        if self._jogging is not None:
-            return "a jog is running"
-        if actuator == "plate":
-            self._jogging = self.d.plate
-            self.d.plate.start(now)
-        elif actuator == "lane" and 0 <= n <= 3:
-            self._jogging = self.d.lanes[n]
-            self.d.lanes[n].jog()
-        elif (actuator == "lift_up" or actuator == "lift_down") and 0 <= n <= 3:
-            lifter = self.d.lifters[n]
-            # The switch itself, not the lifter's state: right after boot
-            # its first poll may not have run yet.
-            if self.hal.read(lifter.top if actuator == "lift_up" else lifter.bottom):
-                return "lifter %d is already at its %s switch" % (n, actuator[5:])
-            self._jogging = lifter         # it stops at its switch, or at the jog's end
-            if actuator == "lift_up":
-                lifter.lift(now)
-            else:
-                lifter.lower(now)
-        else:
-            return "no actuator %r %r to jog (plate; lane, lift_up or lift_down 0..3)" \
-                % (actuator, n)
-        self._jog_until = ticks_add(now, ms)
-        self.emit("jog", {"name": actuator, "lane": n, "ms": ms})
-        return None
 
     def kong(self, now, seat, concealed):
         """A kong declared on the link; None, or why it is refused."""
@@ -261,9 +188,9 @@ class TableController:
         d.display.poll(now)
         d.keys.poll(now)
         d.buzzer.poll(now)
-        if self._jogging is not None and ticks_diff(now, self._jog_until) >= 0:
-            j = self._jogging              # the jog's deadline, fault or not
-            self._jogging = None
+        if self.jogging is not None and ticks_diff(now, self.jog_until) >= 0:
+            j = self.jogging              # the jog's deadline, fault or not
+            self.jogging = None
             if j in d.lifters:
                 j.halt()
             else:
@@ -417,7 +344,7 @@ class TableController:
 
     def _fault(self, now, code, detail):
         self.hal.all_off()
-        self._jogging = None
+        self.jogging = None
         self.builder.stop()
         for lifter in self.d.lifters:
             lifter.stop()

@@ -13,10 +13,9 @@ except ImportError:  # CPython (host-side tests)
         return x
 
 import gc
-import json
+import sys
 
 from firmware import faults
-from firmware.link import service as svc
 from firmware.hal import ticks_diff
 from firmware.link import codec, frame
 
@@ -25,7 +24,7 @@ _REQUEST_MAX = const(160)             # requests are small: the longest is a con
 _EVENT_MAX = const(200)               # events are small: a fault with its detail
 _NO_MEMORY = {"error": "internal", "message": "out of memory for this answer: ask again"}
 AUDIT_FAULTS = (20, 21, 22)    # missing_tile, extra_tile, unknown_tag
-_DICE_TEST_MAX = const(500)          # rolls per request: the loop waits for them
+_TECHNICIAN = ("jog", "counters", "sensors", "dice_test", "config_get")   # and service_*
 _QUIET_MS = const(100)                 # a frame's bytes come together; a gap this long ends it
 _RETRY_MS = const(5000)                # same seq and payload this soon: a retry, answered again
 
@@ -39,7 +38,13 @@ class LinkServer:
         self.build = build
         self.table = table
         self.controller = None     # the TableController, once the config is good (attach)
-        self.service = svc.Service(hal.rand, key)
+        # Service sessions (link/service.py, loaded per request): what
+        # outlives a request, as plain data.
+        self.key = key
+        self.nonces = []           # [nonce bytes, issued at], outstanding
+        self.session = None        # the open session's token (hex)
+        self.session_until = 0
+        self.service_log = []      # [t, what], the newest last
         self.fault_code = 0        # a fault found at boot (no controller): its code,
         self.fault_name = ""       # its name (also the error code of every refused
         self.fault_reason = ""     # request) and why
@@ -206,27 +211,8 @@ class LinkServer:
             if why:
                 raise codec.LinkError("busy", why)
             return {"ok": True, "state": "next"}
-        if op.startswith("service_") or op == "jog":
-            try:
-                return self._service(now, ctl, op, args)
-            except svc.Refused as e:
-                raise codec.LinkError(e.code, e.message)
-        if op == "counters":
-            out = ctl.counters()
-            out["ok"] = True
-            return out
-        if op == "sensors":
-            out = ctl.sensors()
-            out["ok"] = True
-            return out
-        if op == "dice_test":
-            n = args["n"]
-            if n < 1 or n > _DICE_TEST_MAX:
-                raise codec.LinkError("bad_request", "n must be 1..%d" % _DICE_TEST_MAX)
-            counts = ctl.dice_test(n)
-            if counts is None:
-                raise codec.LinkError("busy", "a dice test only while the table is idle or stopped")
-            return {"ok": True, "counts": counts}
+        if op.startswith("service_") or op in _TECHNICIAN:
+            return self._technician(now, ctl, op, args)
         if op == "hand":
             st = ctl.follower.public()
             out = {"ok": True, "active": st is not None}
@@ -254,41 +240,15 @@ class LinkServer:
                     break
                 out.append({"t": t, "code": code, "name": name, "detail": detail})
             return {"ok": True, "faults": out, "total": len(ctl.fault_log)}
-        if op == "config_get":
-            return self._config_get(ctl.cfg, args.get("key"))
         raise codec.LinkError("unknown_op", "no request %r" % op)
 
-    def _service(self, now, ctl, op, args):
-        s = self.service
-        if op == "service_open":
-            return {"ok": True, "nonce": s.challenge(now), "ttl_ms": s.NONCE_MS}
-        if op == "service_auth":
-            token = s.authenticate(now, args["nonce"], args["mac"], ctl.in_hand())
-            return {"ok": True, "session": token, "expires_ms": s.SESSION_MS}
-        if op == "service_close":
-            return {"ok": True, "closed": s.close(now, "by the host")}
-        if op == "service_log":
-            return {"ok": True, "entries": s.log}
-        s.check(now, args.get("session"), ctl.in_hand(), op)          # jog
-        why = ctl.jog(now, args["actuator"], args.get("n", 0), args["ms"])
-        if why:
-            raise codec.LinkError("refused", why)
-        return {"ok": True, "state": "jogging"}
-
-    def _config_get(self, cfg, key):
-        # The file is read with json alone: importing firmware.config again
-        # would bring back the validator (and the rulesets) that boot forgot
-        # to save heap; in a 64 KB heap that import alone ran out of memory.
-        with open(cfg.path) as f:
-            data = json.load(f)
-        if key is None:
-            return {"ok": True, "keys": sorted(data)}
-        if key not in data:
-            raise codec.LinkError("not_found", "the config has no %r" % key)
-        value = data[key]
-        if isinstance(value, dict):    # names are data here, not fields
-            value = [[k, value[k]] for k in sorted(value)]
-        return {"ok": True, "key": key, "value": value}
+    def _technician(self, now, ctl, op, args):
+        """Loaded for this request and forgotten after it (link/service.py)."""
+        from firmware.link import service
+        try:
+            return service.answer(self, ctl, now, op, args)
+        finally:
+            forget("firmware.link.service")
 
     def _status(self, now, ctl):
         from firmware.controller.table import NAMES
@@ -315,3 +275,14 @@ class LinkServer:
                           "detail": {"reason": self.fault_reason}},
                 "uptime": now, "dealer": None, "dice": None, "tiles_per_side": [0, 0, 0, 0],
                 "lanes": [0, 0, 0, 0], "lifters": []}
+
+
+def forget(name):
+    """Drop a module that was needed for a moment (boot's checks, a
+    technician's request): nothing else refers to its functions, so they
+    leave the heap at the next collection (docs/firmware.md, Memory)."""
+    package, _, leaf = name.rpartition(".")
+    sys.modules.pop(name, None)
+    parent = sys.modules.get(package)
+    if parent is not None and hasattr(parent, leaf):
+        delattr(parent, leaf)

@@ -3,10 +3,23 @@ HMAC against RFC 4231's vectors, and every way a session is refused."""
 
 import binascii
 
-from firmware.link.service import Refused, Service, hmac_sha256
+from firmware.link import service as s
+from firmware.link.codec import LinkError
+from firmware.link.service import hmac_sha256
 from firmware.tests.fakehal import FakeHal
 
 KEY = bytes(range(32))
+
+
+class _Link:
+    """What a LinkServer keeps of the service sessions between requests."""
+    def __init__(self, key):
+        self.hal = FakeHal()
+        self.key = key
+        self.nonces = []
+        self.session = None
+        self.session_until = 0
+        self.service_log = []
 
 
 def _hex(b):
@@ -31,64 +44,64 @@ def _answer(nonce_hex, key=KEY):
 def _refused(fn, *args):
     try:
         fn(*args)
-    except Refused as e:
+    except LinkError as e:
         return e.code, e.message
     return None
 
 
 def test_the_right_key_opens_a_session_that_allows_and_is_extended_by_use():
-    s = Service(FakeHal().rand, KEY)
-    nonce = s.challenge(0)
-    token = s.authenticate(10, nonce, _answer(nonce), False)
+    link = _Link(KEY)
+    nonce = s.challenge(link, 0)
+    token = s.authenticate(link, 10, nonce, _answer(nonce), False)
     assert token and len(token) == 16
-    s.check(1000, token, False, "jog")                     # allowed
-    s.check(1000 + s.SESSION_MS - 1, token, False, "jog")  # use extends it
-    assert [what for _, what in s.log] == ["challenge", "opened", "jog", "jog"]
+    s.check(link, 1000, token, False, "jog")                     # allowed
+    s.check(link, 1000 + s.SESSION_MS - 1, token, False, "jog")  # use extends it
+    assert [what for _, what in link.service_log] == ["challenge", "opened", "jog", "jog"]
 
 
 def test_a_wrong_key_a_replay_and_an_old_challenge_are_refused():
-    s = Service(FakeHal().rand, KEY)
-    nonce = s.challenge(0)
-    assert _refused(s.authenticate, 5, nonce, _answer(nonce, b"\x01" * 32), False) == \
+    link = _Link(KEY)
+    nonce = s.challenge(link, 0)
+    assert _refused(s.authenticate, link, 5, nonce, _answer(nonce, b"\x01" * 32), False) == \
         ("auth_failed", "wrong key")
     # The nonce was used up by the wrong answer: the right one is now a replay.
-    code, msg = _refused(s.authenticate, 6, nonce, _answer(nonce), False)
+    code, msg = _refused(s.authenticate, link, 6, nonce, _answer(nonce), False)
     assert code == "auth_failed" and "used" in msg
-    nonce = s.challenge(100)
-    s.authenticate(200, nonce, _answer(nonce), False)
-    code, msg = _refused(s.authenticate, 300, nonce, _answer(nonce), False)   # replayed
+    nonce = s.challenge(link, 100)
+    s.authenticate(link, 200, nonce, _answer(nonce), False)
+    code, msg = _refused(s.authenticate, link, 300, nonce, _answer(nonce), False)   # replayed
     assert code == "auth_failed" and "used" in msg
-    nonce = s.challenge(1000)
-    code, msg = _refused(s.authenticate, 1000 + s.NONCE_MS + 1, nonce, _answer(nonce), False)
+    nonce = s.challenge(link, 1000)
+    code, msg = _refused(s.authenticate, link, 1000 + s.NONCE_MS + 1, nonce, _answer(nonce), False)
     assert code == "auth_failed" and "expired" in msg
-    assert s.log[-1][1].startswith("refused")
+    assert link.service_log[-1][1].startswith("refused")
 
 
 def test_no_session_an_expired_one_and_a_hand_are_refused():
-    s = Service(FakeHal().rand, KEY)
-    assert _refused(s.check, 0, None, False, "jog")[0] == "no_session"
-    nonce = s.challenge(0)
-    token = s.authenticate(0, nonce, _answer(nonce), False)
-    assert _refused(s.check, 10, "0" * 16, False, "jog")[0] == "no_session"
-    assert _refused(s.check, 10, token, True, "jog")[0] == "busy"          # in a hand
-    code, _ = _refused(s.check, 20 + s.SESSION_MS, token, False, "jog")
+    link = _Link(KEY)
+    assert _refused(s.check, link, 0, None, False, "jog")[0] == "no_session"
+    nonce = s.challenge(link, 0)
+    token = s.authenticate(link, 0, nonce, _answer(nonce), False)
+    assert _refused(s.check, link, 10, "0" * 16, False, "jog")[0] == "no_session"
+    assert _refused(s.check, link, 10, token, True, "jog")[0] == "busy"          # in a hand
+    code, _ = _refused(s.check, link, 20 + s.SESSION_MS, token, False, "jog")
     assert code == "session_expired"
-    assert _refused(s.check, 30 + s.SESSION_MS, token, False, "jog")[0] == "no_session"
-    nonce = s.challenge(0)
-    assert _refused(s.authenticate, 0, nonce, _answer(nonce), True)[0] == "busy"
+    assert _refused(s.check, link, 30 + s.SESSION_MS, token, False, "jog")[0] == "no_session"
+    nonce = s.challenge(link, 0)
+    assert _refused(s.authenticate, link, 0, nonce, _answer(nonce), True)[0] == "busy"
 
 
 def test_a_table_without_a_key_refuses_every_session_and_says_why():
-    s = Service(FakeHal().rand, None)
-    nonce = s.challenge(0)
-    code, msg = _refused(s.authenticate, 1, nonce, _answer(nonce), False)
+    link = _Link(None)
+    nonce = s.challenge(link, 0)
+    code, msg = _refused(s.authenticate, link, 1, nonce, _answer(nonce), False)
     assert code == "auth_failed" and "no service key" in msg
 
 
 def test_the_log_and_the_challenges_are_bounded():
-    s = Service(FakeHal().rand, KEY)
-    first = s.challenge(0)
+    link = _Link(KEY)
+    first = s.challenge(link, 0)
     for t in range(1, 40):
-        s.challenge(t)
-    assert len(s.log) == 16 and s.log[-1] == [39, "challenge"]
-    assert _refused(s.authenticate, 50, first, _answer(first), False)[0] == "auth_failed"
+        s.challenge(link, t)
+    assert len(link.service_log) == 16 and link.service_log[-1] == [39, "challenge"]
+    assert _refused(s.authenticate, link, 50, first, _answer(first), False)[0] == "auth_failed"
