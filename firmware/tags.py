@@ -30,6 +30,7 @@ class TagTable:
         self.keys = [bytearray(n), bytearray(n), bytearray(n), bytearray(n)]
         self.ids = bytearray(n)
         self.n = 0
+        self.path = ""
 
     def __len__(self):
         return self.n
@@ -48,7 +49,8 @@ class TagTable:
                 return a < b
         return False
 
-    def _find(self, buf, at):
+    def find(self, buf, at):
+        """The index where the UID at buf[at:at + 4] is, or would go."""
         lo = 0
         hi = self.n
         while lo < hi:
@@ -67,7 +69,7 @@ class TagTable:
     def add(self, uid, tid):
         """Insert keeping the order; a UID listed twice is an error."""
         key = bytes(((uid >> 24) & 0xFF, (uid >> 16) & 0xFF, (uid >> 8) & 0xFF, uid & 0xFF))
-        i = self._find(key, 0)
+        i = self.find(key, 0)
         if self._equal(i, key, 0):
             raise TagError("tags: UID %08x is listed twice" % uid)
         for plane in self.keys + [self.ids]:        # shift entries i.. up by one
@@ -80,7 +82,7 @@ class TagTable:
 
     def lookup_at(self, buf, at):
         """Tile id of the UID at buf[at:at + 4] (big-endian), or UNKNOWN."""
-        i = self._find(buf, at)
+        i = self.find(buf, at)
         return self.ids[i] if self._equal(i, buf, at) else UNKNOWN
 
     def lookup(self, uid):
@@ -118,6 +120,7 @@ def load(path):
                     n += 1
         gc.collect()           # the counting pass left garbage: 1.4 KB must fit whole
         table = TagTable(n)
+        table.path = path          # rfid_learn writes it (link/service.py)
         with open(path) as f:
             number = 0
             for line in f:

@@ -8,10 +8,13 @@ a table, with `--port DEV` or on the virtual table with `--sim`.
     mjctl --port DEV --key FILE [--json] jog plate 500
     mjctl --port DEV --key FILE [--json] jog lane 2 300
     mjctl --port DEV --key FILE [--json] jog lift_up 1 1500
+    mjctl --port DEV --key FILE [--json] selftest
+    mjctl --port DEV --key FILE [--json] config set timings.lift_up_ms 4200
+    mjctl --port DEV --key FILE [--json] rfid audit | rfid learn
 
-A jog opens a service session with the table's key (HMAC challenge-response,
-docs/protocol.md), runs, and closes it. Under --sim the virtual table's own
-key is used.
+A command that moves, writes or reads tags opens a service session with the
+table's key (HMAC challenge-response, docs/protocol.md), runs, and closes
+it. Under --sim the virtual table's own key is used.
 """
 
 import json
@@ -130,6 +133,9 @@ def cmd_config(args):
                                          % (o["ruleset"], o["tile_sets"])))
         return 0
 
+    if args.action == "set":
+        return _config_set(args)
+
     def run(link, _key):
         args_ = {"key": args.file} if args.file else {}
         out = link.request("config_get", **args_)
@@ -137,6 +143,83 @@ def cmd_config(args):
         out.pop("op", None)
         _emit(args, out, lambda o: _console().print(json.dumps(o, indent=1)))
         return 0
+    return _link(args, run)
+
+
+def _config_set(args):
+    if not args.file or args.value is None:
+        raise SystemExit("mjctl: config set KEY VALUE (KEY: a top key, timings.NAME or pins.NAME)")
+    try:
+        value = json.loads(args.value)     # 4200, [1, 2], "fuzhou144"
+    except ValueError:
+        value = args.value                 # a bare word: a string
+
+    def run(link, session):
+        out = link.request("config_set", session=session, key=args.file, value=value)
+        _emit(args, {"key": out["key"], "value": out["value"], "restart": out["restart"]},
+              lambda o: _console().print("%s = %s written; it takes effect when the"
+                                         " controller restarts" % (o["key"], json.dumps(o["value"]))))
+        return 0
+    return _serviced(args, run)
+
+
+def _serviced(args, fn):
+    """fn(link, session) within a service session opened with the table's
+    key, closed afterwards (refusals are the controller's, with its reason)."""
+    def run(link, key):
+        if key is None:
+            raise SystemExit("mjctl: this command needs the table's key: --key FILE"
+                             " (made by make deploy)")
+        session = link.open_service(key)
+        try:
+            return fn(link, session)
+        finally:
+            link.request("service_close")
+    return _link(args, run)
+
+
+def cmd_rfid(args):
+    """rfid audit | learn: scan the walls in the lanes (every side), then
+    compare with the ruleset, or learn the tag table from a reference set."""
+    def run(link, session):
+        link.request("rfid_scan", session=session)
+        done = link.wait_event(lambda e: e["ev"] == "scanned", timeout=30.0)
+        if done["sides"] < 4:
+            raise SystemExit("mjctl: the scan stopped after %d sides (see mjctl status: the"
+                             " reader's fault)" % done["sides"])
+        out = link.request("rfid_" + args.action, session=session)
+        out.pop("ok", None)
+        out.pop("op", None)
+        _emit(args, out, _human_audit if args.action == "audit" else _human_learn)
+        if args.action == "audit":
+            return 0 if not out["kinds"] and not out["unknown"] else 1
+        return 0
+    return _serviced(args, run)
+
+
+def cmd_selftest(args):
+    from host_tools import selftest
+    console = None if args.json else _console()
+
+    def show(r):
+        if console is not None:
+            figures = ", ".join("%s %s" % (k, v) for k, v in r.items()
+                                if k not in ("item", "pass", "why"))
+            console.print("%-9s %s  %s%s" % (r["item"], "[green]PASS[/]" if r["pass"] else
+                                             "[red]FAIL[/]", r["why"],
+                                             " (%s)" % figures if figures else ""))
+
+    def run(link, key):
+        if key is None:
+            raise SystemExit("mjctl: selftest needs the table's key: --key FILE (made by make deploy)")
+        items = selftest.run(link, key, progress=show)
+        ok = all(r["pass"] for r in items)
+        if args.json:
+            _emit(args, {"ok": ok, "items": items}, None)
+        else:
+            console.print("selftest: %s" % ("[green]all pass[/]" if ok else "[red]%d of %d fail[/]"
+                                             % (sum(not r["pass"] for r in items), len(items))))
+        return 0 if ok else 1
     return _link(args, run)
 
 
@@ -189,19 +272,13 @@ def cmd_jog(args):
     lane = args.what[0] if len(args.what) == 2 else 0
     ms = args.what[-1]
 
-    def run(link, key):
-        if key is None:
-            raise SystemExit("mjctl: jog needs the table's key: --key FILE (made by make deploy)")
-        session = link.open_service(key)
-        try:
-            link.request("jog", session=session, actuator=args.actuator, n=lane, ms=ms)
-        finally:
-            link.request("service_close")
+    def run(link, session):
+        link.request("jog", session=session, actuator=args.actuator, n=lane, ms=ms)
         _emit(args, {"ok": True, "actuator": args.actuator, "lane": lane, "ms": ms},
               lambda o: _console().print("jogged %s%s for %d ms" % (
                   o["actuator"], " %d" % o["lane"] if o["actuator"] != "plate" else "", o["ms"])))
         return 0
-    return _link(args, run)
+    return _serviced(args, run)
 
 
 def register(sub):
@@ -219,8 +296,15 @@ def register(sub):
     p.add_argument("n", type=int, help="rolls of the two dice")
     p = command(sub, "config", cmd_config, "get the controller's config (a KEY), or validate"
                 " a config file on this PC", False)
-    p.add_argument("action", choices=["get", "validate"])
+    p.add_argument("action", choices=["get", "set", "validate"])
     p.add_argument("file", nargs="?", metavar="KEY|FILE")
+    p.add_argument("value", nargs="?", metavar="VALUE", help="set: the new value, as JSON"
+                   " (a bare word is a string); needs --key, takes effect at the next start")
+    p = command(sub, "rfid", cmd_rfid, "scan the walls in the lanes: audit them against the"
+                " ruleset, or learn the tag table from a reference set (needs --key)", False)
+    p.add_argument("action", choices=["audit", "learn"])
+    command(sub, "selftest", cmd_selftest, "move each actuator briefly and check it against"
+            " its sensor, with measured times (needs --key)", False)
     p = command(sub, "jog", cmd_jog, "run one motor briefly (service: needs --key)", False)
     p.add_argument("actuator", choices=["plate", "lane", "lift_up", "lift_down"])
     p.add_argument("what", type=int, nargs="+", metavar="[LANE] MS",
@@ -319,3 +403,21 @@ def _human_log(out):
     c.print("[bold]service[/]")
     for e in out["service"]:
         c.print("  at %.1f s: %s" % (e["t"] / 1000.0, e["what"]))
+
+
+def _human_audit(o):
+    c = _console()
+    c.print("%d tags read, %d unknown; tile kinds that differ from the ruleset: %d"
+            % (o["tags"], o["unknown"], o["kinds"]))
+    for code, have, want in o["tiles"]:
+        c.print("  %-3s %d of %d%s" % (code, have, want, "  [red]missing[/]" if have < want
+                                       else "  [red]extra[/]"))
+    if o["kinds"] > len(o["tiles"]):
+        c.print("  ... and %d more kinds" % (o["kinds"] - len(o["tiles"])))
+    c.print("[green]the set matches the ruleset[/]" if not o["kinds"] and not o["unknown"]
+            else "[red]the set does not match[/]")
+
+
+def _human_learn(o):
+    _console().print("tag table written: %d tags (%d new, %d changed); it is read when the"
+                     " controller restarts" % (o["tags"], o["new"], o["changed"]))

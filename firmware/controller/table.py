@@ -28,6 +28,7 @@ from firmware.controller.follower import HandFollower
 from firmware.drivers import display as dsp
 from firmware.drivers import keys as kys
 from firmware.drivers import lifter as lft
+from firmware.drivers import rfid
 from firmware.hal import ticks_add, ticks_diff
 from engine_core.dealer import Dealership
 from engine_core.hand import DRAW
@@ -77,8 +78,14 @@ class TableController:
         self.fault_counts = bytearray(64)  # by code (saturating at 255)
         self.dealership = Dealership.first(hal.rand)
         self.next_ready = False    # a second set is built and audited in the lanes
-        self.jogging = None        # the driver a technician's jog runs (link/service.py)
+        # A technician's work (link/service.py starts it, the tick ends it):
+        # a jog's driver, deadline and [name, n, started, count before]; an
+        # RFID scan of the walls in the lanes, side by side (-1: none).
+        self.jogging = None
         self.jog_until = 0
+        self.jog = ["", 0, 0, 0]
+        self.scan_side = -1
+        self.scanned = False       # rfid.seen/uids hold a whole scan, nothing moved since
 
     # -- commands (link or keys) ---------------------------------------------
 
@@ -122,6 +129,11 @@ class TableController:
 
     def in_hand(self):
         return self.state == _IN_HAND
+
+    def still(self):
+        """Nothing moves for the cycle: idle, or stopped by a fault (what a
+        technician's jog, scan or dice test needs)."""
+        return self.state == _IDLE or self.state == _FAULT
 
     def kong(self, now, seat, concealed):
         """A kong declared on the link; None, or why it is refused."""
@@ -188,13 +200,8 @@ class TableController:
         d.display.poll(now)
         d.keys.poll(now)
         d.buzzer.poll(now)
-        if self.jogging is not None and ticks_diff(now, self.jog_until) >= 0:
-            j = self.jogging              # the jog's deadline, fault or not
-            self.jogging = None
-            if j in d.lifters:
-                j.halt()
-            else:
-                j.stop()
+        if self.jogging is not None or self.scan_side >= 0:
+            self._service_work(now)
         self.follower.step(now, self.state == _IN_HAND)   # reads the walls in play
         if self.state == _FAULT:
             return
@@ -265,6 +272,44 @@ class TableController:
                     self._refuse(now, seat, why)
         if f.active and f.phase == DRAW:       # nothing left to draw: 和局
             self.hand_end(now, None)
+
+    def _service_work(self, now):
+        """A technician's jog ends at its deadline, or at its switch for a
+        lifter, and says what it did; a scan reads the four sides in turn."""
+        j = self.jogging
+        if j is not None:
+            at_switch = j in self.d.lifters and (j.state == lft.TOP or j.state == lft.BOTTOM)
+            if at_switch or ticks_diff(now, self.jog_until) >= 0:
+                self.jogging = None
+                if j in self.d.lifters:
+                    j.halt()
+                else:
+                    j.stop()
+                name, n, at, base = self.jog
+                count = j.revolutions if j is self.d.plate else j.count if j in self.d.lanes else 0
+                self.emit("jogged", {"name": name, "lane": n, "ms": ticks_diff(now, at),
+                                     "end": "switch" if at_switch else "time",
+                                     "count": count - base})
+        r = self.d.rfid
+        side = self.scan_side
+        if side < 0:
+            return
+        if r.fault or (r.state == rfid.DONE and r.level == 0):
+            if r.state == rfid.DONE:
+                r.release()
+                side += 1
+            if side < 4 and not r.fault:
+                r.scan(now, side, 0)
+            else:
+                self.scanned = side == 4
+                tags = 0
+                for seen in r.seen:
+                    tags += seen
+                self.emit("scanned", {"sides": side, "tags": tags})
+                side = -1
+            self.scan_side = side
+        elif r.state == rfid.IDLE:
+            r.scan(now, side, 0)
 
     def _refuse(self, now, seat, reason):
         """A key pressed when it means nothing: a beep and an event, no change."""
@@ -345,6 +390,7 @@ class TableController:
     def _fault(self, now, code, detail):
         self.hal.all_off()
         self.jogging = None
+        self.scan_side = -1
         self.builder.stop()
         for lifter in self.d.lifters:
             lifter.stop()
@@ -364,4 +410,5 @@ class TableController:
 
     def _enter(self, now, state):
         self.state = state
+        self.scanned = False           # the walls may change from here
         self.emit("state", {"state": NAMES[state]})

@@ -16,7 +16,7 @@ captured locals would be heap cells at every call).
 import json
 from firmware.link import frame
 
-PROTO_VERSION = 3          # bumped by any change of the tables below
+PROTO_VERSION = 4          # bumped by any change of the tables below
 REQUEST, RESPONSE, EVENT, ERROR = 0x10, 0x11, 0x12, 0x13
 
 # The tables: one line per message, "name field:type field:type ...", every
@@ -41,6 +41,10 @@ REQUESTS = (
     "counters\n"
     "sensors\n"
     "dice_test n:int\n"
+    "config_set key:str session:str* value:any\n"
+    "rfid_scan session:str*\n"
+    "rfid_audit session:str*\n"
+    "rfid_learn session:str*\n"
 )
 RESPONSES = (              # "op" echoes the request's
     "hello build:str fw:str op:str proto:int table:str\n"
@@ -63,6 +67,10 @@ RESPONSES = (              # "op" echoes the request's
     "hand active:bool drawable:int* gold:str?* head:list?* marker:list?* n:int* op:str"
     " phase:str* reserve:int* tail:list?* turn:int* wall:int*\n"
     "config_get key:str* keys:list* op:str value:any*\n"
+    "config_set key:str op:str restart:bool value:any\n"
+    "rfid_scan op:str state:str\n"
+    "rfid_audit kinds:int op:str tags:int tiles:list unknown:int\n"
+    "rfid_learn changed:int new:int op:str restart:bool tags:int\n"
 )
 EVENTS = (                 # "t": ms since boot; the other fields are public facts
     "state phase:str* state:str t:int\n"
@@ -77,6 +85,8 @@ EVENTS = (                 # "t": ms since boot; the other fields are public fac
     "irregular reason:str slot:int t:int\n"
     "result dealer:int streak:int t:int winner:int? wins_in_row:int\n"
     "jog lane:int ms:int name:str t:int\n"
+    "jogged count:int end:str lane:int ms:int name:str t:int\n"
+    "scanned sides:int t:int tags:int\n"
 )
 ERROR_FIELDS = "error:str message:str op:str* proto:int*"      # head "ok": false
 ERRORS = ("bad_json bad_kind bad_request unknown_op proto_mismatch"     # on the wire

@@ -24,7 +24,8 @@ _REQUEST_MAX = const(160)             # requests are small: the longest is a con
 _EVENT_MAX = const(200)               # events are small: a fault with its detail
 _NO_MEMORY = {"error": "internal", "message": "out of memory for this answer: ask again"}
 AUDIT_FAULTS = (20, 21, 22)    # missing_tile, extra_tile, unknown_tag
-_TECHNICIAN = ("jog", "counters", "sensors", "dice_test", "config_get")   # and service_*
+_READOUTS = ("counters", "sensors", "dice_test", "config_get")
+_TECHNICIAN = _READOUTS + ("jog", "config_set")      # and service_*, rfid_*
 _QUIET_MS = const(100)                 # a frame's bytes come together; a gap this long ends it
 _RETRY_MS = const(5000)                # same seq and payload this soon: a retry, answered again
 
@@ -100,6 +101,10 @@ class LinkServer:
         self._send(self.ev, n)
 
     def _audit_detail(self, result):
+        """May this answer name tiles? Audit faults' details (walls not in
+        play), and an rfid_audit: authenticated, refused during a hand."""
+        if result.get("op") == "rfid_audit":
+            return True
         if result.get("op") == "status":
             f = result.get("fault")
             return bool(f) and f["code"] in AUDIT_FAULTS
@@ -211,7 +216,7 @@ class LinkServer:
             if why:
                 raise codec.LinkError("busy", why)
             return {"ok": True, "state": "next"}
-        if op.startswith("service_") or op in _TECHNICIAN:
+        if op.startswith("service_") or op.startswith("rfid_") or op in _TECHNICIAN:
             return self._technician(now, ctl, op, args)
         if op == "hand":
             st = ctl.follower.public()
@@ -243,7 +248,14 @@ class LinkServer:
         raise codec.LinkError("unknown_op", "no request %r" % op)
 
     def _technician(self, now, ctl, op, args):
-        """Loaded for this request and forgotten after it (link/service.py)."""
+        """Loaded for this request and forgotten after it: link/readouts.py
+        (no session needed), link/service.py (the rest)."""
+        if op in _READOUTS:
+            from firmware.link import readouts
+            try:
+                return readouts.answer(ctl, op, args)
+            finally:
+                forget("firmware.link.readouts")
         from firmware.link import service
         try:
             return service.answer(self, ctl, now, op, args)

@@ -1,5 +1,6 @@
-"""The technician's requests, and the service sessions that guard those that
-move actuators (docs/protocol.md, Service sessions; docs/technician.md).
+"""The service sessions, and the technician's requests that need one: they
+move actuators, change the config or read tags (docs/protocol.md, Service
+sessions; docs/technician.md). What anyone may read is link/readouts.py.
 
     host: service_open            -> controller: a fresh nonce (16 random bytes)
     host: service_auth nonce, mac -> mac = HMAC-SHA256(key, nonce + b"service")
@@ -12,8 +13,8 @@ provisioned by make deploy) refuses every session. Every challenge, session
 and refusal goes into a small ring, the link's `service_log`.
 
 Memory: a parlour table plays for hours between two technician visits, so
-this module is not resident. The link imports it for one technician request
-and forgets it after the answer (LinkServer._technician); what must outlive a
+this module is not resident. The link imports it for one such request and
+forgets it after the answer (LinkServer._technician); what must outlive a
 request (the session, the outstanding nonces, the log, the key) is kept on
 the LinkServer as plain data, and a jog's deadline on the controller, whose
 tick stops it. Its names stay interned once used; its functions leave.
@@ -29,11 +30,11 @@ import binascii
 import hashlib
 import json
 
-from engine_core.dice import roll
+from engine_core import tiles
 from firmware.controller.table import NAMES
-from firmware.drivers.lifter import NAMES as LIFT
 from firmware.hal import ticks_add, ticks_diff
 from firmware.link.codec import LinkError
+from firmware.tags import UNKNOWN
 
 NONCE_MS = const(30000)            # a challenge must be answered within this
 SESSION_MS = const(300000)         # a session lasts this long after its last use
@@ -41,11 +42,12 @@ _BLOCK = const(64)                 # SHA-256's block size, for HMAC
 _NONCES = const(4)                 # challenges outstanding at once
 _LOG = const(16)                   # entries kept
 _JOG_MAX_MS = const(2000)          # a jog never runs a motor longer than this
-_DICE_TEST_MAX = const(500)        # rolls per request: the loop waits for them
+_AUDIT_KINDS = const(24)           # kinds listed by rfid_audit: 24 x 13 bytes fit a frame
 
 
 def answer(link, ctl, now, op, args):
-    """The answer to a technician's request (LinkError if refused)."""
+    """The answer to a request that needs a service session: service_*,
+    jog, config_set, rfid_* (LinkError if refused)."""
     if op == "service_open":
         return {"ok": True, "nonce": challenge(link, now), "ttl_ms": NONCE_MS}
     if op == "service_auth":
@@ -55,24 +57,30 @@ def answer(link, ctl, now, op, args):
         return {"ok": True, "closed": close(link, now, "by the host")}
     if op == "service_log":
         return {"ok": True, "entries": link.service_log}
-    if op == "jog":
+    if op == "jog" or op.startswith("rfid_") or op == "config_set":
         check(link, now, args.get("session"), ctl.in_hand(), op)
+        if not ctl.still():
+            raise LinkError("refused", "%s only when idle or stopped by a fault (the table is %s)"
+                            % (op, NAMES[ctl.state]))
+        if op == "config_set":
+            return config_set(ctl.cfg, args["key"], args["value"])
+        if op == "rfid_scan":
+            if ctl.jogging is not None or ctl.scan_side >= 0:
+                raise LinkError("busy", "a jog or a scan is running")
+            ctl.scanned = False
+            ctl.scan_side = 0
+            return {"ok": True, "state": "scanning"}
+        if op != "jog":
+            if not ctl.scanned:
+                raise LinkError("refused", "scan the walls first (rfid_scan), and move nothing after")
+            if op == "rfid_audit":
+                return rfid_audit(ctl)
+            return rfid_learn(ctl)
         why = jog(ctl, now, args["actuator"], args.get("n", 0), args["ms"])
         if why:
             raise LinkError("refused", why)
         return {"ok": True, "state": "jogging"}
-    if op == "counters":
-        return counters(ctl)
-    if op == "sensors":
-        return sensors(ctl)
-    if op == "dice_test":
-        n = args["n"]
-        if n < 1 or n > _DICE_TEST_MAX:
-            raise LinkError("bad_request", "n must be 1..%d" % _DICE_TEST_MAX)
-        if not _still(ctl):
-            raise LinkError("busy", "a dice test only while the table is idle or stopped")
-        return {"ok": True, "counts": dice_test(ctl.hal.rand, n)}
-    return config_get(ctl.cfg, args.get("key"))                # config_get
+    raise LinkError("unknown_op", "no request %r" % op)
 
 
 # -- service sessions ------------------------------------------------------
@@ -158,60 +166,16 @@ def _refused(link, now, code, message):
     return LinkError(code, message)
 
 
-# -- what the table is and does --------------------------------------------
-
-def _still(ctl):
-    """Nothing moves for the cycle: idle, or stopped by a fault."""
-    return NAMES[ctl.state] in ("idle", "fault")
-
-
-def counters(ctl):
-    """What the table has done since boot (issue 6 keeps them across
-    power cuts): cycles, hands, lifts, tiles fed by lane, faults by code."""
-    faults = []
-    for code in range(len(ctl.fault_counts)):
-        if ctl.fault_counts[code]:
-            faults.append([code, ctl.fault_counts[code]])
-    return {"ok": True, "cycles": ctl.cycles, "hands": ctl.hands, "lifts": ctl.lifts,
-            "tiles_fed": list(ctl.tiles_fed), "faults": faults}
-
-
-def sensors(ctl):
-    """Every input as it reads now: the plate's rotation level and
-    revolutions, each lane's count sensor and count, each lifter's top
-    and bottom switch, each seat key; and the motors: the plate's and
-    each lane's (1 = running), each lifter's motion, the buzzer."""
-    d = ctl.d
-    hal = ctl.hal
-    return {"ok": True, "plate": [hal.read(d.plate.rotation), d.plate.revolutions],
-            "lanes": [[hal.read(l.sensor), l.count] for l in d.lanes],
-            "lifters": [[hal.read(l.top), hal.read(l.bottom)] for l in d.lifters],
-            "keys": list(d.keys.stable),
-            "motors": [int(d.plate.running)] + [int(l.running) for l in d.lanes],
-            "moving": [LIFT[l.state] for l in d.lifters],
-            "buzzer": int(d.buzzer.on)}
-
-
-def dice_test(rand, n):
-    """n rolls of the two dice as the table rolls them: the count of each
-    face 1..6 over the 2n dice (the rolls hold up the control loop)."""
-    counts = [0, 0, 0, 0, 0, 0]
-    for _ in range(n):
-        a, b = roll(rand)
-        counts[a - 1] += 1
-        counts[b - 1] += 1
-    return counts
-
+# -- what the table does ------------------------------------------------------
 
 def jog(ctl, now, actuator, n, ms):
-    """Run one motor for `ms`: only when idle or stopped by a fault. None,
-    or why not. The controller's tick stops it at `jog_until`."""
-    if not _still(ctl):
-        return "a jog only when idle or stopped by a fault (the table is %s)" % NAMES[ctl.state]
+    """Run one motor for `ms` (the table is idle or stopped by a fault:
+    answer() checked). None, or why not. The controller's tick stops it at
+    `jog_until`."""
     if ms < 1 or ms > _JOG_MAX_MS:
         return "ms must be 1..%d" % _JOG_MAX_MS
-    if ctl.jogging is not None:
-        return "a jog is running"
+    if ctl.jogging is not None or ctl.scan_side >= 0:
+        return "a jog or a scan is running"
     d = ctl.d
     if actuator == "plate":
         ctl.jogging = d.plate
@@ -234,21 +198,129 @@ def jog(ctl, now, actuator, n, ms):
         return "no actuator %r %r to jog (plate; lane, lift_up or lift_down 0..3)" \
             % (actuator, n)
     ctl.jog_until = ticks_add(now, ms)
+    j = ctl.jogging
+    ctl.jog[:] = [actuator, n, now, j.revolutions if j is d.plate else j.count if j in d.lanes else 0]
+    ctl.scanned = False            # a lane may feed tiles, a lifter move walls
     ctl.emit("jog", {"name": actuator, "lane": n, "ms": ms})
     return None
 
 
-def config_get(cfg, key):
-    """The config file's keys, or one key's value. The file is read with
-    json alone: importing firmware.config again would bring back the
-    validator (and the rulesets) that boot forgot to save heap."""
+def config_set(cfg, key, value):
+    """One key of the config file changed, checked whole by the validator
+    (loaded for this request, forgotten after), written atomically: a new
+    file, then a rename over the old one (a power cut leaves one or the
+    other). It takes effect when the controller next starts. `key`: a top
+    key, or "timings.NAME" / "pins.NAME" for one entry of those."""
     with open(cfg.path) as f:
         data = json.load(f)
-    if key is None:
-        return {"ok": True, "keys": sorted(data)}
-    if key not in data:
+    head, _, leaf = key.partition(".")
+    if leaf:
+        if type(data.get(head)) is not dict or leaf not in data[head]:
+            raise LinkError("not_found", "the config has no %r" % key)
+        data[head][leaf] = value
+    elif key in data:
+        data[key] = value
+    else:
         raise LinkError("not_found", "the config has no %r" % key)
-    value = data[key]
-    if isinstance(value, dict):    # names are data here, not fields
-        value = [[k, value[k]] for k in sorted(value)]
-    return {"ok": True, "key": key, "value": value}
+    from firmware import config
+    try:
+        config.check(data, cfg.path)
+    except ValueError as e:            # ConfigError: the value is refused, nothing written
+        raise LinkError("config_invalid", str(e))
+    finally:
+        del config
+        from firmware.link.server import forget
+        forget("firmware.config")
+        forget("engine_core.rulesets")
+    _write_atomic(cfg.path, json.dumps(data))
+    return {"ok": True, "key": key, "value": value, "restart": True}
+
+
+def _write_atomic(path, text):
+    import os
+    with open(path + ".new", "w") as f:
+        f.write(text)
+    os.rename(path + ".new", path)
+
+
+def _scan(ctl):
+    """(seen, uids, tile id per slot: UNKNOWN for a tag the table does not
+    know, and for an empty slot) of the last scan of the walls."""
+    r = ctl.d.rfid
+    n = len(r.seen)
+    ids = bytearray(n)
+    for slot in range(n):
+        ids[slot] = ctl.d.tags.lookup_at(r.uids, 4 * slot) if r.seen[slot] else UNKNOWN
+    return r.seen, r.uids, ids
+
+
+def rfid_audit(ctl):
+    """The tiles in the walls against the ruleset: the tags read, the
+    unknown ones, how many kinds differ and each (the first _AUDIT_KINDS)
+    as [code, have, want]."""
+    seen, _, ids = _scan(ctl)
+    have = bytearray(tiles.N_KINDS)
+    unknown = 0
+    read = 0
+    for slot in range(len(ids)):
+        if not seen[slot]:
+            continue
+        read += 1
+        if ids[slot] == UNKNOWN:
+            unknown += 1
+        else:
+            have[ids[slot]] += 1
+    want = ctl.builder.want
+    diff = [[tiles.CODES[t], have[t], want[t]] for t in range(tiles.N_KINDS) if have[t] != want[t]]
+    # At most _AUDIT_KINDS of them fit in a frame (empty walls: every kind).
+    return {"ok": True, "tags": read, "unknown": unknown, "kinds": len(diff),
+            "tiles": diff[:_AUDIT_KINDS]}
+
+
+def rfid_learn(ctl):
+    """The tag table from a reference set laid in the walls in the known
+    order (docs/technician.md): slot 0 up holds the ruleset's tiles in
+    code order, each kind's copies together. Every slot must hold a tag,
+    each a different one. Tags already known keep their line (a tile's tag
+    never changes), with the learned code; the file is written atomically
+    and read when the controller next starts."""
+    seen, uids, ids = _scan(ctl)
+    want = ctl.builder.want
+    order = bytearray(len(ids))        # the reference tile id of each slot
+    slot = 0
+    for t in range(tiles.N_KINDS):
+        for _ in range(want[t]):
+            order[slot] = t
+            slot += 1
+    for slot in range(len(ids)):
+        if not seen[slot]:
+            raise LinkError("refused", "slot %d has no tag: lay the whole reference set" % slot)
+        for other in range(slot):
+            if uids[4 * other:4 * other + 4] == uids[4 * slot:4 * slot + 4]:
+                raise LinkError("refused", "slots %d and %d read the same tag" % (other, slot))
+    tags = ctl.d.tags
+    learned = bytearray(b"\xff" * len(tags))  # by entry of the table: its slot
+    new = 0
+    changed = 0
+    for slot in range(len(ids)):
+        if ids[slot] == UNKNOWN:
+            new += 1
+        else:
+            learned[tags.find(uids, 4 * slot)] = slot
+            changed += ids[slot] != order[slot]
+    with open(tags.path + ".new", "w") as f:
+        f.write("# RFID tag table: UID code (written by rfid_learn)\n")
+        for i in range(len(tags)):     # the known tags, learned codes over old
+            tid = tags.ids[i] if learned[i] == 0xFF else order[learned[i]]
+            f.write("%08x %s\n" % (tags.uid(i), tiles.CODES[tid]))
+        for slot in range(len(ids)):
+            if ids[slot] == UNKNOWN:
+                f.write("%08x %s\n" % (_uid_at(uids, slot), tiles.CODES[order[slot]]))
+    import os
+    os.rename(tags.path + ".new", tags.path)
+    return {"ok": True, "tags": len(tags) + new, "new": new, "changed": changed, "restart": True}
+
+
+def _uid_at(uids, slot):
+    i = 4 * slot
+    return (uids[i] << 24) | (uids[i + 1] << 16) | (uids[i + 2] << 8) | uids[i + 3]

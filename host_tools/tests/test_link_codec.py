@@ -332,7 +332,9 @@ def test_request_round_trip(req, seq):
 
 @given(responses())
 def test_response_round_trip(obj):
-    data = write(codec.write_response, obj)
+    # A field named for tiles (rfid_audit's) goes out only when revealed;
+    # test_guard_refuses_undeclared_and_secret_fields shows it refused otherwise.
+    data = write(codec.write_response, obj, reveal=any(k in codec.SECRET for k in obj))
     r = one_frame(data)
     assert (r.kind, r.seq) == (codec.RESPONSE, 7)
     assert r.payload() == canonical(obj, "ok", True)
@@ -469,6 +471,14 @@ def test_guard_refuses_any_extra_event_field(obj, key, value):
     with pytest.raises(LinkError) as e:
         codec.write_event(bytearray(BUF), 0, dict(obj, **{key: value}))
     assert e.value.code == "not_public"
+
+
+def test_an_rfid_audit_answer_names_tiles_only_when_revealed():
+    obj = {"op": "rfid_audit", "tags": 144, "unknown": 0, "kinds": 1, "tiles": [["5b", 3, 4]]}
+    with pytest.raises(LinkError) as e:
+        codec.write_response(bytearray(BUF), 0, obj)
+    assert e.value.code == "not_public"
+    assert codec.write_response(bytearray(BUF), 0, obj, reveal=True)
 
 
 def test_reveal_lets_an_audit_fault_name_its_tile():

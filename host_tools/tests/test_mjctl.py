@@ -127,3 +127,27 @@ def test_config_validate_checks_a_file_with_the_firmwares_own_checker(tmp_path):
     bad.write_text(json.dumps(data))
     p = mjctl("--sim", "config", "validate", str(bad), "--json", timeout=60)
     assert p.returncode == 1 and "timings.tick_ms" in json.loads(p.stdout)["error"]
+
+
+def test_selftest_config_set_and_rfid_audit_as_a_technician_runs_them():
+    p = mjctl("--sim", "selftest", "--json")
+    assert p.returncode == 0, p.stderr
+    out = json.loads(p.stdout)
+    assert out["ok"] is True and len(out["items"]) == 9
+    assert out["items"][0]["item"] == "plate" and out["items"][0]["revolutions"] >= 1
+    p = mjctl("--sim", "--fault", "lift_stuck:1", "selftest")
+    assert p.returncode == 1 and "lifter 1" in p.stdout and "FAIL" in p.stdout
+    assert "lift_stuck" in p.stdout and "1 of 9 fail" in p.stdout
+    p = mjctl("--sim", "config", "set", "timings.lift_up_ms", "4200", "--json")
+    assert p.returncode == 0, p.stderr
+    assert json.loads(p.stdout) == {"key": "timings.lift_up_ms", "value": 4200, "restart": True}
+    p = mjctl("--sim", "config", "set", "timings.lift_up_ms", "fast")
+    assert p.returncode == 2 and "config_invalid" in p.stderr and "lift_up_ms" in p.stderr
+    # An idle table's lanes are empty: nothing read, every kind short.
+    p = mjctl("--sim", "rfid", "audit", "--json")
+    assert p.returncode == 1, p.stderr
+    out = json.loads(p.stdout)
+    assert (out["tags"], out["unknown"], out["kinds"]) == (0, 0, 42)
+    assert len(out["tiles"]) == 24 and out["tiles"][0] == ["1m", 0, 4]
+    p = mjctl("--sim", "rfid", "learn")
+    assert p.returncode == 2 and "slot 0 has no tag" in p.stderr

@@ -79,6 +79,12 @@ class SimTable:
     # -- lifecycle -----------------------------------------------------------
 
     def start(self):
+        # The board's flash holds its own config.json and tags.txt, which
+        # config_set and rfid_learn rewrite: copies in the store, made once
+        # (they outlive the firmware's restarts), never the project's files.
+        if self.code_dir is None:
+            for name, src in (("config.json", self.config_path), ("tags.txt", self.tags_path)):
+                shutil.copyfile(src, os.path.join(self.store, name))
         bus = self._spawn()
         self.server = BusServer(bus, self.table, realtime=self.realtime,
                                 speed=self.speed)
@@ -120,8 +126,10 @@ class SimTable:
 
     def _spawn(self):
         bus_master, bus_slave = raw_pty()
-        args = [str(bus_master), str(self._link_master), self.config_path, self.tags_path,
-                self.store, str(self.seed + 1000 * self.restarts)]
+        flash = self.code_dir if self.code_dir is not None else self.store
+        args = [str(bus_master), str(self._link_master), os.path.join(str(flash), "config.json"),
+                os.path.join(str(flash), "tags.txt"), self.store,
+                str(self.seed + 1000 * self.restarts)]
         if self.source or self.code_dir is not None:
             cmd = [str(micropython_binary())]
             if self.heap:

@@ -32,7 +32,7 @@ from .bound import lower_bound
 from .config import TableConfig
 from .display import DisplayBoard
 from .keys import Players
-from .lanes import Lane, Wall
+from .lanes import Lane, Wall, slot_of
 from .lifters import Lifter
 from .plate import Plate
 from .rfid import RfidReader
@@ -293,6 +293,25 @@ class VirtualTable:
             lane.walls[-1] = Wall(lane.side, self.stacks)
         self.fault_rng.shuffle(q)
         self.log_event("technician", -1, "lanes emptied into the tray")
+
+    def technician_lays_reference_set(self, set_no, leave_out=()):
+        """For `rfid learn`: the lanes' walls tipped into the tray, then a
+        reference set laid in them by hand in the known order: slot i (the
+        firmware's numbering) holds the i-th tile of the set in code order
+        (docs/technician.md). `set_no` picks its tags (a number no set of
+        the table has: tags the tag table does not know); `leave_out`:
+        slots left empty."""
+        self.technician_empties_lanes()
+        ref = sorted(make_set(self.rules, set_no), key=lambda t: (t.tid, t.copy))
+        for lane in self.lanes:
+            wall = lane.wall
+            for j in range(2 * self.stacks):
+                slot = slot_of(lane.side, j, self.stacks)
+                wall.tiles.append(None if slot in leave_out else ref[slot])
+                wall.gaps.append(0)
+                wall.stacked_at.append(self.now)
+        self.log_event("technician", -1, "reference set %d laid in the lanes" % set_no)
+        return ref
 
     def attach(self, device):
         """Issue 4: run `device` on this clock like the built-in devices

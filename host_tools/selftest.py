@@ -1,0 +1,106 @@
+"""mjctl selftest: each actuator moved briefly and checked against its
+sensor, with the times the controller measured (docs/technician.md).
+
+The host plans, the controller executes: every move is an ordinary `jog`
+of a service session (bounded to 2 s, refused during a hand, logged on the
+device), and the controller's `jogged` event says how the move ended and
+what its sensor counted, timed by the controller's own clock. Items:
+
+* plate: run 2 s; it must turn (rotation pulses): ms per revolution.
+* lane 0..3: run 300 ms; the motor must stop at the jog's end and the
+  count sensor must read clear afterwards (a tile counted needs tiles on
+  the plate: the count is reported, not required).
+* lifter 0..3: from the switch it rests on, move away for 1 s (it must
+  leave the switch: otherwise the controller raises lift_stuck), then back
+  for up to 2 s: it must reach the switch again, in the measured time.
+
+A fault ends the item that caused it (failed, with the fault's name); the
+others still run, and the fault stays on the table for the technician.
+"""
+
+PLATE_MS = 2000
+LANE_MS = 300
+AWAY_MS = 1000
+BACK_MS = 2000
+
+
+def _jog(link, session, actuator, n, ms, timeout):
+    """The jog's end: its `jogged` event, or the `fault` event that ended it."""
+    link.request("jog", session=session, actuator=actuator, n=n, ms=ms)
+    start = link.wait_event(lambda e: e["ev"] == "jog", timeout)
+    return link.wait_event(lambda e: e["ev"] in ("jogged", "fault") and e["t"] >= start["t"],
+                           timeout)
+
+
+def _item(name, ok, why, **measured):
+    return dict({"item": name, "pass": ok, "why": why}, **measured)
+
+
+def _failed_by_fault(name, ev):
+    return _item(name, False, "fault %s: %s" % (ev["name"], ev["detail"]))
+
+
+def plate(link, session, timeout):
+    ev = _jog(link, session, "plate", 0, PLATE_MS, timeout)
+    if ev["ev"] == "fault":
+        return _failed_by_fault("plate", ev)
+    turns = ev["count"]
+    if turns < 1:
+        return _item("plate", False, "no rotation pulse in %d ms" % ev["ms"], ms=ev["ms"])
+    return _item("plate", True, "turned", ms=ev["ms"], revolutions=turns,
+                 ms_per_rev=round(ev["ms"] / turns))
+
+
+def lane(link, session, n, timeout):
+    name = "lane %d" % n
+    ev = _jog(link, session, "lane", n, LANE_MS, timeout)
+    if ev["ev"] == "fault":
+        return _failed_by_fault(name, ev)
+    s = link.request("sensors")
+    if s["motors"][1 + n]:
+        return _item(name, False, "the motor still runs after the jog", ms=ev["ms"])
+    if s["lanes"][n][0]:
+        return _item(name, False, "the count sensor stays blocked", ms=ev["ms"])
+    return _item(name, True, "ran and stopped; count sensor clear", ms=ev["ms"],
+                 tiles=ev["count"])
+
+
+def lifter(link, session, n, timeout):
+    name = "lifter %d" % n
+    top, bottom = link.request("sensors")["lifters"][n]
+    if top:
+        away, back = "lift_down", "lift_up"
+    else:                  # at the bottom, or between: up first, then down to the switch
+        away, back = "lift_up", "lift_down"
+    ev = _jog(link, session, away, n, AWAY_MS, timeout)
+    if ev["ev"] == "fault":
+        return _failed_by_fault(name, ev)
+    if ev["end"] == "switch":
+        return _item(name, False, "%s reached its switch in %d ms (too fast for its travel)"
+                     % (away, ev["ms"]), away_ms=ev["ms"])
+    ev2 = _jog(link, session, back, n, BACK_MS, timeout)
+    if ev2["ev"] == "fault":
+        return _failed_by_fault(name, ev2)
+    if ev2["end"] != "switch":
+        return _item(name, False, "%s did not reach its switch in %d ms" % (back, ev2["ms"]),
+                     away_ms=ev["ms"], back_ms=ev2["ms"])
+    return _item(name, True, "left its switch and came back", away_ms=ev["ms"],
+                 back_ms=ev2["ms"])
+
+
+def run(link, key, timeout=30.0, progress=None):
+    """Every item, in order: a list of results (dicts with `item`, `pass`,
+    `why` and the measured figures). `progress(result)` after each item."""
+    session = link.open_service(key)
+    out = []
+    try:
+        steps = [lambda: plate(link, session, timeout)]
+        steps += [lambda n=n: lane(link, session, n, timeout) for n in range(4)]
+        steps += [lambda n=n: lifter(link, session, n, timeout) for n in range(4)]
+        for step in steps:
+            out.append(step())
+            if progress is not None:
+                progress(out[-1])
+    finally:
+        link.request("service_close")
+    return out
