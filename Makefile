@@ -56,8 +56,9 @@ test: mpy typecheck test-cpython test-micropython
 run: $(STAMP) mpy
 	$(BIN)/python -m host_tools.tableview
 
-# Speed and heap of the rules core against their targets (a report: it
-# exits 0 when a figure is over); MicroPython runs the .mpy tree of `mpy`.
+# Every performance figure against its target (docs/performance.md; a
+# report: it exits 0 when a figure is over, 1 when a measurement failed);
+# MicroPython runs the .mpy tree of `mpy`.
 bench: mpy
 	$(BIN)/python -m host_tools.bench
 

@@ -1,0 +1,38 @@
+"""`make bench`: every figure of issue 7 next to its target.
+
+    python -m host_tools.bench [--only GROUP[,GROUP]] [--source]
+                               [--runs-cpython N] [--runs-micropython N] [--no-gantt]
+
+One module per group of figures, each a few small measuring functions:
+
+    cycle.py    cycle_overhead, virtual_speedup (one cycle on five seeds
+                against the virtual table's lower bound) and the Gantt of one
+                cycle (gantt.py); wait_between_hands_s, lift_plus_dice_s
+                (hands played by virtual players on a two-set table)
+    heap.py     peak_heap_bytes, hand_passes_64k (the smallest --heap in
+                which a cycle and a hand complete)
+    alloc.py    alloc_per_tick_bytes (mp_ticks.py under MicroPython:
+                control ticks under heap_lock and counted with the GC off)
+    link.py     link_rtt_p50_ms, link_rtt_p99_ms, link_requests_per_s,
+                boot_to_ready_ms (the virtual table in real time)
+    sizes.py    mpy_total_bytes (what make deploy puts on a board)
+    replay.py   replay_ms_cpython, replay_ms_micropython,
+                micropython_hand_heap_bytes (engine_core/tests/bench_replay)
+    dice.py     dice_chi2_p (mp_dice.py: the firmware's dice, 600,000 rolls)
+
+targets.py holds every figure's label, unit and target; stats.py the pure
+helpers (percentile, chi-square, the searches). docs/performance.md says
+what each figure means, how it is measured and what bounds it.
+
+Prints a table, figures next to targets with PASS or OVER (or "-" for a
+figure reported without a target), a few lines on how each came about and
+the timeline of one cycle, and writes bench.json in the project root
+(figures, targets, verdicts, and each group's details and runtime). It is a
+report: the exit code is 0 even when a figure is over its target; it is 1
+only when a run failed (a group could not measure its figures).
+"""
+
+
+def main(argv=None):
+    from host_tools.bench.cli import main as run
+    return run(argv)

@@ -1,0 +1,5 @@
+import sys
+
+from host_tools.bench import main
+
+sys.exit(main())

@@ -1,0 +1,221 @@
+"""`make bench`'s command line: run the groups, print the table, write
+bench.json (see the package's docstring)."""
+
+import argparse
+import json
+import platform
+import sys
+import time
+import traceback
+
+from host_tools.bench import targets as tg
+from host_tools.mpenv import ROOT
+
+
+def _run_replay(args):
+    from host_tools.bench import replay
+    return replay.measure(args.source, args.runs_cpython, args.runs_micropython)
+
+
+def _run_cycle(args):
+    from host_tools.bench import cycle
+    return cycle.measure_cycles()
+
+
+def _run_hands(args):
+    from host_tools.bench import cycle
+    return cycle.measure_between_hands()
+
+
+def _run_heap(args):
+    from host_tools.bench import heap
+    return heap.measure()
+
+
+def _run_alloc(args):
+    from host_tools.bench import alloc
+    return alloc.measure(args.source)
+
+
+def _run_link(args):
+    from host_tools.bench import link
+    return link.measure()
+
+
+def _run_size(args):
+    from host_tools.bench import sizes
+    return sizes.measure()
+
+
+def _run_dice(args):
+    from host_tools.bench import dice
+    return dice.measure(source=args.source)
+
+
+# Run order: the quick and the timing-sensitive first, the heap search last.
+RUNNERS = (("size", _run_size), ("dice", _run_dice), ("alloc", _run_alloc),
+           ("replay", _run_replay), ("cycle", _run_cycle), ("hands", _run_hands),
+           ("link", _run_link), ("heap", _run_heap))
+
+
+def run_groups(names, args, log=print):
+    """{group: {"figures", "details", "error", "runtime_s"}} for `names`."""
+    out = {}
+    for name, fn in RUNNERS:
+        if name not in names:
+            continue
+        t0 = time.perf_counter()
+        rec = {"figures": {}, "details": {}, "error": None}
+        try:
+            rec["figures"], rec["details"] = fn(args)
+        except Exception as e:             # one group's failure is reported, the rest go on
+            rec["error"] = "%s: %s" % (type(e).__name__, e)
+            rec["figures"] = getattr(e, "figures", {}) or {}
+            rec["details"] = getattr(e, "details", {}) or {}
+            rec["details"]["traceback"] = traceback.format_exc().splitlines()[-6:]
+            log("bench %s: %s" % (name, rec["error"]), file=sys.stderr)
+        rec["runtime_s"] = round(time.perf_counter() - t0, 2)
+        out[name] = rec
+    return out
+
+
+def notes(groups):
+    """One or two lines per group that say how a figure came about."""
+    lines = []
+    d = {k: g["details"] for k, g in groups.items() if not g["error"]}
+    if "cycle" in d:
+        c = d["cycle"]["cycles"]
+        lines.append("cycle: seeds %s: overhead %s; speedup %s"
+                     % (",".join(str(r["seed"]) for r in c),
+                        " ".join("%+.1f%%" % (100 * r["overhead"]) for r in c),
+                        " ".join("%.0fx" % r["speedup"] for r in c)))
+    if "hands" in d:
+        h = d["hands"]
+        for w in h["waits"]:
+            lines.append("hands: hand end at %.2f s -> dice %.2f s later = lift %.2f + dealer's"
+                         " key %.2f + roll %.2f" % (w["hand_end_t_ms"] / 1000.0, w["wait_s"],
+                                                     w["lift_s"], w["dealer_key_s"], w["roll_s"]))
+        m = h["model_ms"]
+        lines.append("hands: lift + dice = up %.2f + roll %.2f s (the model's travel and the"
+                     " config's roll; the platforms' %.2f s down is during the hand; the"
+                     " dealer's reaction, %.2f s, is in the 0.5 s margin)"
+                     % (m["up_ms"] / 1000.0, m["dice_roll_ms"] / 1000.0, m["down_ms"] / 1000.0,
+                        m["reaction_ms"] / 1000.0))
+    if "heap" in d:
+        h = d["heap"]
+        lines.append("heap: a cycle alone needs %s B; %d cycle runs, %d hand runs (unix port,"
+                     " 64-bit)" % (h["cycle_min_bytes"], len(h["cycle_runs"]), len(h["hand_runs"])))
+    if "alloc" in d:
+        a = d["alloc"]
+        lines.append("alloc: " + "; ".join(
+            "%s %d/%d ticks under heap_lock, %d B" % (k, p["ticks_under_heap_lock"], p["ticks"],
+                                                      p["bytes"])
+            for k, p in sorted(a["phases"].items()))
+            + "; a published hand event %d B" % a["hand_event"]["bytes"])
+    if "link" in d:
+        p = d["link"]["pipelined"]
+        lines.append("link: %d hosts at once: %.0f req/s, while the controller ticked %d times"
+                     " in %.0f ms (virtual %d ms)" % (p["threads"], p["requests_per_s"],
+                                                     p["ticks"], p["wall_ms"], p["virtual_ms"]))
+    if "size" in d:
+        s = d["size"]
+        lines.append("size: %d .mpy files: %s" % (s["files"], ", ".join(
+            "%s %d B" % kv for kv in sorted(s["per_package_bytes"].items()))))
+    if "dice" in d:
+        s = d["dice"]
+        lines.append("dice: %d rolls, faces %s, chi-square %.2f (5 dof)"
+                     % (s["rolls"], s["faces"], s["chi2"]))
+    if "replay" in d:
+        lines.extend(d["replay"].get("notes", []))
+    return lines
+
+
+def table(figures, tgts, verdicts, ran):
+    rows = ["%-42s %20s %12s" % ("", "measured", "target")]
+    for key, group, label, unit, _op, _t in tg.FIGURES:
+        if group not in ran:
+            continue
+        rows.append("%-42s %20s %12s   %s" % (label, tg.fmt(figures.get(key), unit),
+                                              tg.fmt_target(tgts.get(key), unit), verdicts[key]))
+    return rows
+
+
+def main(argv=None):
+    from host_tools.bench import __doc__ as doc
+    ap = argparse.ArgumentParser(prog="python -m host_tools.bench",
+                                 description=doc.split("\n")[0])
+    ap.add_argument("--only", metavar="GROUP[,GROUP]",
+                    help="run only these groups: %s" % ",".join(tg.GROUPS))
+    ap.add_argument("--source", action="store_true",
+                    help="run MicroPython on the .py sources even if build/mpy is there")
+    ap.add_argument("--runs-cpython", type=int, default=0,
+                    help="replay runs per hand (default 200)")
+    ap.add_argument("--runs-micropython", type=int, default=0,
+                    help="replay runs per hand (default 50)")
+    ap.add_argument("--no-gantt", action="store_true", help="do not print the cycle's timeline")
+    args = ap.parse_args(argv)
+    names = tg.GROUPS
+    if args.only:
+        names = tuple(n.strip() for n in args.only.split(","))
+        bad = [n for n in names if n not in tg.GROUPS]
+        if bad:
+            ap.error("unknown group %s (groups: %s)" % (",".join(bad), ",".join(tg.GROUPS)))
+
+    t0 = time.perf_counter()
+    groups = run_groups(names, args)
+    total_s = time.perf_counter() - t0
+
+    figures = {}
+    for key, group, *_ in tg.FIGURES:
+        if group in groups:
+            figures[key] = groups[group]["figures"].get(key)
+    tgts = tg.targets(figures)
+    verdicts = {key: tg.verdict(figures[key], tgts.get(key)) for key in figures}
+    failed = sorted(k for k, g in groups.items() if g["error"])
+    over = [k for k, v in verdicts.items() if v == "OVER"]
+
+    print("make bench: %s; %s %s" % (time.strftime("%Y-%m-%d %H:%M"), platform.system(),
+                                     platform.machine()))
+    print()
+    for row in table(figures, tgts, verdicts, groups):
+        print(row)
+    print()
+    for line in notes(groups):
+        print(line)
+    timeline = groups.get("cycle", {}).get("details", {}).get("timeline")
+    if timeline and not args.no_gantt:
+        print()
+        print("one cycle (seed %d), virtual time:" % timeline["seed"])
+        print(timeline["gantt"])
+    print()
+    print("runtime: %s; total %.1f s" % (", ".join(
+        "%s %.1f s" % (k, g["runtime_s"]) for k, g in groups.items()), total_s))
+    if over:
+        print("OVER TARGET: %s" % ", ".join(over))
+    if failed:
+        print("FAILED: %s" % "; ".join("%s (%s)" % (k, groups[k]["error"]) for k in failed))
+
+    report = {
+        "figures": figures,
+        "targets": tgts,
+        "verdicts": verdicts,
+        "over": over,
+        "failed": failed,
+        "groups": {k: {"runtime_s": g["runtime_s"], "error": g["error"], "details": g["details"]}
+                   for k, g in groups.items()},
+        "runtime_s": round(total_s, 1),
+        "when": time.strftime("%Y-%m-%dT%H:%M:%S"),
+        "host": {"system": platform.system(), "machine": platform.machine(),
+                 "python": platform.python_version()},
+    }
+    with open(ROOT / "bench.json", "w") as f:
+        json.dump(report, f, indent=2, default=_json_default)
+        f.write("\n")
+    print("wrote bench.json")
+    return 1 if failed else 0
+
+
+def _json_default(o):
+    if isinstance(o, (set, tuple)):
+        return list(o)
+    return str(o)

@@ -1,0 +1,93 @@
+"""The link on the virtual table in real time (SimTable(realtime=True),
+as `mjctl --sim serve` runs it): boot to the first hello answered, and
+the round trip of `status` requests on the wall clock."""
+
+import threading
+import time
+
+from host_tools.bench.stats import median, percentile
+from host_tools.link_client import LinkClient
+from host_tools.vtable import romfs
+from host_tools.vtable.launcher import SimTable
+
+BOOTS = 5
+REQUESTS = 500
+WARMUP = 10
+PIPELINE_THREADS, PIPELINE_EACH = 4, 50
+HELLO_WALL_S = 5.0
+
+
+def boot_to_ready(n=BOOTS):
+    """Wall ms from SimTable.start() (the firmware process spawned) to its
+    hello answer, n boots; the ROMFS image is built before the clock runs."""
+    romfs.image()
+    times = []
+    for seed in range(n):
+        sim = SimTable(seed=seed, realtime=True)
+        t0 = time.perf_counter()
+        sim.start()
+        try:
+            with LinkClient(sim.link_path) as link:
+                link.hello(timeout=HELLO_WALL_S)
+                times.append((time.perf_counter() - t0) * 1000.0)
+        finally:
+            sim.stop()
+    return times
+
+
+def round_trips(sim, link, n=REQUESTS):
+    """n `status` requests one after the other: each round trip in ms, the
+    requests per second over the whole run, and the clocks meanwhile (in
+    real time the controller's ticks follow the wall clock, 10 ms each;
+    a table that fell behind catches up with ticks in quick succession)."""
+    for _ in range(WARMUP):
+        link.request("status")
+    rtts = []
+    v0, k0, t0 = sim.table.now, sim.server.ticks, time.perf_counter()
+    for _ in range(n):
+        a = time.perf_counter()
+        link.request("status")
+        rtts.append((time.perf_counter() - a) * 1000.0)
+    wall = time.perf_counter() - t0
+    clocks = {"wall_ms": round(wall * 1000.0, 1), "virtual_ms": sim.table.now - v0,
+              "ticks": sim.server.ticks - k0}
+    return rtts, n / wall, clocks
+
+
+def pipelined(sim, link, threads=PIPELINE_THREADS, each=PIPELINE_EACH):
+    """`threads` hosts sending `status` back to back at once: requests per
+    second, and how far the controller's clock moved meanwhile (its ticks,
+    10 ms each, against the wall clock)."""
+    def work():
+        for _ in range(each):
+            link.request("status")
+    ts = [threading.Thread(target=work) for _ in range(threads)]
+    v0, k0, t0 = sim.table.now, sim.server.ticks, time.perf_counter()
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    wall = time.perf_counter() - t0
+    return {"threads": threads, "requests": threads * each,
+            "requests_per_s": round(threads * each / wall, 1),
+            "wall_ms": round(wall * 1000.0, 1), "virtual_ms": sim.table.now - v0,
+            "ticks": sim.server.ticks - k0}
+
+
+def measure():
+    boots = boot_to_ready()
+    with SimTable(seed=0, realtime=True) as sim:
+        with LinkClient(sim.link_path) as link:
+            link.hello(timeout=HELLO_WALL_S)
+            rtts, rps, clocks = round_trips(sim, link)
+            pipe = pipelined(sim, link)
+    figures = {
+        "link_rtt_p50_ms": percentile(rtts, 50),
+        "link_rtt_p99_ms": percentile(rtts, 99),
+        "link_requests_per_s": rps,
+        "boot_to_ready_ms": median(boots),
+    }
+    details = {"requests": len(rtts), "request": "status", "rtt_max_ms": round(max(rtts), 3),
+               "rtt_min_ms": round(min(rtts), 3),
+               "clocks": clocks, "boots_ms": [round(b, 1) for b in boots], "pipelined": pipe}
+    return figures, details

@@ -1,0 +1,161 @@
+# MicroPython only: run by host_tools/bench/alloc.py as
+#     micropython host_tools/bench/mp_ticks.py CODE_ROOT
+# with CODE_ROOT (build/mpy, or the project root for the .py sources) as the
+# working directory. Prints one JSON line.
+#
+# The control loop's steady state, in the setups of
+# firmware/tests/test_mpy_loop_alloc.py (the real TableController and
+# drivers on that test's TableHal of preallocated tables) and
+# firmware/tests/test_mpy_follow_alloc.py (the hand follower reading an
+# unchanged wall). Each phase runs twice on a fresh setup:
+#   locked: N ticks under micropython.heap_lock(), where any allocation
+#           raises MemoryError: the ticks done before one (N: none);
+#   bytes:  the same N ticks with the GC off, gc.mem_alloc() after minus
+#           before (the heap's 16-byte blocks on the unix port).
+import gc
+import json
+import sys
+
+import micropython
+
+sys.path.insert(0, sys.argv[1] if len(sys.argv) > 1 else ".")
+
+from firmware import config, tags  # noqa: E402
+from firmware.controller import builder as bld  # noqa: E402
+from firmware.controller.table import TableController  # noqa: E402
+from firmware.devices import Devices  # noqa: E402
+from firmware.tests.fakehal import FIRMWARE_DIR  # noqa: E402
+from firmware.tests.test_follower import opened  # noqa: E402
+from firmware.tests.test_mpy_loop_alloc import TableHal, _events  # noqa: E402
+
+TICK_MS = 10
+
+
+class Building:
+    """The controller from boot: `idle` ticks, or `start` and a build in
+    full swing (a tile in every lane each 0.3 s, a plate turn a second),
+    as test_mpy_loop_alloc drives it."""
+
+    def __init__(self, build):
+        cfg = config.load(FIRMWARE_DIR + "/config.json")
+        table = tags.load(FIRMWARE_DIR + "/tags.txt")
+        self.hal = TableHal()
+        self.pins = cfg.pins
+        for pin in self.pins["lift_bottom"]:
+            self.hal.level[pin] = 1
+        self.ctl = TableController(self.hal, cfg, Devices(self.hal, cfg, table), _events)
+        self.ctl.boot(0)
+        self.now = 0
+        self.count = self.pins["lane_count"]
+        self.rotation = self.pins["plate_rotation"]
+        self.lanes = self.ctl.d.lanes
+        self.build = build
+        self.tick = 0
+        if build:
+            self.ctl.start(self.now)
+            self.step()                    # the builder starts: lanes and plate on
+            self.tick = 0
+
+    def step(self):
+        self.now += TICK_MS
+        self.tick += 1
+        if self.build:
+            if self.tick % 30 == 0:
+                for lane in range(4):
+                    if not self.lanes[lane].full:
+                        self.hal.edge[self.count[lane]] += 1
+            if self.tick % 100 == 0:
+                self.hal.edge[self.rotation] += 1
+        self.ctl.step(self.now)
+
+    def steady(self):
+        return not self.build or self.ctl.builder.state == bld.FEEDING
+
+
+class Following:
+    """The hand follower after the opening, reading an unchanged wall: one
+    step per tick, as read_rounds does."""
+
+    def __init__(self):
+        self.top = opened()
+        self.tick = 0
+
+    def step(self):
+        top = self.top
+        top.now += TICK_MS
+        self.tick += 1
+        top.follower.step(top.now, True)
+
+    def steady(self):
+        return True
+
+
+def locked(make, n):
+    s = make()
+    gc.collect()
+    done = 0
+    micropython.heap_lock()
+    try:
+        while done < n and s.steady():
+            s.step()
+            done += 1
+    except MemoryError:
+        pass
+    finally:
+        micropython.heap_unlock()
+    return done
+
+
+def allocated(make, n):
+    s = make()
+    gc.collect()
+    gc.disable()
+    done = 0
+    before = gc.mem_alloc()
+    try:
+        while done < n and s.steady():
+            s.step()
+            done += 1
+    finally:
+        after = gc.mem_alloc()
+        gc.enable()
+    return done, after - before
+
+
+def event_bytes():
+    """Heap of one change the follower publishes: a draw from the head
+    (read twice to be sure, then published: its `hand` event dict)."""
+    top = opened()
+    wall = top.shadow.wall
+    n = len(top.states())
+    top.take(wall.geo.slot_of_pos[wall.head_pos()])
+    gc.collect()
+    gc.disable()
+    before = gc.mem_alloc()
+    top.read_rounds(3)
+    after = gc.mem_alloc()
+    gc.enable()
+    return after - before, len(top.states()) - n
+
+
+PHASES = (
+    ("idle", lambda: Building(False), 1000),
+    ("building", lambda: Building(True), 1000),       # feeding lasts ~1080 ticks here
+    ("hand_unchanged_wall", Following, 1000),
+)
+
+
+def main():
+    out = {"phases": {}}
+    for name, make, n in PHASES:
+        done_locked = locked(make, n)
+        done, nbytes = allocated(make, n)
+        out["phases"][name] = {"ticks": n, "ticks_under_heap_lock": done_locked,
+                               "ticks_measured": done, "bytes": nbytes}
+    nbytes, published = event_bytes()
+    out["hand_event"] = {"bytes": nbytes, "events": published}
+    out["version"] = "%d.%d.%d" % sys.implementation.version[:3]
+    print(json.dumps(out))
+
+
+main()

@@ -1,0 +1,97 @@
+"""Every figure of `make bench`: its label, unit and target (issue 7), and
+the verdict of a value against it. Pure."""
+
+KB = 1024
+
+# (key in bench.json, group, label, unit, op, target); op None: reported,
+# no target. The target of wait_between_hands_s is lift_plus_dice_s + 0.5,
+# set once lift_plus_dice_s is known (with_derived).
+FIGURES = (
+    ("cycle_overhead", "cycle", "cycle time / lower bound - 1, median", "ratio", "<=", 0.03),
+    ("wait_between_hands_s", "hands", "wait between hands (2 sets), worst", "s", "<=", None),
+    ("lift_plus_dice_s", "hands", "mechanical minimum: lift + dice", "s", None, None),
+    ("peak_heap_bytes", "heap", "heap for a cycle and a hand (64-bit)", "B", "<=", 48 * KB),
+    ("hand_passes_64k", "heap", "a whole hand passes in a 64 KB heap", "bool", "==", True),
+    ("alloc_per_tick_bytes", "alloc", "heap allocated per control tick", "B/tick", "<=", 0),
+    ("link_rtt_p50_ms", "link", "link round trip (status), p50", "ms", None, None),
+    ("link_rtt_p99_ms", "link", "link round trip (status), p99", "ms", "<=", 5.0),
+    ("link_requests_per_s", "link", "link requests per second (one host)", "/s", None, None),
+    ("mpy_total_bytes", "size", ".mpy on the board", "B", "<=", 120 * KB),
+    ("virtual_speedup", "cycle", "virtual s per wall s (a full cycle)", "x", ">=", 50.0),
+    ("replay_ms_cpython", "replay", "CPython: replay one hand, median", "ms", "<=", 5.0),
+    ("replay_ms_micropython", "replay", "MicroPython: replay one hand, median", "ms", "<=", 50.0),
+    ("micropython_hand_heap_bytes", "replay", "MicroPython: heap of one hand's state", "B",
+     "<=", 4096),
+    ("boot_to_ready_ms", "link", "boot to hello answered (unix port)", "ms", None, None),
+    ("dice_chi2_p", "dice", "dice chi-square p (600k rolls)", "p", ">=", 0.01),
+)
+GROUPS = tuple(dict.fromkeys(f[1] for f in FIGURES))
+WAIT_MARGIN_S = 0.5
+
+
+def targets(figures):
+    """{key: {"op", "value"}} for every figure with a target; the wait's
+    follows lift_plus_dice_s (None while that is unknown)."""
+    out = {}
+    for key, _group, _label, _unit, op, target in FIGURES:
+        if op is None:
+            continue
+        if key == "wait_between_hands_s":
+            lift = figures.get("lift_plus_dice_s")
+            target = None if lift is None else round(lift + WAIT_MARGIN_S, 3)
+        out[key] = {"op": op, "value": target}
+    return out
+
+
+def verdict(value, target):
+    """"PASS" / "OVER" against {"op", "value"}; "-" without a target,
+    "n/a" when the value (or the target) is missing."""
+    if target is None:
+        return "-"
+    if value is None or target["value"] is None:
+        return "n/a"
+    op, t = target["op"], target["value"]
+    if value != value:                     # NaN
+        return "n/a"
+    ok = {"<=": value <= t, ">=": value >= t, "==": value == t}[op]
+    return "PASS" if ok else "OVER"
+
+
+def fmt(value, unit):
+    if value is None:
+        return "-"
+    if unit == "bool":
+        return "yes" if value else "no"
+    if unit == "B":
+        return "%d B" % value if value < 10 * KB else "%d B (%.1f KB)" % (value, value / KB)
+    if unit == "B/tick":
+        return "%g B" % value
+    if unit == "ratio":
+        return "%.4f" % value
+    if unit == "s":
+        return "%.2f s" % value
+    if unit == "ms":
+        return "%.3f ms" % value
+    if unit == "x":
+        return "%.0fx" % value
+    if unit == "/s":
+        return "%.0f /s" % value
+    if unit == "p":
+        return "%.3f" % value
+    return str(value)
+
+
+def fmt_target(target, unit):
+    if target is None:
+        return "(report)"
+    if target["value"] is None:
+        return "n/a"
+    op = {"<=": "<=", ">=": ">=", "==": ""}[target["op"]]
+    v = target["value"]
+    if unit == "B" and v >= 10 * KB:
+        text = "%d KB" % (v // KB)
+    elif unit in ("ratio", "p", "s", "ms", "x"):
+        text = "%g%s" % (v, {"s": " s", "ms": " ms", "x": "x"}.get(unit, ""))
+    else:
+        text = fmt(v, unit)
+    return (op + " " + text).strip()
