@@ -8,7 +8,7 @@ STAMP  := $(VENV)/.installed-stamp
 # The code that runs on the controller; compiled to .mpy as it ships.
 DEVICE_SRC := $(shell find engine_core firmware -name '*.py' -not -path '*/tests/*' 2>/dev/null)
 
-.PHONY: all venv mpy test test-cpython test-micropython typecheck run bench deploy flash clean
+.PHONY: all venv mpy test test-cpython test-micropython typecheck run bench deploy vboard flash clean
 
 all: test
 
@@ -73,6 +73,11 @@ KEY ?= keys/table.key
 deploy: $(STAMP)
 	@test -n "$(PORT)" || { echo "make deploy PORT=/dev/ttyACM0 [KEY=keys/<table>.key]"; exit 2; }
 	$(BIN)/python -m host_tools.deploy --port $(PORT) --key $(KEY)
+
+# A virtual board to try deploy and the service tools on without a board
+# (docs/deploy.md): its REPL for `make deploy`, then the table it runs.
+vboard: $(STAMP)
+	$(BIN)/python -m host_tools.vboard $(if $(FAULT),--fault $(FAULT))
 
 flash: $(STAMP)
 	@test -n "$(PORT)" -a -n "$(FIRMWARE)" || { echo "make flash PORT=/dev/ttyACM0 FIRMWARE=<MicroPython .bin for the ESP32-S3>"; exit 2; }

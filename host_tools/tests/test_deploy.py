@@ -137,3 +137,44 @@ def test_the_command_line_deploys_and_reports_in_json(board, tmp_path):
                           str(tmp_path / "stage")],
                          capture_output=True, text=True, timeout=120)
     assert bad.returncode == 2 and "deploy:" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_a_newcomer_deploys_to_the_virtual_board_and_runs_a_selftest(tmp_path):
+    """docs/deploy.md, "Try it without a board": the virtual board deployed
+    and powered on by `python -m host_tools.vboard`, then mjctl over its
+    link with the key the deploy made: the build, a self-test that finds
+    the injected fault, and that fault's fix text."""
+    import json
+    import signal
+    import subprocess
+    import sys
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    key = tmp_path / "vboard.key"
+    p = subprocess.Popen([sys.executable, "-m", "host_tools.vboard", "--folder",
+                          str(tmp_path / "flash"), "--deploy", str(key),
+                          "--fault", "lift_stuck:2"], cwd=root,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        link = json.loads(p.stdout.readline())["link"]
+
+        def mjctl(*args):
+            return subprocess.run([sys.executable, "-m", "host_tools.mjctl", "--port", link]
+                                  + list(args), cwd=root, capture_output=True, text=True,
+                                  timeout=120)
+        st = mjctl("status", "--json")
+        assert st.returncode == 0, st.stderr
+        assert json.loads(st.stdout)["build"].startswith("deploy-")
+        test = mjctl("--key", str(key), "selftest", "--json")
+        assert test.returncode == 1, test.stderr          # the injected fault
+        items = {r["item"]: r["pass"] for r in json.loads(test.stdout)["items"]}
+        assert [name for name, ok in items.items() if not ok] == ["lifter 2"]
+        st = mjctl("status")
+        assert "lift_stuck" in st.stdout and "fix" in st.stdout and "limit switch" in st.stdout
+        wrong = tmp_path / "wrong.key"
+        wrong.write_bytes(bytes(32))
+        refused = mjctl("--key", str(wrong), "selftest")
+        assert refused.returncode == 2 and "wrong key" in refused.stderr
+    finally:
+        p.send_signal(signal.SIGINT)
+        p.wait(timeout=30)
+    assert p.returncode == 0, p.stderr.read()
