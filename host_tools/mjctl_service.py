@@ -183,7 +183,11 @@ def cmd_rfid(args):
     compare with the ruleset, or learn the tag table from a reference set."""
     def run(link, session):
         link.request("rfid_scan", session=session)
-        done = link.wait_event(lambda e: e["ev"] == "scanned", timeout=30.0)
+        if args.json:
+            done = link.wait_event(lambda e: e["ev"] == "scanned", timeout=30.0)
+        else:
+            with _console().status("reading the four walls' tags"):
+                done = link.wait_event(lambda e: e["ev"] == "scanned", timeout=30.0)
         if done["sides"] < 4:
             raise SystemExit("mjctl: the scan stopped after %d sides (see mjctl status: the"
                              " reader's fault)" % done["sides"])

@@ -151,3 +151,20 @@ def test_selftest_config_set_and_rfid_audit_as_a_technician_runs_them():
     assert len(out["tiles"]) == 24 and out["tiles"][0] == ["1m", 0, 4]
     p = mjctl("--sim", "rfid", "learn")
     assert p.returncode == 2 and "slot 0 has no tag" in p.stderr
+
+
+def test_counters_sensors_and_the_dice_test_on_the_virtual_table():
+    p = mjctl("--sim", "counters", "--json")
+    assert p.returncode == 0, p.stderr
+    assert json.loads(p.stdout) == {"cycles": 0, "hands": 0, "lifts": 0,
+                                    "tiles_fed": [0, 0, 0, 0], "faults": []}
+    p = mjctl("--sim", "sensors", "--json")
+    assert p.returncode == 0, p.stderr
+    s = json.loads(p.stdout)
+    assert s["lifters"] == [[0, 1]] * 4 and s["motors"] == [0] * 5
+    p = mjctl("--sim", "dice-test", "1200", "--json")
+    assert p.returncode == 0, p.stderr
+    d = json.loads(p.stdout)
+    assert d["rolls"] == 1200 and sum(d["faces"]) == 2400 and 0 <= d["p"] <= 1 and d["fair"]
+    p = mjctl("--sim", "dice-test", "600")                  # the human form: a table
+    assert p.returncode == 0 and "chi-square" in p.stdout
