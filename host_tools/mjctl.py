@@ -192,6 +192,11 @@ def _status(args, link):
             out[k] = st[k]
     if out.get("fault"):
         out["fault"] = describe_fault(out["fault"])
+    try:
+        c = link.request("counters")
+        out["counters"] = {k: c[k] for k in c if k not in ("ok", "op")}
+    except LinkError:              # stopped at boot (config, firmware): status only
+        pass
     emit(args, out, human_status)
     return 0
 
@@ -263,6 +268,10 @@ def human_status(out):
     for k in ("state", "phase", "cycles", "dealer", "dice", "tiles_per_side", "lanes",
               "lifters", "uptime", "firmware", "proto", "build"):
         t.add_row(k, str(out.get(k)))
+    c_ = out.get("counters")
+    if c_:
+        t.add_row("counters", "hands %d, walls lifted %d, tiles fed %s, faults %s" % (
+            c_["hands"], c_["lifts"], c_["tiles_fed"], c_["faults"] or "none"))
     c.print(t)
     if out.get("fault"):
         human_fault(c, out["fault"])
