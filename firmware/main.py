@@ -1,6 +1,6 @@
 """The controller's main loop, for both backends.
 
-    board()                       on the ESP32 (the board's main.py calls it: issue 5's deploy)
+    run(Esp32Hal("/"), ...)       on the ESP32: the board's main.py, written by make deploy
     micropython -m firmware.sim_main ...   under the unix port (sim HAL)
 
 The loop is fixed-rate: poll the link, step the controller, feed the
@@ -121,10 +121,3 @@ def _boot_fault(hal, link, code, message):
         link.poll(hal.ticks_ms())
         t = ticks_add(t, 50)
         hal.sleep_until(t)
-
-
-def board():
-    """Entry on the ESP32 (its main.py): code, manifest, config and tags on
-    the flash filesystem, as `make deploy` put them."""
-    from firmware.hal.esp32 import Esp32Hal
-    run(Esp32Hal("/"), "config.json", "tags.txt", "", True)

@@ -34,10 +34,14 @@ STAGE = ROOT / "build" / "deploy"
 MANIFEST = "manifest.txt"
 KEY = "service.key"                       # the table's key for service sessions (issue 5)
 KEY_BYTES = 32
-BOARD_MAIN = (                            # the board's entry point, run at every boot
+# The board's entry point, run at every boot: code, manifest, config and
+# tags on the flash filesystem, as this deploy puts them. Its names are the
+# board's only (the unix port never interns them).
+BOARD_MAIN = (
     "# Installed by make deploy: start the table controller.\n"
-    "from firmware.main import board\n"
-    "board()\n")
+    "from firmware.hal.esp32 import Esp32Hal\n"
+    "from firmware.main import run\n"
+    "run(Esp32Hal(\"/\"), \"config.json\", \"tags.txt\", \"\", True)\n")
 # Run on the board: the SHA-256 of every file a deploy may touch, one
 # "HASH PATH" line each (MicroPython: hashlib, binascii, os only).
 _LIST_SCRIPT = """

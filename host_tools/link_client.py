@@ -22,6 +22,7 @@ import serial
 
 from firmware.link import codec, frame
 from firmware.link.codec import LinkError
+from host_tools import link_codec
 
 __all__ = ["LinkClient", "LinkError"]
 
@@ -84,7 +85,7 @@ class LinkClient:
         "ok": true, "op" and the fields of RESPONSES[op]). Raises LinkError:
         the controller's error code and message for an ERROR answer, "timeout"
         when neither the request nor its one retry (same seq) was answered."""
-        return self._call(op, lambda seq: codec.encode_request(seq, op, **args), timeout)
+        return self._call(op, lambda seq: link_codec.encode_request(seq, op, **args), timeout)
 
     def request_raw(self, payload, op=None, timeout=None):
         """Send a hand-made REQUEST payload (bytes) - diagnostics and tests of
@@ -115,7 +116,7 @@ class LinkClient:
         finally:
             with self._cond:
                 del self._pending[seq]
-        reply = codec.decode(slot[1][0], slot[1][1], op)
+        reply = link_codec.decode(slot[1][0], slot[1][1], op)
         if isinstance(reply, LinkError):
             raise reply
         return reply
@@ -284,7 +285,7 @@ class LinkClient:
                                  kind, seq, payload)
             elif kind == codec.EVENT:
                 try:
-                    ev = codec.decode(kind, payload)
+                    ev = link_codec.decode(kind, payload)
                 except LinkError as e:
                     self._reject(str(e), kind, seq, payload)
                     return

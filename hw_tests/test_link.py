@@ -5,6 +5,7 @@ import re
 import pytest
 
 from firmware.link import codec, frame
+from host_tools import link_codec
 from host_tools.link_client import LinkError
 from hw_tests.harness import raw_request
 
@@ -99,7 +100,7 @@ def test_a_retried_request_is_answered_again_without_acting_twice(target):
     answers = [r for r in link.rejected if r[2] == seq]
     assert len(answers) == 2, list(link.rejected)
     assert answers[0][1] == codec.RESPONSE and answers[0][3] == answers[1][3], answers
-    assert codec.decode(answers[0][1], answers[0][3], "start")["state"] == "building"
+    assert link_codec.decode(answers[0][1], answers[0][3], "start")["state"] == "building"
     st = target.status()
     assert st["state"] == "building"
     assert st["link"]["requests"] - before == 3, st["link"]   # start, status, status: the retry is not a request

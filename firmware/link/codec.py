@@ -105,7 +105,7 @@ class LinkError(Exception):
         self.code, self.message, self.info = code, message, info
 
 
-def _find(spec, k, lo, e, sep):
+def find(spec, k, lo, e, sep):
     """Where the name k ends in spec[lo:e] (the index of the space, colon
     or newline after it), k standing whole: at lo or after sep, and before
     a space, colon, newline or e; -1 if it is not there (or not a str)."""
@@ -144,7 +144,7 @@ def _fits(v, spec, q):
     return 0 if not ok else 2 if spec.startswith("*", q + n) else 1
 
 
-def _check(obj, spec, p, head, code):
+def check(obj, spec, p, head, code):
     """obj (a message) against its entry, whose name ends at spec[p] (-1:
     spec is a field list): each key but the head declared, of its type,
     present unless optional; else LinkError(code, why): the least undeclared
@@ -153,7 +153,7 @@ def _check(obj, spec, p, head, code):
     req, bad, ill = 0, None, False
     for k in obj:
         if k != head:
-            q = _find(spec, k, lo, e, " ")
+            q = find(spec, k, lo, e, " ")
             f = _fits(obj[k], spec, q + 1) if q >= 0 else 0
             if q < 0 and (bad is None or str(k) < bad):
                 bad = str(k)
@@ -268,7 +268,7 @@ def _value(buf, i, v, mode, spec=None, lo=0, e=0, head=None):
         if mode == 1 and k in SECRET:
             raise LinkError("not_public", "field %s is not %s" % (k, "public"))
         if spec is not None:
-            q = _find(spec, k, lo, e, " ")
+            q = find(spec, k, lo, e, " ")
             if q < 0:
                 raise LinkError("not_public", "field %s is not %s" % (k[:32], "declared"))
             f = _fits(v[k], spec, q + 1)
@@ -276,7 +276,7 @@ def _value(buf, i, v, mode, spec=None, lo=0, e=0, head=None):
             bad = bad or not f
             if spec.startswith("any", q + 1):
                 sub = 0
-        elif mode and k not in SECRET and _find(NESTED, k, 0, len(NESTED), " ") < 0:
+        elif mode and k not in SECRET and find(NESTED, k, 0, len(NESTED), " ") < 0:
             raise LinkError("not_public", "field %s is not %s" % (k[:32], "declared"))
         if i != start:
             buf[i] = 44
@@ -284,18 +284,18 @@ def _value(buf, i, v, mode, spec=None, lo=0, e=0, head=None):
         buf[i] = 58
         i = _value(buf, i + 1, v[k], sub)
     if spec is not None and (bad or req != spec.count(":", lo, e) - spec.count("*", lo, e)):
-        _check(v, spec, lo - 1, head, "bad_value")     # raises: what is wrong
+        check(v, spec, lo - 1, head, "bad_value")     # raises: what is wrong
     buf[i + (i == start)] = 125
     return i + 1 + (i == start)
 
 
-def _write(buf, kind, seq, obj, spec, key, head, hval, reveal, code="bad_value"):
+def write(buf, kind, seq, obj, spec, key, head, hval, reveal, code="bad_value"):
     """obj as a message sealed in buf; its length. Its entry in spec: the one
     named by obj[key] (else LinkError(code)), or all of spec (key None).
     `head` goes first; its value: obj's, else hval (which it must be)."""
     p = -1
     if key is not None:
-        p = _find(spec, obj.get(key), 0, len(spec), "\n")
+        p = find(spec, obj.get(key), 0, len(spec), "\n")
         if p < 0:
             v = obj.get(key)
             raise LinkError(code, "%s %r is not in the table" % (key, v[:32] if type(v) is str else v))
@@ -309,10 +309,10 @@ def _write(buf, kind, seq, obj, spec, key, head, hval, reveal, code="bad_value")
         i = _value(buf, i, obj, mode, spec, lo, e, head)
     except (IndexError, RuntimeError):  # past the buffer (a cycle ends there too)
         for k in obj:                   # the guard first, as when it fits
-            if k != head and (type(k) is not str or _find(spec, k, lo, e, " ") < 0
+            if k != head and (type(k) is not str or find(spec, k, lo, e, " ") < 0
                               or (mode == 1 and k in SECRET)):
                 raise LinkError("not_public", "field %s is not %s" % (str(k)[:32], "declared"))
-        _check(obj, spec, p, head, "bad_value")
+        check(obj, spec, p, head, "bad_value")
         i = len(buf)
     if hval is not None and obj.get(head, hval) is not hval:
         raise LinkError("bad_value", "field %s: must be %s%s" % (head, hval, ""))
@@ -337,10 +337,10 @@ def decode_request(reader):
         raise LinkError("bad_request", "field %s: missing" % "op")
     if type(op) is not str:
         raise LinkError("bad_request", "field %s: must be %s%s" % ("op", "str", ""))
-    p = _find(REQUESTS, op, 0, len(REQUESTS), "\n")
+    p = find(REQUESTS, op, 0, len(REQUESTS), "\n")
     if p < 0:
         raise LinkError("unknown_op", "%s %r is not in the table" % ("op", op[:32]))
-    _check(obj, REQUESTS, p, "op", "bad_request")
+    check(obj, REQUESTS, p, "op", "bad_request")
     del obj["op"]
     if op == "hello" and obj["proto"] != PROTO_VERSION:
         raise LinkError("proto_mismatch", "host speaks protocol %d, controller %d" % (
@@ -350,54 +350,16 @@ def decode_request(reader):
 
 def write_response(buf, seq, obj, reveal=False):
     """RESPONSE {"ok": true, "op": .., results} sealed in buf; its length."""
-    return _write(buf, RESPONSE, seq, obj, RESPONSES, "op", "ok", True, reveal)
+    return write(buf, RESPONSE, seq, obj, RESPONSES, "op", "ok", True, reveal)
 
 
 def write_event(buf, seq, obj, reveal=False):
     """EVENT {"ev": .., "t": ms, public fields} sealed in buf; its length."""
-    return _write(buf, EVENT, seq, obj, EVENTS, "ev", "ev", None, reveal)
+    return write(buf, EVENT, seq, obj, EVENTS, "ev", "ev", None, reveal)
 
 
 def write_error(buf, seq, obj):
     """ERROR {"ok": false, "error": .., "message": ..} from a dict or LinkError."""
     if isinstance(obj, LinkError):
         obj = dict(obj.info or {}, error=obj.code, message=obj.message)
-    return _write(buf, ERROR, seq, obj, ERROR_FIELDS, None, "ok", False, False)
-
-
-# ---- host side ----
-
-def encode_request(seq, op, **args):
-    """Host: one REQUEST frame as bytes; LinkError if op/args are not in the table."""
-    buf, args = bytearray(frame.OVERHEAD + frame.MAX_PAYLOAD), dict(args, op=op)
-    try:
-        n = _write(buf, REQUEST, seq, args, REQUESTS, "op", "op", None, False, "unknown_op")
-    except LinkError as e:
-        raise LinkError(e.code if e.code in ("too_big", "unknown_op") else "bad_request", e.message)
-    return bytes(buf[:n])
-
-
-def decode(kind, payload, op=None):
-    """Host: a RESPONSE (to request `op`) or EVENT payload as a dict checked
-    against the table; an ERROR as a LinkError (returned: the caller raises)."""
-    code = "bad_event" if kind == EVENT else "bad_response"
-    try:
-        obj = json.loads(str(payload, "utf-8"))
-    except Exception as e:
-        raise LinkError(code, "payload is not UTF-8 JSON (%s)" % e)
-    if type(obj) is not dict:
-        raise LinkError(code, "payload is not a JSON object")
-    if kind == ERROR and obj.get("ok") is False:
-        _check(obj, ERROR_FIELDS, -1, "ok", code)
-        return LinkError(obj["error"], obj["message"], obj)
-    if kind == EVENT:
-        spec, head, name = EVENTS, "ev", obj.get("ev")
-    elif kind == RESPONSE and obj.get("ok") is True and obj.get("op") == op:
-        spec, head, name = RESPONSES, "ok", op
-    else:
-        raise LinkError(code, "not a response to %s: %r" % (op, obj))
-    p = _find(spec, name, 0, len(spec), "\n")
-    if p < 0:
-        raise LinkError(code, "%s %r is not in the table" % ("ev" if kind == EVENT else "op", name))
-    _check(obj, spec, p, head, code)
-    return obj
+    return write(buf, ERROR, seq, obj, ERROR_FIELDS, None, "ok", False, False)

@@ -19,6 +19,7 @@ from hypothesis import HealthCheck, assume, given, settings, strategies as st
 
 from firmware.link import codec, frame
 from firmware.link.codec import LinkError
+from host_tools import link_codec
 from host_tools.link_client import LinkClient
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -320,7 +321,7 @@ def test_a_key_must_match_a_whole_name_of_the_table():
 def test_request_round_trip(req, seq):
     op, args = req
     try:
-        data = codec.encode_request(seq, op, **args)
+        data = link_codec.encode_request(seq, op, **args)
     except LinkError as e:
         assume(e.code != "too_big")
         raise
@@ -338,7 +339,7 @@ def test_response_round_trip(obj):
     r = one_frame(data)
     assert (r.kind, r.seq) == (codec.RESPONSE, 7)
     assert r.payload() == canonical(obj, "ok", True)
-    assert codec.decode(r.kind, r.payload(), obj["op"]) == dict(obj, ok=True)
+    assert link_codec.decode(r.kind, r.payload(), obj["op"]) == dict(obj, ok=True)
 
 
 @given(events(), st.integers(0, 255))
@@ -347,7 +348,7 @@ def test_event_round_trip(obj, seq):
     r = one_frame(data)
     assert (r.kind, r.seq) == (codec.EVENT, seq)
     assert r.payload() == canonical(obj, "ev", obj["ev"])
-    assert codec.decode(r.kind, r.payload()) == obj
+    assert link_codec.decode(r.kind, r.payload()) == obj
 
 
 @given(errors())
@@ -355,7 +356,7 @@ def test_error_round_trip(obj):
     data = write(codec.write_error, obj)
     r = one_frame(data)
     assert r.kind == codec.ERROR and r.payload() == canonical(obj, "ok", False)
-    err = codec.decode(r.kind, r.payload(), "status")
+    err = link_codec.decode(r.kind, r.payload(), "status")
     assert isinstance(err, LinkError)
     assert (err.code, err.message, err.info) == (obj["error"], obj["message"], dict(obj, ok=False))
 
@@ -378,12 +379,12 @@ def test_too_big_answer_and_the_error_that_replaces_it():
         codec.write_response(buf, 3, big)
     assert e.value.code == "too_big"
     n = codec.write_error(buf, 3, e.value)
-    err = codec.decode(codec.ERROR, bytes(buf[frame.HEADER:n - 2]), "faults")
+    err = link_codec.decode(codec.ERROR, bytes(buf[frame.HEADER:n - 2]), "faults")
     assert err.code == "too_big" and "512" in err.message
 
 
 def test_proto_mismatch_names_both_versions():
-    r = one_frame(codec.encode_request(1, "hello", proto=codec.PROTO_VERSION + 1))
+    r = one_frame(link_codec.encode_request(1, "hello", proto=codec.PROTO_VERSION + 1))
     with pytest.raises(LinkError) as e:
         codec.decode_request(r)
     assert e.value.code == "proto_mismatch"
@@ -443,7 +444,7 @@ def test_decode_request_never_crashes(payload):
         assert e.code in ERRORS and e.message
         codec.write_error(bytearray(BUF), 9, e)
     else:
-        assert op in REQUESTS and codec.encode_request(9, op, **args)
+        assert op in REQUESTS and link_codec.encode_request(9, op, **args)
 
 # ---- the guard: nothing undeclared, no tile identity, leaves the controller ----
 
@@ -484,7 +485,7 @@ def test_an_rfid_audit_answer_names_tiles_only_when_revealed():
 def test_reveal_lets_an_audit_fault_name_its_tile():
     obj = {"ev": "fault", "t": 9, "code": 20, "name": "missing_tile", "detail": {"tile": "1z"}}
     data = write(codec.write_event, obj, reveal=True)
-    assert codec.decode(codec.EVENT, data[6:-2]) == obj
+    assert link_codec.decode(codec.EVENT, data[6:-2]) == obj
 
 
 def test_responses_and_requests_are_checked_too():
@@ -502,7 +503,7 @@ def test_responses_and_requests_are_checked_too():
                            ("hello", {"proto": "1"}, "bad_request"),
                            ("status", {"x": 1}, "bad_request")]:
         with pytest.raises(LinkError) as e:
-            codec.encode_request(0, op, **args)
+            link_codec.encode_request(0, op, **args)
         assert e.value.code == code
 
 
@@ -516,7 +517,7 @@ def test_host_checks_answers_and_events():
                               (codec.RESPONSE, ev, "status"),
                               (codec.ERROR, b'{"ok":false,"error":"busy"}', "start")]:
         with pytest.raises(LinkError) as e:
-            codec.decode(kind, payload, op)
+            link_codec.decode(kind, payload, op)
         assert e.value.code in ("bad_event", "bad_response")
 
 
@@ -604,7 +605,7 @@ def test_micropython_decodes_and_writes_the_same_bytes(reqs, messages):
     encoded = []
     for op, args in reqs:
         try:
-            encoded.append(codec.encode_request(len(encoded), op, **args).hex())
+            encoded.append(link_codec.encode_request(len(encoded), op, **args).hex())
         except LinkError:
             pass                                   # too big: nothing to send
     bad = [frame.encode(codec.REQUEST, 200 + k, p).hex() for k, p in enumerate(BAD_REQUESTS[:-1])]

@@ -1,0 +1,48 @@
+"""The host's half of the link codec (firmware/link/codec.py holds the
+tables and the writer both sides use): a request written as a frame, and
+an answer or event read back and checked against the tables. Kept here so
+that the controller, which never sends a request nor reads an answer, does
+not carry it in its heap."""
+
+import json
+
+from firmware.link import codec, frame
+from firmware.link.codec import LinkError
+
+
+def encode_request(seq, op, **args):
+    """One REQUEST frame as bytes; LinkError if op/args are not in the table."""
+    buf, args = bytearray(frame.OVERHEAD + frame.MAX_PAYLOAD), dict(args, op=op)
+    try:
+        n = codec.write(buf, codec.REQUEST, seq, args, codec.REQUESTS, "op", "op", None, False,
+                        "unknown_op")
+    except LinkError as e:
+        raise LinkError(e.code if e.code in ("too_big", "unknown_op") else "bad_request", e.message)
+    return bytes(buf[:n])
+
+
+def decode(kind, payload, op=None):
+    """A RESPONSE (to request `op`) or EVENT payload as a dict checked
+    against the table; an ERROR as a LinkError (returned: the caller raises)."""
+    code = "bad_event" if kind == codec.EVENT else "bad_response"
+    try:
+        obj = json.loads(str(payload, "utf-8"))
+    except Exception as e:
+        raise LinkError(code, "payload is not UTF-8 JSON (%s)" % e)
+    if type(obj) is not dict:
+        raise LinkError(code, "payload is not a JSON object")
+    if kind == codec.ERROR and obj.get("ok") is False:
+        codec.check(obj, codec.ERROR_FIELDS, -1, "ok", code)
+        return LinkError(obj["error"], obj["message"], obj)
+    if kind == codec.EVENT:
+        spec, head, name = codec.EVENTS, "ev", obj.get("ev")
+    elif kind == codec.RESPONSE and obj.get("ok") is True and obj.get("op") == op:
+        spec, head, name = codec.RESPONSES, "ok", op
+    else:
+        raise LinkError(code, "not a response to %s: %r" % (op, obj))
+    p = codec.find(spec, name, 0, len(spec), "\n")
+    if p < 0:
+        raise LinkError(code, "%s %r is not in the table"
+                        % ("ev" if kind == codec.EVENT else "op", name))
+    codec.check(obj, spec, p, head, code)
+    return obj
