@@ -113,3 +113,24 @@ def test_a_retried_request_is_answered_again_without_acting_twice(target):
     if target.table is not None:               # the plate was switched on once
         plate_on = [c for c in target.output_changes() if c[1] == "plate_motor" and c[2]]
         assert len(plate_on) == 1, plate_on
+
+
+@pytest.mark.needs_sim
+def test_a_flood_of_requests_is_answered_a_few_a_tick_and_the_loop_goes_on(target):
+    """40 status requests in one write (a host that never waits): every one
+    is answered, in order, but at most two a control tick (the uptimes they
+    report step by a tick every two), so the control loop keeps its pace."""
+    link = target.link
+    tick = target.timing("tick_ms")
+    target.drain()
+    first = (link._seq + 64) & 0xFF
+    seqs = [(first + i) & 0xFF for i in range(40)]
+    link._send(b"".join(raw_request(seq, {"op": "status"}) for seq in seqs))
+    target.status()                    # after all 40: their answers are in
+    answers = {r[2]: link_codec.decode(r[1], r[3], "status") for r in link.rejected
+               if r[2] in seqs}
+    assert sorted(answers) == sorted(seqs), len(answers)
+    uptimes = [answers[seq]["uptime"] for seq in seqs]
+    assert uptimes == sorted(uptimes)
+    assert uptimes[-1] - uptimes[0] >= 19 * tick, uptimes
+    assert max(uptimes.count(t) for t in set(uptimes)) <= 2, uptimes

@@ -26,6 +26,8 @@ _NO_MEMORY = {"error": "internal", "message": "out of memory for this answer: as
 AUDIT_FAULTS = (20, 21, 22)    # missing_tile, extra_tile, unknown_tag
 _READOUTS = ("counters", "sensors", "dice_test", "config_get")
 _TECHNICIAN = _READOUTS + ("jog", "config_set")      # and service_*, rfid_*
+_POLL_REQUESTS = const(2)             # answers per tick: each parses and writes JSON
+_POLL_READS = const(8)                # x _RX bytes per tick (a garbage flood)
 _QUIET_MS = const(100)                 # a frame's bytes come together; a gap this long ends it
 _RETRY_MS = const(5000)                # same seq and payload this soon: a retry, answered again
 
@@ -124,11 +126,21 @@ class LinkServer:
     # -- in ------------------------------------------------------------------
 
     def poll(self, now):
+        """Requests in, answered: at most _POLL_REQUESTS answers and
+        _POLL_READS reads of the line per tick, so that a host that never
+        stops sending (or sends garbage) cannot stop the control loop (on a
+        board the watchdog would reset it). What is left waits in the
+        UART's buffer for the next tick."""
         if self.link is None:
             return
         r = self.reader
+        reads = 0
+        answered = 0
         while True:
             if self._at >= self._pending and not r.backlog():
+                if reads == _POLL_READS:
+                    return
+                reads += 1
                 self._pending = self.link.readinto(self.rx)
                 self._at = 0
                 if not self._pending:
@@ -143,6 +155,9 @@ class LinkServer:
             self._at = r.feed(self.rx, self._at, self._pending)
             if r.ready:
                 self._request(now, r)
+                answered += 1
+                if answered == _POLL_REQUESTS:
+                    return
 
     def _request(self, now, r):
         seq = r.seq
