@@ -17,15 +17,19 @@ from firmware.drivers.rfid import Rfid
 
 _UART_DISPLAY = const(1)
 _UART_RFID = const(2)
+_GUARD_MS = const(10000)       # past the build's deadline (build_timeout comes first)
 
 
 class Devices:
     def __init__(self, hal, cfg, tags):
         p = cfg.pins
         per_lane = 2 * cfg.stacks
+        run_max = cfg.build_max_ms + _GUARD_MS     # the HAL's guard on plate and lanes
         self.tags = tags
-        self.plate = Plate(hal, p["plate_motor"], p["plate_rotation"], cfg.plate_duty, cfg.plate_rev_ms)
-        self.lanes = [Lane(hal, n, p["lane_feed"][n], p["lane_count"][n], per_lane) for n in range(4)]
+        self.plate = Plate(hal, p["plate_motor"], p["plate_rotation"], cfg.plate_duty,
+                           cfg.plate_rev_ms, run_max)
+        self.lanes = [Lane(hal, n, p["lane_feed"][n], p["lane_count"][n], per_lane, run_max)
+                      for n in range(4)]
         self.lifters = [Lifter(hal, n, p["lift_up"][n], p["lift_down"][n], p["lift_top"][n],
                                p["lift_bottom"][n], cfg.lift_up_ms, cfg.lift_down_ms)
                         for n in range(4)]

@@ -66,6 +66,10 @@ Deploy again (`make deploy PORT=...`): it copies what differs and writes a new m
 The controller restarted during a cycle or a hand (power cut or reset); motion stopped where it was.
 Check the walls are down, tip any half-built walls into the tray, clear the fault and start again.
 
+43 output_timeout
+An output stayed on past its limit (the build's deadline for the plate and the lanes, the move's for a lifter, plus a margin): the controller failed to turn it off, a firmware bug, and the HAL's guard turned it off itself (the detail names the pin).
+Note the pin, the firmware version and `mjctl log`, report it; clear the fault to go on, and watch that motor with `mjctl live`.
+
 50 firmware_error
 The controller's program hit a bug (the detail names it); every motor was stopped.
 Note the detail and the firmware version (`mjctl status`), report it; clear the fault to go on, or restart the table."""

@@ -100,9 +100,10 @@ def _parse(line, number):
     if len(parts) != 2 or len(parts[0]) != 8:
         raise TagError("tags line %d: expected 'UID code' with an 8-digit hex UID, not %r"
                        % (number, line))
-    for ch in parts[0]:
-        if ch not in "0123456789abcdefABCDEF":
-            raise TagError("tags line %d: %r is not a hex UID" % (number, parts[0]))
+    # Not char by char: each one-character string would be an interned
+    # name for good (docs/firmware.md, Memory).
+    if parts[0].lower().strip("0123456789abcdef"):
+        raise TagError("tags line %d: %r is not a hex UID" % (number, parts[0]))
     uid = int(parts[0], 16)
     try:
         return uid, tiles.tile_id(parts[1])

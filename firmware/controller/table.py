@@ -44,6 +44,7 @@ _FAULT = const(7)
 NAMES = ("boot", "idle", "building", "lifting", "dealer", "rolling", "in_hand", "fault")
 
 _POWER_LOST = const(41)
+_OUTPUT_TIMEOUT = const(43)
 _FIRMWARE_ERROR = const(50)
 _MARK = "cycle"                # set while a cycle runs: found at boot = power was lost
 
@@ -202,6 +203,9 @@ class TableController:
         d.buzzer.poll(now)
         if self.jogging is not None or self.scan_side >= 0:
             self._service_work(now)
+        if self.hal.tripped >= 0:          # the HAL's guard turned an output off
+            self._fault(now, _OUTPUT_TIMEOUT, {"pin": self.hal.tripped})
+            self.hal.tripped = -1
         self.follower.step(now, self.state == _IN_HAND)   # reads the walls in play
         if self.state == _FAULT:
             return

@@ -93,10 +93,12 @@ class Keys:
 
 
 class Buzzer:
+    MAX_ON_MS = 3000               # the HAL's guard: the longest beep is 1 s
+
     def __init__(self, hal, pin):
         self.hal = hal
         self.out = pin
-        hal.output(pin)
+        hal.output(pin, self.MAX_ON_MS)
         self._until = 0
         self.on = False
 

@@ -13,12 +13,14 @@ _STUCK_HIGH_MS = const(500)        # a count pulse lasts ~20 ms; high this long 
 
 
 class Lane:
-    def __init__(self, hal, index, feed_pin, count_pin, target):
+    def __init__(self, hal, index, feed_pin, count_pin, target, max_ms):
+        """`max_ms`: the longest the motor may run (the HAL's guard): the
+        build's deadline and a margin."""
         self.index = index
         self.hal = hal
         self.motor = feed_pin
         self.sensor = count_pin
-        hal.output(feed_pin)
+        hal.output(feed_pin, max_ms)
         hal.input(count_pin)
         self.target = target               # tiles that make a full lane: 2 x stacks
         self.count = 0

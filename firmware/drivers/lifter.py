@@ -17,6 +17,7 @@ RISING = 2
 TOP = 3
 LOWERING = 4
 NAMES = ("unknown", "bottom", "rising", "top", "lowering")
+_GUARD_MS = const(1000)            # past a move's deadline, the HAL turns it off itself
 _LEAVE_MS = const(600)             # the start switch must open this soon after a move begins
 
 
@@ -28,8 +29,8 @@ class Lifter:
         self.down = down_pin
         self.top = top_pin
         self.bottom = bottom_pin
-        for pin in (up_pin, down_pin):
-            hal.output(pin)
+        for pin in (up_pin, down_pin):      # the HAL's guard: its deadline and a margin
+            hal.output(pin, max(up_ms, down_ms) + _GUARD_MS)
         for pin in (top_pin, bottom_pin):
             hal.input(pin)
         self.up_ms = up_ms

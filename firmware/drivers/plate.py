@@ -12,11 +12,13 @@ _PLATE_STALL = const(11)
 
 
 class Plate:
-    def __init__(self, hal, motor_pin, rotation_pin, duty, rev_ms):
+    def __init__(self, hal, motor_pin, rotation_pin, duty, rev_ms, max_ms):
+        """`max_ms`: the longest the motor may run (the HAL's guard): the
+        build's deadline and a margin."""
         self.hal = hal
         self.motor = motor_pin
         self.rotation = rotation_pin
-        hal.pwm(motor_pin)
+        hal.pwm(motor_pin, max_ms)
         hal.input(rotation_pin)
         self.duty = duty
         self.deadline_ms = 2 * rev_ms      # a missed pulse is tolerated, two are not

@@ -9,8 +9,9 @@ Interface (what drivers and the controller may use):
 
     hal.ticks_ms()              now, in ms (virtual under sim)
     hal.sleep_until(t)          end of a control tick: wait until t
-    hal.output(pin)             claim a digital output (starts at 0)
-    hal.pwm(pin)                claim a PWM output (starts at duty 0)
+    hal.output(pin, max_ms)     claim a digital output (starts at 0); it may
+                                stay on at most max_ms (OutputGuard below)
+    hal.pwm(pin, max_ms)        claim a PWM output (starts at duty 0), same
     hal.input(pin)              claim an input; its rising edges are counted
                                 (by a pin IRQ, or by the bus) from now on
     hal.write(pin, v)           set a digital output
@@ -26,6 +27,7 @@ Interface (what drivers and the controller may use):
     hal.set_flag(name, on)      set or clear it (a file in the store)
     hal.wdt_start(ms), hal.wdt_feed()
     hal.all_off()               every output off (the safe state)
+    hal.tripped                 -1, or an output the guard turned off
 
 Pins are numbers, not objects: a driver keeps the HAL and its pin numbers,
 and the HAL keeps one small table per kind, so forty pins cost a few hundred
@@ -38,6 +40,8 @@ listing them.
 # ticks period, compared only through ticks_diff. Pure arithmetic (reading
 # the clock is the HAL's job), so drivers use it freely. It lives here, not
 # in a module of its own: every module costs heap on a board.
+from array import array
+
 try:
     from time import ticks_add, ticks_diff  # pyright: ignore  (MicroPython: native)
 except ImportError:  # CPython (host-side tests of drivers)
@@ -72,3 +76,50 @@ class StoreFlags:
         elif self.flag(name):
             import os
             os.remove(path)
+
+
+class OutputGuard:
+    """Klipper's max_duration, below the controller: every output is
+    claimed with the longest time it may stay on, and the HAL itself turns
+    off one that stays on longer, at the next tick, remembering it in
+    `tripped` (the controller raises output_timeout). The controller's own
+    deadlines come first (a lane's idle time, the build's, a lifter's
+    switch); this catches the bug that forgets one, so that no bug can
+    leave a motor running. Both backends inherit it: they call
+    `_guard_init` once, `_guard` when they claim an output, `_switched`
+    when one changes, `_watch` at every tick, and give `_off(pin)`."""
+    _GUARDS = 16                   # outputs a table has: 1 + 4 + 8 + 1 = 14
+
+    def _guard_init(self):
+        n = self._GUARDS
+        self.tripped = -1
+        self._g_pin = bytearray(n)
+        self._g_max = array("I", bytes(4 * n))
+        self._g_since = array("I", bytes(4 * n))
+        self._g_on = bytearray(n)
+        self._g_n = 0
+
+    def _guard(self, pin, max_ms):
+        if self._g_n == self._GUARDS:
+            raise ValueError("more than %d outputs" % self._GUARDS)
+        i = self._g_n
+        self._g_pin[i] = pin
+        self._g_max[i] = max_ms
+        self._g_n = i + 1
+
+    def _switched(self, pin, on, now):
+        for i in range(self._g_n):
+            if self._g_pin[i] == pin:
+                if on and not self._g_on[i]:
+                    self._g_since[i] = now
+                self._g_on[i] = 1 if on else 0
+                return
+
+    def _watch(self, now):
+        for i in range(self._g_n):
+            if self._g_on[i] and ticks_diff(now, self._g_since[i]) > self._g_max[i]:
+                self.tripped = self._g_pin[i]
+                self._off(self._g_pin[i])
+
+    def _off(self, pin):
+        raise NotImplementedError

@@ -1,6 +1,7 @@
 """The ESP32 backend: machine.Pin / PWM / UART / WDT, os.urandom, time.
 
-The only module (with main's board entry) that imports `machine`. Rising
+The only module (with the board's main.py, which builds this HAL) that
+imports `machine`. Rising
 edges are counted by pin IRQs so that a 20 ms sensor pulse is never missed
 between two control ticks.
 """
@@ -20,7 +21,7 @@ from array import array
 import machine
 import micropython
 
-from firmware.hal import StoreFlags
+from firmware.hal import OutputGuard, StoreFlags
 
 _PINS = const(49)                     # ESP32-S3 GPIO 0..48
 _PWM_FREQ = const(20000)               # above hearing, below the motor driver's limit
@@ -60,7 +61,7 @@ class UsbLink:
         return True
 
 
-class Esp32Hal(StoreFlags):
+class Esp32Hal(StoreFlags, OutputGuard):
     def __init__(self, store):
         self.store = store         # the flash filesystem's folder for flags
         self._pins: list = [None] * _PINS      # machine.Pin or PWM per claimed pin
@@ -68,22 +69,26 @@ class Esp32Hal(StoreFlags):
         self._edges = array("I", bytes(4 * _PINS))
         self._wdt = None
         self.link = UsbLink()
+        self._guard_init()
 
     def ticks_ms(self):
         return time.ticks_ms()
 
     def sleep_until(self, t):
+        self._watch(time.ticks_ms())
         d = time.ticks_diff(t, time.ticks_ms())
         if d > 0:
             time.sleep_ms(d)
 
-    def output(self, pin):
+    def output(self, pin, max_ms):
         self._pins[pin] = machine.Pin(pin, machine.Pin.OUT, value=0)
         self._outs.append(pin)
+        self._guard(pin, max_ms)
 
-    def pwm(self, pin):
+    def pwm(self, pin, max_ms):
         self._pins[pin] = machine.PWM(machine.Pin(pin), freq=_PWM_FREQ, duty_u16=0)
         self._outs.append(pin)
+        self._guard(pin, max_ms)
 
     def input(self, pin):
         p = machine.Pin(pin, machine.Pin.IN, machine.Pin.PULL_DOWN)
@@ -97,9 +102,18 @@ class Esp32Hal(StoreFlags):
 
     def write(self, pin, v):
         self._pins[pin].value(v)
+        self._switched(pin, v, time.ticks_ms())
 
     def duty(self, pin, d):
         self._pins[pin].duty_u16(d * 64)       # 0..1023 -> 0..65472
+        self._switched(pin, d, time.ticks_ms())
+
+    def _off(self, pin):
+        p = self._pins[pin]
+        if isinstance(p, machine.PWM):
+            self.duty(pin, 0)
+        else:
+            self.write(pin, 0)
 
     def read(self, pin):
         return self._pins[pin].value()

@@ -13,7 +13,7 @@ from array import array
 
 from micropython import const
 
-from firmware.hal import StoreFlags
+from firmware.hal import OutputGuard, StoreFlags
 from firmware.link import frame
 
 _B_HELLO = const(0x01)
@@ -106,7 +106,7 @@ class SimLink:
         return True
 
 
-class SimHal(StoreFlags):
+class SimHal(StoreFlags, OutputGuard):
     def __init__(self, bus_fd, link_fd=-1, store="", rand=None):
         self.bus = open(bus_fd, "r+b")
         self.store = store         # a folder standing for the board's flash
@@ -126,6 +126,7 @@ class SimHal(StoreFlags):
         self._var = bytearray(frame.OVERHEAD + _UART_TX_MAX + 1)
         self._seq = 0
         self._wdt_ms = 0
+        self._guard_init()
         self._var[_H] = _BUS_VERSION
         self._write(self._var, frame.seal(self._var, _B_HELLO, 0, 1))
 
@@ -134,11 +135,13 @@ class SimHal(StoreFlags):
     def ticks_ms(self):
         return self.now
 
-    def output(self, pin):
+    def output(self, pin, max_ms):
         self._use[pin] = _OUT
+        self._guard(pin, max_ms)
 
-    def pwm(self, pin):
+    def pwm(self, pin, max_ms):
         self._use[pin] = _PWM
+        self._guard(pin, max_ms)
 
     def input(self, pin):
         self._use[pin] = _IN
@@ -147,6 +150,7 @@ class SimHal(StoreFlags):
         if self._out[pin] != v:
             self._out[pin] = v
             self._send_out(pin, v)
+            self._switched(pin, v, self.now)
 
     def duty(self, pin, d):
         self.write(pin, d)
@@ -182,8 +186,12 @@ class SimHal(StoreFlags):
             if use[pin] == _OUT or use[pin] == _PWM:
                 self.write(pin, 0)
 
+    def _off(self, pin):
+        self.write(pin, 0)
+
     def sleep_until(self, t):
         """Tell the table we sleep until t; apply what happened meanwhile."""
+        self._watch(self.now)
         b = self._tick
         b[_H] = t & 0xFF
         b[_H + 1] = (t >> 8) & 0xFF

@@ -94,7 +94,7 @@ ERRORS = ("bad_json bad_kind bad_request unknown_op proto_mismatch"     # on the
           " config_invalid firmware_corrupt")
 HOST_ERRORS = "not_public bad_value bad_response bad_event timeout closed"
 NESTED = ("alloc cmd code count detail dropped end errors expected free got lane ms name"
-          " overruns reason requests seat sensor side slot slots state t")   # keys of nested objects
+          " overruns pin reason requests seat sensor side slot slots state t")   # keys of nested objects
 SECRET = ("tile", "tiles", "uid")     # at any depth, only with reveal=True
 
 

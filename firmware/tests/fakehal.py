@@ -76,6 +76,8 @@ class FakeHal:
         self.log = []              # (time, pin, value) of every output write
         self.outputs = {}          # pin -> FakeOutput
         self.inputs = {}           # pin -> FakeInput
+        self.max_ms = {}           # pin -> the longest it may stay on
+        self.tripped = -1          # the real HALs' guard: never trips here
         self.uarts = {}            # n -> FakeUart
         self.link = None
         self.wdt = []              # (time, timeout) of wdt_start / wdt_feed
@@ -89,11 +91,12 @@ class FakeHal:
     def sleep_until(self, t):
         self.now = t
 
-    def output(self, pin):
+    def output(self, pin, max_ms):
         self.outputs[pin] = FakeOutput(self, pin)
+        self.max_ms[pin] = max_ms      # the real HALs' guard (firmware/hal/__init__.py)
 
-    def pwm(self, pin):
-        self.output(pin)
+    def pwm(self, pin, max_ms):
+        self.output(pin, max_ms)
 
     def input(self, pin):
         self._input(pin)

@@ -51,8 +51,8 @@ class Rig:
     def __init__(self, stacked, every=(200, 200, 200, 200), missed=(0, 0, 0, 0),
                  max_ms=MAX_MS):
         self.hal = hal = FakeHal()
-        self.plate = Plate(hal, PLATE, ROT, 800, 1500)
-        self.lanes = [Lane(hal, n, FEED[n], COUNT[n], PER_LANE) for n in range(4)]
+        self.plate = Plate(hal, PLATE, ROT, 800, 1500, 90000)
+        self.lanes = [Lane(hal, n, FEED[n], COUNT[n], PER_LANE, 90000) for n in range(4)]
         self.uart = hal.uart(2, 46, 3)
         self.rfid = Rfid(self.uart, RULESET.n_tiles, 400)
         self.b = bld.Builder(self.plate, self.lanes, self.rfid, TAGS, RULESET.tile_counts(),

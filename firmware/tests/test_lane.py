@@ -12,7 +12,7 @@ TARGET = 36                 # 2 x 18 stacks
 
 def make(target=TARGET):
     hal = FakeHal()
-    return hal, Lane(hal, 2, FEED, COUNT, target)
+    return hal, Lane(hal, 2, FEED, COUNT, target, 90000)
 
 
 def test_counts_one_per_pulse_from_the_start():

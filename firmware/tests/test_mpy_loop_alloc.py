@@ -36,10 +36,11 @@ class TableHal:
         self.edge = array("I", bytes(196))
         self.uart_obj = QuietUart()
 
-    def output(self, pin):
+    def output(self, pin, max_ms=0):
         pass
 
     pwm = input = output
+    tripped = -1
 
     def write(self, pin, v):
         self.out[pin] = v

@@ -12,7 +12,7 @@ DUTY = 800
 
 def make():
     hal = FakeHal()
-    return hal, Plate(hal, MOTOR, ROT, DUTY, REV_MS)
+    return hal, Plate(hal, MOTOR, ROT, DUTY, REV_MS, 90000)
 
 
 def test_start_and_stop_drive_the_motor():
