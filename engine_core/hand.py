@@ -50,6 +50,7 @@ class Hand:
         self.wall = Wall(Geometry(ruleset.stacks, dealer, dice_sum), tile_ids)
         self._seats = bytearray(_FLOWERS + SEATS * _N_FLOWER)
         self._saved_seats = bytearray(len(self._seats))
+        self._saved = [0, 0, 0]        # phase, reserve, gold (small ints: no allocation)
         self._start(dealer)
 
     def reset(self, dealer, dice_sum, tile_ids):
@@ -75,9 +76,6 @@ class Hand:
         self.reserve = self.rules.reserve_base    # R
         self.gold = _NO_GOLD
         self.irregular = 0
-        self._saved_phase = NEW                # scalars of the same copy
-        self._saved_reserve = 0
-        self._saved_gold = _NO_GOLD
 
     # -- what the table shows ------------------------------------------------
 
@@ -138,7 +136,7 @@ class Hand:
         if self.rules.gold_method == "dice":
             if dice_sum < 2 or dice_sum > 12:
                 raise Refused("reveal_gold: the dice method needs a roll of two dice")
-            self._atomic(Hand._gold_by_dice, dice_sum, 0)
+            self._atomic(Hand._gold_by_dice, 0, dice_sum)
         else:
             if dice_sum:
                 raise Refused("reveal_gold: this ruleset turns the gold from the tail, no dice")
@@ -164,8 +162,8 @@ class Hand:
         self._check_seat(seat)
         if self.phase != PLAY:
             raise Refused("kong: not allowed in phase %s" % self.phase_name)
-        inc = self.rules.kong_concealed if concealed else self.rules.kong_exposed
-        self._atomic(Hand._kong, seat, inc)
+        self._atomic(Hand._kong, seat,
+                     self.rules.kong_concealed if concealed else self.rules.kong_exposed)
 
     def take(self, slot):
         """§11: a tile left a slot the rules did not ask for."""
@@ -179,7 +177,7 @@ class Hand:
 
     # -- the work behind the events (run inside _atomic) --------------------
 
-    def _deal(self, _a, _b):
+    def _deal(self, seat, n):
         for _round in range(4):
             for j in range(SEATS):
                 seat = (self.dealer + j) % SEATS
@@ -187,7 +185,7 @@ class Hand:
                     self._to_hand(seat, self._take(self.wall.head_pos(), HEAD))
         self._to_hand(self.dealer, self._take(self.wall.head_pos(), HEAD))
 
-    def _replace_flowers(self, _a, _b):
+    def _replace_flowers(self, seat, n):
         seats = self._seats
         # Round 1 replaces every flower dealt; later rounds only the flowers
         # taken as replacements in the round before (kept in `due`).
@@ -210,7 +208,7 @@ class Hand:
                     else:
                         seats[_HAND + seat] += 1
 
-    def _gold_by_tail(self, _a, _b):
+    def _gold_by_tail(self, seat, n):
         while True:
             p = self.wall.tail_pos()
             tid = self._take(p, TAIL)
@@ -220,7 +218,7 @@ class Hand:
                 return
             self._receive_flower(self.dealer, tid)
 
-    def _gold_by_dice(self, n, _b):
+    def _gold_by_dice(self, seat, n):
         wall = self.wall
         i = wall.stack_back(n)
         while i >= 0:
@@ -232,14 +230,14 @@ class Hand:
             i = wall.stack_back(1, i - 1)
         raise Refused("reveal_gold: fewer than %d stacks left to count" % n)
 
-    def _draw_in_play(self, seat, _b):
+    def _draw_in_play(self, seat, n):
         tid = self._take(self.wall.head_pos(), HEAD)
         while tiles.is_flower(tid):
             self._receive_flower(seat, tid)
             tid = self._take(self.wall.tail_pos(), TAIL)
 
-    def _kong(self, seat, inc):
-        self.reserve += inc
+    def _kong(self, seat, n):
+        self.reserve += n
         tid = self._take(self.wall.tail_pos(), TAIL)
         while tiles.is_flower(tid):
             self._receive_flower(seat, tid)
@@ -286,21 +284,22 @@ class Hand:
         if not is_seat(seat):
             raise Refused("seat must be 0..3, not %r" % (seat,))
 
-    def _atomic(self, work, a, b):
-        """Run `work(self, a, b)`; on refusal put everything back as it was.
-        `work` is a plain function (Hand._kong): a bound method would be a
-        heap object per event."""
+    def _atomic(self, step, seat, n):
+        """Run `step(self, seat, n)`; on refusal put everything back as it
+        was. `step` is a plain function (Hand._kong): a bound method would
+        be a heap object per event."""
         self.wall.save()
         self._saved_seats[:] = self._seats
-        self._saved_phase = self.phase
-        self._saved_reserve = self.reserve
-        self._saved_gold = self.gold
+        saved = self._saved
+        saved[0] = self.phase
+        saved[1] = self.reserve
+        saved[2] = self.gold
         try:
-            work(self, a, b)
+            step(self, seat, n)
         except Refused:
             self.wall.restore()
             self._seats[:] = self._saved_seats
-            self.phase = self._saved_phase
-            self.reserve = self._saved_reserve
-            self.gold = self._saved_gold
+            self.phase = saved[0]
+            self.reserve = saved[1]
+            self.gold = saved[2]
             raise
