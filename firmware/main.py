@@ -74,7 +74,14 @@ def run(hal, config_path, tags_path, root="", required=False, table="esp32"):
         if ticks_diff(t, hal.ticks_ms()) <= 0:   # overran a tick: do not try to catch up
             link.overruns += 1
             t = ticks_add(hal.ticks_ms(), tick)
-        hal.sleep_until(t)
+        # A request that arrives while the loop sleeps is answered at once,
+        # not at the next tick; the sleep still ends at t (the HAL returns
+        # early only before t), so the host never holds the loop.
+        while not hal.sleep_until(t, True):
+            try:
+                link.poll(hal.ticks_ms())
+            except Exception as e:
+                ctl.crashed(hal.ticks_ms(), e)
 
 
 def _load_config(path):

@@ -116,12 +116,11 @@ def test_a_retried_request_is_answered_again_without_acting_twice(target):
 
 
 @pytest.mark.needs_sim
-def test_a_flood_of_requests_is_answered_a_few_a_tick_and_the_loop_goes_on(target):
+def test_a_flood_of_requests_is_answered_in_order_and_the_loop_goes_on(target):
     """40 status requests in one write (a host that never waits): every one
-    is answered, in order, but at most two a control tick (the uptimes they
-    report step by a tick every two), so the control loop keeps its pace."""
+    is answered, in order (two a poll: firmware/tests/test_link_server.py),
+    and the controller answers on as before."""
     link = target.link
-    tick = target.timing("tick_ms")
     target.drain()
     first = (link._seq + 64) & 0xFF
     seqs = [(first + i) & 0xFF for i in range(40)]
@@ -132,5 +131,5 @@ def test_a_flood_of_requests_is_answered_a_few_a_tick_and_the_loop_goes_on(targe
     assert sorted(answers) == sorted(seqs), len(answers)
     uptimes = [answers[seq]["uptime"] for seq in seqs]
     assert uptimes == sorted(uptimes)
-    assert uptimes[-1] - uptimes[0] >= 19 * tick, uptimes
-    assert max(uptimes.count(t) for t in set(uptimes)) <= 2, uptimes
+    st = target.status()
+    assert st["uptime"] >= uptimes[-1] and st["link"]["errors"] == 0, st

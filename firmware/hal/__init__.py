@@ -8,7 +8,10 @@ RNG and the watchdog. Two backends with one interface:
 Interface (what drivers and the controller may use):
 
     hal.ticks_ms()              now, in ms (virtual under sim)
-    hal.sleep_until(t)          end of a control tick: wait until t
+    hal.sleep_until(t, wake)    end of a control tick: wait until t; True.
+                                wake: return False early, as soon as the
+                                host's bytes wait on the link (then call
+                                again to sleep the rest of the tick)
     hal.output(pin, max_ms)     claim a digital output (starts at 0); it may
                                 stay on at most max_ms (OutputGuard below)
     hal.pwm(pin, max_ms)        claim a PWM output (starts at duty 0), same

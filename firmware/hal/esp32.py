@@ -74,11 +74,16 @@ class Esp32Hal(StoreFlags, OutputGuard):
     def ticks_ms(self):
         return time.ticks_ms()
 
-    def sleep_until(self, t):
+    def sleep_until(self, t, wake=False):
         self._watch(time.ticks_ms())
         d = time.ticks_diff(t, time.ticks_ms())
         if d > 0:
-            time.sleep_ms(d)
+            if wake:                   # the USB link readable before t: wake early
+                for _ in self.link.poll.ipoll(d):
+                    return False
+            else:
+                time.sleep_ms(d)
+        return True
 
     def output(self, pin, max_ms):
         self._pins[pin] = machine.Pin(pin, machine.Pin.OUT, value=0)

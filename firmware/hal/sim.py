@@ -127,6 +127,12 @@ class SimHal(StoreFlags, OutputGuard):
         self._seq = 0
         self._wdt_ms = 0
         self._guard_init()
+        self._sleeping = False     # a TICK is out, its NOW not yet in
+        self._wake = None          # the bus and the link, to wait on both
+        if self.link is not None:
+            self._wake = select.poll()
+            self._wake.register(self.bus, select.POLLIN)
+            self._wake.register(self.link.f, select.POLLIN)
         self._var[_H] = _BUS_VERSION
         self._write(self._var, frame.seal(self._var, _B_HELLO, 0, 1))
 
@@ -189,16 +195,36 @@ class SimHal(StoreFlags, OutputGuard):
     def _off(self, pin):
         self.write(pin, 0)
 
-    def sleep_until(self, t):
-        """Tell the table we sleep until t; apply what happened meanwhile."""
-        self._watch(self.now)
-        b = self._tick
-        b[_H] = t & 0xFF
-        b[_H + 1] = (t >> 8) & 0xFF
-        b[_H + 2] = (t >> 16) & 0xFF
-        b[_H + 3] = (t >> 24) & 0xFF
-        self._write(b, frame.seal(b, _B_TICK, self._next_seq(), 4))
+    def sleep_until(self, t, wake=False):
+        """Tell the table we sleep until t; apply what happened meanwhile.
+        With `wake`, return False as soon as the host's bytes wait on the
+        link while the table is still running to t (in real time, the
+        table answers at t); the next call sleeps the rest."""
+        if not self._sleeping:
+            self._watch(self.now)
+            b = self._tick
+            b[_H] = t & 0xFF
+            b[_H + 1] = (t >> 8) & 0xFF
+            b[_H + 2] = (t >> 16) & 0xFF
+            b[_H + 3] = (t >> 24) & 0xFF
+            self._write(b, frame.seal(b, _B_TICK, self._next_seq(), 4))
+            self._sleeping = True
+        if wake and self._wake is not None and not self._reader.backlog():
+            link = False
+            for entry in self._wake.ipoll(-1):
+                if entry[0] is self.bus:
+                    link = False   # the table is at t: the tick first, always
+                    break
+                link = entry[1] & select.POLLIN
+            if link:
+                # What the firmware does now reaches the table after the
+                # TICK, so the table applies it at t: the firmware's clock
+                # says so too (a jog started now runs its whole time).
+                self.now = t
+                return False
         self._pump()
+        self._sleeping = False
+        return True
 
     # -- the bus -------------------------------------------------------------
 

@@ -26,8 +26,8 @@ _NO_MEMORY = {"error": "internal", "message": "out of memory for this answer: as
 AUDIT_FAULTS = (20, 21, 22)    # missing_tile, extra_tile, unknown_tag
 _READOUTS = ("counters", "sensors", "dice_test", "config_get")
 _TECHNICIAN = _READOUTS + ("jog", "config_set")      # and service_*, rfid_*
-_POLL_REQUESTS = const(2)             # answers per tick: each parses and writes JSON
-_POLL_READS = const(8)                # x _RX bytes per tick (a garbage flood)
+_POLL_ANSWERS = const(2)              # answers per poll: each parses and writes JSON
+_POLL_READS = const(8)                # x _RX bytes per poll (a garbage flood)
 _QUIET_MS = const(100)                 # a frame's bytes come together; a gap this long ends it
 _RETRY_MS = const(5000)                # same seq and payload this soon: a retry, answered again
 
@@ -126,16 +126,17 @@ class LinkServer:
     # -- in ------------------------------------------------------------------
 
     def poll(self, now):
-        """Requests in, answered: at most _POLL_REQUESTS answers and
-        _POLL_READS reads of the line per tick, so that a host that never
-        stops sending (or sends garbage) cannot stop the control loop (on a
-        board the watchdog would reset it). What is left waits in the
-        UART's buffer for the next tick."""
+        """Requests in, answered: at most _POLL_ANSWERS answers and
+        _POLL_READS reads of the line per call, so that a host that never
+        stops sending (or sends garbage) cannot hold the control loop (on
+        a board the watchdog would reset it): the loop polls at every tick
+        and whenever a request wakes it while it sleeps, never past the
+        tick's end. The rest waits in the UART's buffer."""
         if self.link is None:
             return
         r = self.reader
         reads = 0
-        answered = 0
+        answers = 0
         while True:
             if self._at >= self._pending and not r.backlog():
                 if reads == _POLL_READS:
@@ -155,8 +156,8 @@ class LinkServer:
             self._at = r.feed(self.rx, self._at, self._pending)
             if r.ready:
                 self._request(now, r)
-                answered += 1
-                if answered == _POLL_REQUESTS:
+                answers += 1
+                if answers == _POLL_ANSWERS:
                     return
 
     def _request(self, now, r):

@@ -1,0 +1,65 @@
+"""The link server's bound per poll, on both interpreters: a host that
+never stops sending gets two answers per poll (the control loop polls at
+every tick and when a request wakes it), and a line of garbage is read at
+most eight times per poll; nothing is lost, the rest waits."""
+
+from firmware.link import codec, frame
+from firmware.link.server import LinkServer
+from firmware.tests.fakehal import FakeHal
+
+
+class Line:
+    """The host's side of the link: bytes waiting, answers written."""
+
+    def __init__(self, data):
+        self.data = data
+        self.at = 0
+        self.reads = 0
+        self.out = []
+
+    def readinto(self, buf):
+        self.reads += 1
+        n = min(len(buf), len(self.data) - self.at)
+        buf[:n] = self.data[self.at:self.at + n]
+        self.at += n
+        return n
+
+    def write(self, buf, n):
+        self.out.append(bytes(buf[:n]))
+        return True
+
+
+def _hello(seq):
+    payload = ('{"op":"hello","proto":%d}' % codec.PROTO_VERSION).encode()
+    return frame.encode(codec.REQUEST, seq, payload)
+
+
+def _server(data):
+    hal = FakeHal()
+    hal.link = Line(data)
+    return LinkServer(hal, "0.0.0", "test"), hal.link
+
+
+def test_a_flood_is_answered_two_a_poll_in_order_and_nothing_is_lost():
+    server, line = _server(b"".join(_hello(seq) for seq in range(10)))
+    server.poll(0)
+    assert len(line.out) == 2
+    for t in range(1, 4):
+        server.poll(t)
+    assert len(line.out) == 8
+    server.poll(5)
+    assert len(line.out) == 10 and server.requests == 10 and server.errors == 0
+    seqs = [frame_seq(f) for f in line.out]
+    assert seqs == list(range(10))
+
+
+def test_garbage_is_read_at_most_eight_times_a_poll():
+    server, line = _server(b"\x55" * 4096)
+    server.poll(0)
+    assert line.reads == 8 and line.out == []
+    server.poll(1)
+    assert line.reads == 16
+
+
+def frame_seq(data):
+    return data[3]              # sync x2, kind, seq
