@@ -146,3 +146,35 @@ def test_a_fault_is_detected_all_motors_stop_and_the_table_recovers(make_target,
     with pytest.raises(LinkError) as e:   # a hand is on: no second cycle
         target.request("start")
     assert e.value.code == "busy"
+
+
+@pytest.mark.needs_sim
+def test_a_hung_loop_is_reset_by_the_watchdog_and_comes_back_with_motors_off(target):
+    """The firmware's process frozen mid-build (SIGSTOP: a loop that never
+    comes back). The board's watchdog is fed only by the loop, so it bites
+    `_WATCHDOG_MS` after the last feed: the virtual table's time goes on
+    without the firmware (host_tools/vtable/bus.py, stall_s), every output
+    goes off, the controller restarts, moves nothing, and says a cycle was
+    cut short (power_lost)."""
+    import os
+    import signal
+    target.start()
+    t0 = target.wait_state("building")["t"]
+    st = target.wait_virtual(t0 + 2000)            # plate and lanes running
+    assert st["state"] == "building"
+    running = [k for k, v in target.outputs_at(st["uptime"]).items() if v]
+    assert running, "nothing ran before the hang"
+    os.kill(target.sim.proc.pid, signal.SIGSTOP)
+    target.wait_event(lambda e: e["ev"] == "fault" and e["name"] == "power_lost",
+                      "the restarted controller's power_lost")
+    assert target.sim.restarts == 1
+    resets = [e[0] for e in target.table_log() if e[1] == "table" and e[3] == "watchdog"]
+    assert len(resets) == 1, target.table_log()[-5:]
+    # It bit the watchdog's time (2 s) after the loop's last feed, which
+    # came after the status above (the loop fed it at every tick till then).
+    assert resets[0] - 2000 >= st["uptime"] - 10, (st["uptime"], resets)
+    assert not [k for k, v in target.outputs_at(resets[0]).items() if v]
+    after = target.status()
+    assert after["fault"]["name"] == "power_lost"
+    target.wait_virtual(after["uptime"] + 1000)
+    assert not [c for c in target.output_changes(since=resets[0]) if c[2]]   # nothing moved

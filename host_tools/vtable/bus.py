@@ -12,9 +12,13 @@ of its first TICK, whose NOW tells it the clock.
     "stopped"     the `stop` callable said so
     "power_cut"   the table lost power (a power_cut fault or power_cut()):
                   the launcher restarts the firmware and calls serve() again
-    "watchdog"    the firmware's watchdog was not fed in time: same
+    "watchdog"    the firmware's watchdog was not fed in time: same. A
+                  firmware that stops ticking (a hung loop) stops virtual
+                  time too; so after `stall_s` wall seconds without a TICK,
+                  with a watchdog running, the table's time goes on to the
+                  watchdog's deadline, as a board's would, and it bites
     "eof"         the other end closed the port
-    "hung"        no TICK for `hung_s` wall seconds
+    "hung"        no TICK for `hung_s` wall seconds (no watchdog running)
 After "power_cut" or "watchdog" every frame up to the next HELLO is ignored
 (it comes from the dead firmware).
 """
@@ -33,6 +37,7 @@ IN, UART_RX, NOW = 0x81, 0x82, 0x83
 class BusServer:
     poll_s = 0.02           # longest wait for a byte before checking stop / hung
     hung_s = 10.0
+    stall_s = 3.0           # a firmware silent this long with its watchdog on is hung
 
     def __init__(self, serial_obj, table, realtime=False, speed=1.0):
         """realtime: hold each NOW until the wall clock reaches it, virtual
@@ -74,7 +79,13 @@ class BusServer:
         while True:
             if stop is not None and stop():
                 return "stopped"
-            if time.monotonic() - last_tick > self.hung_s:
+            silent = time.monotonic() - last_tick
+            if silent > self.stall_s and self.booted and self.table.wdt_deadline is not None:
+                self.table.advance_to(self.table.wdt_deadline)
+                if self.table.halt_reason is not None:
+                    self.booted = False
+                    return self.table.halt_reason
+            if silent > self.hung_s:
                 return "hung"
             if self._rest:
                 data, self._rest = self._rest, b""
