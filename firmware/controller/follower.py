@@ -33,7 +33,9 @@ from firmware.drivers import display as dsp
 from firmware.hal import ticks_add, ticks_diff
 from firmware.tags import UNKNOWN
 
-_OPS = const("deal replace_flowers reveal_gold draw kong take put_back")
+# By _OP_*: a tuple, not a string split at every event (a list and seven
+# strings of garbage each time).
+_OPS = ("deal", "replace_flowers", "reveal_gold", "draw", "kong", "take", "put_back")
 _OP_DEAL = const(0)
 _OP_FLOWERS = const(1)
 _OP_GOLD = const(2)
@@ -386,7 +388,7 @@ class HandFollower:
 
     def _fields(self, at):
         r = self._rows
-        return {"n": self.events, "op": _OPS.split()[r[at]],
+        return {"n": self.events, "op": _OPS[r[at]],
                 "phase": PHASE_NAMES[r[at + 3]],
                 "wall": r[at + 4], "reserve": r[at + 5], "drawable": r[at + 6] - 128,
                 "gold": None if r[at + 7] == _NONE else tiles.CODES[r[at + 7]],
