@@ -194,3 +194,18 @@ def remove_temp(name="_fw_test_tmp.txt"):
         os.remove(name)
     except OSError:
         pass
+
+
+class QuietBoard:
+    """The parts of a HAL a whole-controller test does not look at: a dice
+    RNG that always rolls the same, no flags in flash. Allocates nothing
+    (test_mpy_loop_alloc runs it under heap_lock)."""
+
+    def rand(self, n):
+        return b"\x03" * n
+
+    def flag(self, name):
+        return False
+
+    def set_flag(self, name, on):
+        pass

@@ -16,7 +16,7 @@ from firmware import config, tags
 from firmware.controller import builder as bld
 from firmware.controller.table import TableController
 from firmware.devices import Devices
-from firmware.tests.fakehal import FIRMWARE_DIR
+from firmware.tests.fakehal import FIRMWARE_DIR, QuietBoard
 
 
 class QuietUart:
@@ -27,7 +27,7 @@ class QuietUart:
         return 0
 
 
-class TableHal:
+class TableHal(QuietBoard):
     """Pins as arrays; nothing here allocates after construction."""
 
     def __init__(self):
@@ -55,15 +55,6 @@ class TableHal:
 
     def uart(self, n, tx, rx, rxbuf):
         return self.uart_obj
-
-    def rand(self, n):
-        return b"\x03" * n
-
-    def flag(self, name):
-        return False
-
-    def set_flag(self, name, on):
-        pass
 
     def all_off(self):
         for pin in range(49):

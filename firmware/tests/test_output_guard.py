@@ -7,12 +7,12 @@ from firmware import config, tags
 from firmware.controller.table import TableController
 from firmware.devices import Devices
 from firmware.hal import OutputGuard
-from firmware.tests.fakehal import FIRMWARE_DIR
+from firmware.tests.fakehal import FIRMWARE_DIR, QuietBoard
 
 OUTPUT_TIMEOUT = 43
 
 
-class GuardedPins(OutputGuard):
+class GuardedPins(QuietBoard, OutputGuard):
     """A HAL backend's part the guard needs: outputs, a clock, `_off`; and
     enough of the rest of the interface for the controller."""
 
@@ -64,15 +64,6 @@ class GuardedPins(OutputGuard):
 
     def readinto(self, buf):
         return 0
-
-    def rand(self, n):
-        return b"\x03" * n
-
-    def flag(self, name):
-        return False
-
-    def set_flag(self, name, on):
-        pass
 
     def all_off(self):
         for pin in self.out:

@@ -35,14 +35,11 @@ def chi2_faces(counts):
     return chi2, chi2_p_5(chi2)
 
 
-def bisect_min(lo, hi, passes, step=1):
-    """The smallest v in lo, lo+step, ..., <= hi with passes(v) true,
-    assuming passes is monotone (false below some value, true from it on).
-    Returns (v or None when hi itself fails, [(v, passed), ...] in the order
-    tried). hi is tried first, then lo, then the halves."""
+def _grid(lo, hi, passes, step):
+    """The values lo, lo+step, ... <= hi as indices 0..n, and ok(i): passes
+    at index i, each try recorded in `tried` as (value, passed)."""
     if step <= 0 or hi < lo:
         raise ValueError("bad range %r..%r step %r" % (lo, hi, step))
-    n = (hi - lo) // step                  # indices 0..n; value = lo + i * step
     tried = []
 
     def ok(i):
@@ -50,48 +47,43 @@ def bisect_min(lo, hi, passes, step=1):
         r = bool(passes(v))
         tried.append((v, r))
         return r
+    return (hi - lo) // step, tried, ok
 
+
+def bisect_min(lo, hi, passes, step=1):
+    """The smallest v in lo, lo+step, ..., <= hi with passes(v) true,
+    assuming passes is monotone (false below some value, true from it on).
+    Returns (v or None when hi itself fails, [(v, passed), ...] in the order
+    tried). hi is tried first, then lo, then the halves."""
+    n, tried, ok = _grid(lo, hi, passes, step)   # indices 0..n; value = lo + i * step
     if not ok(n):
         return None, tried
     if n == 0 or ok(0):
         return lo, tried
-    bad, good = 0, n                       # passes(bad) false, passes(good) true
-    while good - bad > 1:
-        mid = (bad + good) // 2
-        if ok(mid):
-            good = mid
-        else:
-            bad = mid
-    return lo + good * step, tried
+    return lo + _halve(ok, 0, n) * step, tried
 
 
 def gallop_min(lo, hi, passes, step=1):
     """Like bisect_min, for an answer expected just above lo: tries lo,
     lo+step, lo+2*step, lo+4*step, ... (capped at hi) until one passes, then
     bisects between the last failure and it. Same return value."""
-    if step <= 0 or hi < lo:
-        raise ValueError("bad range %r..%r step %r" % (lo, hi, step))
-    n = (hi - lo) // step
-    tried = []
-
-    def ok(i):
-        v = lo + i * step
-        r = bool(passes(v))
-        tried.append((v, r))
-        return r
-
+    n, tried, ok = _grid(lo, hi, passes, step)
     bad, i, jump = None, 0, 1
     while not ok(i):
         if i == n:
             return None, tried
         bad, i, jump = i, min(n, i + jump), jump * 2
-    good = i
     if bad is None:
         return lo, tried
+    return lo + _halve(ok, bad, i) * step, tried
+
+
+def _halve(ok, bad, good):
+    """The least index that passes, ok(bad) false and ok(good) true."""
     while good - bad > 1:
         mid = (bad + good) // 2
         if ok(mid):
             good = mid
         else:
             bad = mid
-    return lo + good * step, tried
+    return good

@@ -57,6 +57,10 @@ def verdict(value, target):
     return "PASS" if ok else "OVER"
 
 
+_FORMATS = {"B/tick": "%g B", "ratio": "%.4f", "s": "%.2f s", "ms": "%.3f ms",
+            "x": "%.0fx", "/s": "%.0f /s", "p": "%.3f"}
+
+
 def fmt(value, unit):
     if value is None:
         return "-"
@@ -64,21 +68,7 @@ def fmt(value, unit):
         return "yes" if value else "no"
     if unit == "B":
         return "%d B" % value if value < 10 * KB else "%d B (%.1f KB)" % (value, value / KB)
-    if unit == "B/tick":
-        return "%g B" % value
-    if unit == "ratio":
-        return "%.4f" % value
-    if unit == "s":
-        return "%.2f s" % value
-    if unit == "ms":
-        return "%.3f ms" % value
-    if unit == "x":
-        return "%.0fx" % value
-    if unit == "/s":
-        return "%.0f /s" % value
-    if unit == "p":
-        return "%.3f" % value
-    return str(value)
+    return _FORMATS[unit] % value if unit in _FORMATS else str(value)
 
 
 def fmt_target(target, unit):
