@@ -18,8 +18,8 @@ except ImportError:  # CPython (host-side tests)
 
 import gc
 
-from firmware.hal import ticks_add, ticks_diff
-from firmware.link.server import LinkServer, forget
+from firmware.hal import forget, ticks_add, ticks_diff
+from firmware.link.server import LinkServer
 
 _FW_VERSION = const("0.1.0")
 _WATCHDOG_MS = const(2000)

@@ -9,7 +9,7 @@ manifest on a deployed board is a fault: the table does not move.
 
 It proves the files are the ones deployed (a flash fault, a half-finished
 copy, a hand-edited file), not who deployed them. Needed at boot only: the
-firmware forgets this module afterwards (server.forget).
+firmware forgets this module afterwards (hal.forget).
 """
 
 try:

@@ -3,6 +3,8 @@ a cause and a fix text, every output off, and the table recoverable once
 the fault is repaired and cleared (a full cycle with 36 tiles a side).
 """
 
+import os
+
 import pytest
 
 from host_tools.link_client import LinkError
@@ -178,3 +180,43 @@ def test_a_hung_loop_is_reset_by_the_watchdog_and_comes_back_with_motors_off(tar
     assert after["fault"]["name"] == "power_lost"
     target.wait_virtual(after["uptime"] + 1000)
     assert not [c for c in target.output_changes(since=resets[0]) if c[2]]   # nothing moved
+
+
+@pytest.mark.needs_sim
+def test_counters_and_the_fault_log_survive_power_cuts_at_random_instants(target):
+    """Power cut at random instants of cycles (the firmware killed wherever
+    it is, a save of its counters included): after every restart the
+    counters file is whole (no `lost`, no failed save), the counters never
+    go back, and the fault log keeps its faults (power_lost among them)."""
+    import random
+    from firmware import persist
+    rng = random.Random(7)
+    table = target.table
+    assert target.run_cycle().ok                # something to keep: a cycle, a lift
+    prev = target.request("counters")
+    assert (prev["cycles"], prev["lifts"]) == (1, 1), prev
+    for cut in range(10):
+        st = target.status()
+        if st["state"] == "idle":
+            target.start()
+        target.wait_virtual(st["uptime"] + rng.randrange(200, 30000))
+        target.drain()
+        target.in_table(table.power_cut)
+        ev = target.wait_event(lambda e: (e["ev"] == "fault" and e["name"] == "power_lost")
+                               or (e["ev"] == "state" and e["state"] == "idle"), "the restart")
+        assert target.sim.restarts == cut + 1
+        c = target.request("counters")
+        assert "lost" not in c and c["unsaved"] == 0, c
+        for k in ("cycles", "hands", "lifts"):
+            assert c[k] >= prev[k], (k, prev, c)
+        assert c["tiles_fed"] == [max(a, b) for a, b in zip(c["tiles_fed"], prev["tiles_fed"])]
+        saved = persist.load(os.path.join(target.sim.store, "counters.json"))
+        assert saved["cycles"] == c["cycles"] and saved["lifts"] == c["lifts"]
+        prev = c
+        if ev["ev"] == "fault":
+            target.in_table(table.technician_empties_lanes)
+            target.request("clear")
+            target.wait_state("idle")
+    assert prev["cycles"] >= 1
+    lost = [f for f in target.request("faults", n=4)["faults"] if f["name"] == "power_lost"]
+    assert lost, "no power_lost kept in the fault log"

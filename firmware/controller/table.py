@@ -29,7 +29,7 @@ from firmware.drivers import display as dsp
 from firmware.drivers import keys as kys
 from firmware.drivers import lifter as lft
 from firmware.drivers import rfid
-from firmware.hal import ticks_add, ticks_diff
+from firmware.hal import forget, ticks_add, ticks_diff
 from engine_core.dealer import Dealership
 from engine_core.hand import DRAW
 
@@ -47,6 +47,7 @@ _POWER_LOST = const(41)
 _OUTPUT_TIMEOUT = const(43)
 _FIRMWARE_ERROR = const(50)
 _MARK = "cycle"                # set while a cycle runs: found at boot = power was lost
+_COUNTERS = "counters.json"    # counters and fault log, kept across power cuts (persist.py)
 
 
 class TableController:
@@ -77,6 +78,8 @@ class TableController:
         self.lifts = 0             # sets of walls lifted
         self.tiles_fed = [0, 0, 0, 0]     # by lane, walls audited
         self.fault_counts = bytearray(64)  # by code (saturating at 255)
+        self.lost = None           # why the counters start from zero (a damaged file)
+        self.unsaved = 0           # saves that failed (the flash)
         self.dealership = Dealership.first(hal.rand)
         self.next_ready = False    # a second set is built and audited in the lanes
         # A technician's work (link/service.py starts it, the tick ends it):
@@ -93,6 +96,7 @@ class TableController:
     def boot(self, now):
         for lifter in self.d.lifters:  # where they are, before anyone asks
             lifter.poll(now)
+        self._restore()
         if self.hal.flag(_MARK):
             self._fault(now, _POWER_LOST, {"reason": "restarted during a cycle"})
             self.resume_state = _IDLE
@@ -121,6 +125,7 @@ class TableController:
         ds = self.dealership
         ds.hand_ended(winner)
         self.hands += 1
+        self._save()
         self.emit("result", {"winner": winner, "dealer": ds.dealer, "wins_in_row": ds.wins_in_row,
                              "streak": ds.streak})
         self.d.display.show_alert(now, dsp.ALERT_NONE)
@@ -229,6 +234,7 @@ class TableController:
                 d.display.show_dice(now, dice.a, dice.b, False)
                 self.emit("dice", {"a": dice.a, "b": dice.b, "dealer": self.dealership.dealer})
                 self.cycles += 1
+                self._save()
                 d.keys.clear()                 # the dice press is not a gesture
                 self._enter(now, _IN_HAND)
                 self.follower.begin(now, self.dealership.dealer, dice.a + dice.b,
@@ -376,6 +382,7 @@ class TableController:
         self.builder.state = bld.EMPTY
         for lifter in self.d.lifters:
             lifter.lift(now)
+        self._save()
         self._enter(now, _LIFTING)
 
     def _all(self, position):
@@ -409,8 +416,49 @@ class TableController:
         self.fault_log.append((now, code, name, detail or {}))
         if len(self.fault_log) > self.FAULT_LOG:
             self.fault_log.pop(0)
+        self._save()
         self._enter(now, _FAULT)
         self.emit("fault", {"code": code, "name": name, "detail": detail or {}})
+
+    # -- what survives a power cut ------------------------------------------
+
+    def _save(self):
+        """Counters and fault log to the flash (persist.py, loaded for it).
+        Never raises: a failed save (a full or failing flash, no heap for
+        it now) is counted in `unsaved`, and the table goes on."""
+        try:
+            from firmware import persist
+            faults = []
+            for code in range(len(self.fault_counts)):
+                if self.fault_counts[code]:
+                    faults.append([code, self.fault_counts[code]])
+            persist.save(self.hal.store + _COUNTERS, {
+                "cycles": self.cycles, "hands": self.hands, "lifts": self.lifts,
+                "tiles_fed": self.tiles_fed, "faults": faults, "log": self.fault_log})
+        except Exception:
+            self.unsaved += 1
+        finally:
+            forget("firmware.persist")
+
+    def _restore(self):
+        """At boot: the counters and the fault log as last saved; a damaged
+        file starts them from zero and says so (`lost`)."""
+        from firmware import persist
+        try:
+            saved = persist.load(self.hal.store + _COUNTERS)
+        except ValueError as e:
+            saved = None
+            self.lost = "%s: counting again from zero" % e
+        finally:
+            forget("firmware.persist")
+        if saved:
+            self.cycles = saved["cycles"]
+            self.hands = saved["hands"]
+            self.lifts = saved["lifts"]
+            self.tiles_fed = saved["tiles_fed"]
+            for code, n in saved["faults"]:
+                self.fault_counts[code] = n
+            self.fault_log = saved["log"]
 
     def _enter(self, now, state):
         self.state = state

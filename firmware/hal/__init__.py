@@ -58,6 +58,19 @@ except ImportError:  # CPython (host-side tests of drivers)
         return ((a - b + _HALF) % _PERIOD) - _HALF
 
 
+def forget(name):
+    """Drop a module that was needed for a moment (boot's checks, a
+    technician's request, a save): nothing else refers to its functions,
+    so they leave the heap at the next collection (docs/firmware.md,
+    Memory). Here for the reason ticks_add is: every module costs heap."""
+    import sys
+    package, _, leaf = name.rpartition(".")
+    sys.modules.pop(name, None)
+    parent = sys.modules.get(package)
+    if parent is not None and hasattr(parent, leaf):
+        delattr(parent, leaf)
+
+
 class StoreFlags:
     """Flags kept as files in `self.store` (a folder path ending in "/"):
     both backends' store is a filesystem, the board's flash or a folder

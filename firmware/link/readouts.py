@@ -38,14 +38,18 @@ def answer(ctl, op, args):
 
 
 def counters(ctl):
-    """What the table has done since boot (issue 6 keeps them across
-    power cuts): cycles, hands, lifts, tiles fed by lane, faults by code."""
+    """What the table has done, kept across power cuts (persist.py):
+    cycles, hands, lifts, tiles fed by lane, faults by code; `unsaved`:
+    saves that failed; `lost`: why they started again from zero."""
     faults = []
     for code in range(len(ctl.fault_counts)):
         if ctl.fault_counts[code]:
             faults.append([code, ctl.fault_counts[code]])
-    return {"ok": True, "cycles": ctl.cycles, "hands": ctl.hands, "lifts": ctl.lifts,
-            "tiles_fed": list(ctl.tiles_fed), "faults": faults}
+    out = {"ok": True, "cycles": ctl.cycles, "hands": ctl.hands, "lifts": ctl.lifts,
+           "tiles_fed": list(ctl.tiles_fed), "faults": faults, "unsaved": ctl.unsaved}
+    if ctl.lost:
+        out["lost"] = ctl.lost
+    return out
 
 
 def sensors(ctl):

@@ -13,10 +13,9 @@ except ImportError:  # CPython (host-side tests)
         return x
 
 import gc
-import sys
 
 from firmware import faults
-from firmware.hal import ticks_diff
+from firmware.hal import forget, ticks_diff
 from firmware.link import codec, frame
 
 _RX = const(32)
@@ -305,13 +304,3 @@ class LinkServer:
                 "uptime": now, "dealer": None, "dice": None, "tiles_per_side": [0, 0, 0, 0],
                 "lanes": [0, 0, 0, 0], "lifters": []}
 
-
-def forget(name):
-    """Drop a module that was needed for a moment (boot's checks, a
-    technician's request): nothing else refers to its functions, so they
-    leave the heap at the next collection (docs/firmware.md, Memory)."""
-    package, _, leaf = name.rpartition(".")
-    sys.modules.pop(name, None)
-    parent = sys.modules.get(package)
-    if parent is not None and hasattr(parent, leaf):
-        delattr(parent, leaf)

@@ -32,7 +32,7 @@ import json
 
 from engine_core import tiles
 from firmware.controller.table import NAMES
-from firmware.hal import ticks_add, ticks_diff
+from firmware.hal import forget, ticks_add, ticks_diff
 from firmware.link.codec import LinkError
 from firmware.tags import UNKNOWN
 
@@ -229,7 +229,6 @@ def config_set(cfg, key, value):
         raise LinkError("config_invalid", str(e))
     finally:
         del config
-        from firmware.link.server import forget
         forget("firmware.config")
         forget("engine_core.rulesets")
     _write_atomic(cfg.path, json.dumps(data))

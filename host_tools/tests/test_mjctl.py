@@ -157,7 +157,7 @@ def test_counters_sensors_and_the_dice_test_on_the_virtual_table():
     p = mjctl("--sim", "counters", "--json")
     assert p.returncode == 0, p.stderr
     assert json.loads(p.stdout) == {"cycles": 0, "hands": 0, "lifts": 0,
-                                    "tiles_fed": [0, 0, 0, 0], "faults": []}
+                                    "tiles_fed": [0, 0, 0, 0], "faults": [], "unsaved": 0}
     p = mjctl("--sim", "sensors", "--json")
     assert p.returncode == 0, p.stderr
     s = json.loads(p.stdout)
