@@ -24,7 +24,7 @@ def test_status_in_idle_has_every_field_with_its_type(target):
     assert isinstance(st["lifters"], list) and len(st["lifters"]) == 4
     assert all(l in LIFTER_STATES for l in st["lifters"]), st["lifters"]
     link = st["link"]
-    assert set(link) == {"requests", "errors", "dropped", "overruns"}, link
+    assert set(link) == {"requests", "errors", "dropped", "overruns", "garbage", "bad_crc"}, link
     assert all(_is_int(v) and v >= 0 for v in link.values()), link
     heap = st["heap"]
     assert set(heap) == {"alloc", "free"} and all(_is_int(v) and v > 0 for v in heap.values())

@@ -94,8 +94,8 @@ ERRORS = ("bad_json bad_kind bad_request unknown_op proto_mismatch"     # on the
           " busy refused auth_failed no_session session_expired not_found too_big internal"
           " config_invalid firmware_corrupt")
 HOST_ERRORS = "not_public bad_value bad_response bad_event timeout closed"
-NESTED = ("alloc cmd code count detail dropped end errors expected free got lane ms name"
-          " overruns pin reason requests seat sensor side slot slots state t")   # keys of nested objects
+NESTED = ("alloc bad_crc cmd code count detail dropped end errors expected free garbage got"
+          " lane ms name overruns pin reason requests seat sensor side slot slots state t")   # keys of nested objects
 SECRET = ("tile", "tiles", "uid")     # at any depth, only with reveal=True
 
 

@@ -294,7 +294,8 @@ class LinkServer:
                 "lanes": [lane.count for lane in d.lanes],
                 "lifters": [LIFT[l.state] for l in d.lifters],
                 "link": {"requests": self.requests, "errors": self.errors,
-                         "dropped": self.dropped, "overruns": self.overruns},
+                         "dropped": self.dropped, "overruns": self.overruns,
+                         "garbage": self.reader.dropped, "bad_crc": self.reader.bad_crc},
                 "heap": {"alloc": gc.mem_alloc(), "free": gc.mem_free()}}
 
     def _boot_fault_status(self, now):
