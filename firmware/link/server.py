@@ -89,8 +89,15 @@ class LinkServer:
         anything else). `fields` is a dict made for this event: "ev" and
         "t" go into it (a copy would double what an event costs the heap)."""
         obj = fields
-        obj["ev"] = name
-        obj["t"] = self.hal.ticks_ms()
+        try:
+            obj["ev"] = name
+            obj["t"] = self.hal.ticks_ms()
+        except MemoryError:
+            # No heap for the event now (its dict must grow): the event is
+            # lost, counted, and the table goes on; the state it told is in
+            # `status` and `hand`, and the next hand event carries it whole.
+            self.dropped += 1
+            return
         self.event_seq = (self.event_seq + 1) & 0xFF
         # Tile codes go out only for audit faults: they name tiles of walls
         # that are not in play (before the lift, or the next set's).
