@@ -446,19 +446,23 @@ class TableController:
         from firmware import persist
         try:
             saved = persist.load(self.hal.store + _COUNTERS)
-        except ValueError as e:
-            saved = None
+            if saved:
+                cycles, hands, lifts = saved["cycles"], saved["hands"], saved["lifts"]
+                fed, log = list(saved["tiles_fed"]), list(saved["log"])
+                counts = bytearray(len(self.fault_counts))
+                for code, n in saved["faults"]:
+                    counts[code] = n
+                if len(fed) != 4 or len(log) > self.FAULT_LOG:
+                    raise ValueError("not this firmware's counters")
+                self.cycles, self.hands, self.lifts = cycles, hands, lifts
+                self.tiles_fed, self.fault_log = fed, log
+                self.fault_counts[:] = counts
+        except (ValueError, KeyError, TypeError, IndexError) as e:
+            # Damaged, or whole but of another shape (another firmware's):
+            # nothing of it is taken, and `counters` says so.
             self.lost = "%s: counting again from zero" % e
         finally:
             forget("firmware.persist")
-        if saved:
-            self.cycles = saved["cycles"]
-            self.hands = saved["hands"]
-            self.lifts = saved["lifts"]
-            self.tiles_fed = saved["tiles_fed"]
-            for code, n in saved["faults"]:
-                self.fault_counts[code] = n
-            self.fault_log = saved["log"]
 
     def _enter(self, now, state):
         self.state = state
