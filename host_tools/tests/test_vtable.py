@@ -781,3 +781,18 @@ def test_bus_real_time_holds_now(bus):
     fw.send(0x04, struct.pack("<I", 150))
     assert fw.frames_until_now()[-1][0] == 0x83
     assert time.monotonic() - t >= 0.14
+
+
+def test_players_press_for_the_dealer_shown_after_the_walls_came_up():
+    """A dealer lamp shown before the walls came up is the last hand's (a
+    display replugged during a hand shows it again): the players wait for
+    the SHOW_DEALER of these walls and press for that dealer."""
+    tv = VirtualTable(1)
+    players = tv.players
+    tv.display.dealer = (1, 0)
+    players.dealer_shown(100)          # the old dealer, shown again mid-hand
+    players.walls_up(200)
+    assert players.presses == []       # not for seat 1
+    tv.display.dealer = (2, 0)
+    players.dealer_shown(250)          # the lamp of these walls
+    assert players.presses == [(250 + players.reaction_ms, 2)]

@@ -5,9 +5,11 @@ reached the top and the display has shown a dealer (a SHOW_DEALER since
 the last automatic press: a lamp left on from the last hand does not
 count), that dealer presses the dice key `reaction_ms` later and holds it
 `hold_ms`; once per set of walls.
-Players wait for the walls as well as the lamp, so an early SHOW_DEALER
-does not let the press overlap the lift (the lower bound counts the lift
-and the reaction one after the other).
+Players wait for the walls as well as the lamp (the lower bound counts
+the lift and the reaction one after the other), and a lamp shown before
+the walls came up is the last hand's: found by a soak, where the display,
+replugged after a fault during a hand, showed the old dealer again and the
+players pressed for him at the next lift.
 """
 
 import heapq
@@ -42,6 +44,11 @@ class Players:
         heapq.heappush(self.queue, (t, self.n, seat, value))
 
     def walls_up(self, now):
+        # A lamp shown before these walls came up is the last hand's (the
+        # display shows everything again after it was replugged): the
+        # dealer of these walls is the one the next SHOW_DEALER names.
+        if self.lamp_at is not None and self.lamp_at < now:
+            self.lamp_at = None
         self.armed_at = now
         self._maybe_press()
 
