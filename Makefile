@@ -8,7 +8,7 @@ STAMP  := $(VENV)/.installed-stamp
 # The code that runs on the controller; compiled to .mpy as it ships.
 DEVICE_SRC := $(shell find engine_core firmware -name '*.py' -not -path '*/tests/*' 2>/dev/null)
 
-.PHONY: all venv mpy test test-cpython test-micropython typecheck run bench deploy vboard flash clean
+.PHONY: all venv mpy test test-cpython test-micropython typecheck run bench soak deploy vboard flash clean
 
 all: test
 
@@ -73,6 +73,12 @@ KEY ?= keys/table.key
 deploy: $(STAMP)
 	@test -n "$(PORT)" || { echo "make deploy PORT=/dev/ttyACM0 [KEY=keys/<table>.key]"; exit 2; }
 	$(BIN)/python -m host_tools.deploy --port $(PORT) --key $(KEY)
+
+# Hand after hand on the virtual table with faults injected and repaired
+# (docs/reliability.md): HANDS=10000 takes about 6 hours (2 s a hand).
+HANDS ?= 10000
+soak: mpy
+	$(BIN)/python -m host_tools.soak --hands $(HANDS)
 
 # A virtual board to try deploy and the service tools on without a board
 # (docs/deploy.md): its REPL for `make deploy`, then the table it runs.

@@ -1,0 +1,177 @@
+"""`make soak`: hand after hand on the virtual table, with faults.
+
+    python -m host_tools.soak [--hands N] [--seed S] [--fault-rate R] [--json]
+
+One virtual table, the real firmware under MicroPython, players for every
+set of walls (`Parlour`). At each new set of walls, with probability R, a
+fault is injected at a random moment of the next minute of play (while the
+next set is built during a hand, or a hand is followed); when the firmware
+reports it, the technician repairs the table and clears the fault. Every
+hand the controller followed is compared, event by event, with the rules'
+replay of what the players did.
+
+It passes when: no firmware exception (no `firmware_error`, no traceback),
+no stuck state (an event at least every `STUCK_S` of wall time), no hand
+that differs from its replay, and the controller's counters equal the
+virtual table's own counts (tiles fed per lane, sets lifted, hands).
+Prints a summary (or JSON); exit 0 when it passes, 1 when not.
+"""
+
+import argparse
+import json
+import random
+import sys
+import threading
+import time
+
+from engine_core.replay import replay
+from host_tools.link_client import LinkClient
+from host_tools.mjctl import STATE_KEYS, public_state
+from host_tools.vtable.hand_players import Parlour
+from host_tools.vtable.launcher import SimTable
+
+STUCK_S = 30.0                 # wall seconds without an event: the table is stuck
+# Faults the table recovers from by a repair and `clear` (docs/faults.md);
+# audit faults and power cuts need the lanes emptied: not injected here.
+KINDS = ("lane_jam:0", "lane_jam:1", "lane_jam:2", "lane_jam:3", "plate_stall",
+         "rfid_timeout", "display_unplugged")
+
+
+class Technician:
+    """Attached to the virtual table, so that it acts in the table's own
+    thread: injects the planned faults at their virtual time, and repairs
+    the active one when asked (`repair()` from the host, then wait)."""
+
+    def __init__(self, table, rng, rate):
+        self.table = table
+        self.rng = rng
+        self.rate = rate
+        self.planned = None        # (t, kind)
+        self.active = None         # the kind injected, until repaired
+        self.injected = []         # (t, kind)
+        self._asked = False
+        self.repaired = threading.Event()
+        table.attach(self)
+
+    def repair(self):
+        self.repaired.clear()
+        self._asked = True
+
+    # -- the table's hooks (its thread) ----------------------------------------
+
+    def walls_up(self, now):
+        if self.planned is None and self.active is None and self.rng.random() < self.rate:
+            self.planned = (now + self.rng.randrange(1000, 60000), self.rng.choice(KINDS))
+
+    def dice_shown(self, now, a, b):
+        pass
+
+    def next_time(self, now):
+        if self._asked:
+            return now
+        return self.planned[0] if self.planned else None
+
+    def run(self, dt):
+        pass
+
+    def fire(self, now):
+        if self._asked:
+            self._asked = False
+            if self.active is not None:
+                self.table.clear_fault(self.active)
+                self.active = None
+            self.repaired.set()
+        if self.planned is not None and now >= self.planned[0]:
+            kind = self.planned[1]
+            self.planned = None
+            self.table.inject(kind)
+            self.active = kind
+            self.injected.append((now, kind))
+
+
+def soak(hands, seed=1, fault_rate=0.1, log=None):
+    """Play `hands` hands; the summary dict (its "ok": it passed)."""
+    rng = random.Random(seed)
+    out = {"hands": 0, "mismatches": 0, "faults": 0, "stuck": 0, "firmware_errors": 0,
+           "results": {"win": 0, "draw": 0}, "seed": seed, "fault_rate": fault_rate}
+    t0 = time.monotonic()
+    with SimTable(seed=seed) as sim:
+        parlour = Parlour(sim.table, seed)
+        tech = Technician(sim.table, rng, fault_rate)
+        with LinkClient(sim.link_path) as link:
+            link.hello()
+            link.request("start")
+            observed = []
+            while out["hands"] < hands:
+                ev = link.next_event(timeout=STUCK_S)
+                if ev is None:
+                    out["stuck"] += 1
+                    out["stuck_status"] = link.request("status")
+                    break
+                name = ev["ev"]
+                if name == "fault":
+                    out["faults"] += 1
+                    out["firmware_errors"] += ev["name"] == "firmware_error"
+                    if log:
+                        log("fault %s at %d ms: %s" % (ev["name"], ev["t"], ev["detail"]))
+                    tech.repair()
+                    if not tech.repaired.wait(STUCK_S):
+                        out["stuck"] += 1
+                        break
+                    link.request("clear")
+                elif name == "hand":
+                    if ev["n"] == 0:
+                        observed = []
+                    observed.append(public_state(ev))
+                elif name == "result":
+                    want = replay(parlour.hands[-1].scenario)
+                    same = len(want) == len(observed) and all(
+                        {k: a[k] for k in STATE_KEYS} == {k: b[k] for k in STATE_KEYS}
+                        for a, b in zip(observed, want))
+                    out["mismatches"] += not same
+                    out["results"]["draw" if ev["winner"] is None else "win"] += 1
+                    out["hands"] += 1
+                    if log and out["hands"] % 50 == 0:
+                        log("%d hands, %d faults" % (out["hands"], out["faults"]))
+            counters = link.request("counters")
+        table = sim.table.counters()
+        out["injected"] = len(tech.injected)
+        out["traceback"] = "Traceback" in sim.firmware_log()
+        out["counters"] = {k: counters[k] for k in ("cycles", "hands", "lifts", "tiles_fed")}
+        out["table_counts"] = {"tiles_fed": table["tiles_fed"],
+                               "lifts": table["lifter_cycles"][0],
+                               "firmware_errors": table["firmware_errors"]}
+        out["virtual_s"] = round(sim.table.now / 1000.0, 1)
+    out["wall_s"] = round(time.monotonic() - t0, 1)
+    out["counters_equal"] = (out["counters"]["tiles_fed"] == out["table_counts"]["tiles_fed"]
+                             and out["counters"]["lifts"] == out["table_counts"]["lifts"]
+                             and out["counters"]["hands"] == out["hands"])
+    out["ok"] = (out["hands"] == hands and not out["mismatches"] and not out["stuck"]
+                 and not out["firmware_errors"] and not out["traceback"]
+                 and not out["table_counts"]["firmware_errors"] and out["counters_equal"])
+    return out
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(prog="python -m host_tools.soak", description=__doc__.split("\n")[0])
+    ap.add_argument("--hands", type=int, default=10000)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--fault-rate", type=float, default=0.1, metavar="R",
+                    help="chance of a fault at each new set of walls (default 0.1)")
+    ap.add_argument("--json", action="store_true")
+    args = ap.parse_args(argv)
+    log = None if args.json else (lambda s: print(s, flush=True))
+    out = soak(args.hands, args.seed, args.fault_rate, log)
+    if args.json:
+        print(json.dumps(out))
+    else:
+        print("soak: %(hands)d hands (%(results)s), %(faults)d faults (%(injected)d injected), "
+              "%(mismatches)d mismatches, %(stuck)d stuck, %(firmware_errors)d firmware errors; "
+              "counters %(counters)s, the table's %(table_counts)s; "
+              "%(virtual_s)s s virtual in %(wall_s)s s" % out)
+        print("PASS" if out["ok"] else "FAIL")
+    return 0 if out["ok"] else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
