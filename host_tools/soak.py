@@ -11,7 +11,8 @@ hand the controller followed is compared, event by event, with the rules'
 replay of what the players did.
 
 It passes when: no firmware exception (no `firmware_error`, no traceback),
-no stuck state (an event at least every `STUCK_S` of wall time), no hand
+no stuck state (an event at least every `STUCK_S` and a hand's result at
+least every `HAND_S` of wall time), no hand
 that differs from its replay, and the controller's counters equal the
 virtual table's own counts (tiles fed per lane, sets lifted, hands).
 Prints a summary (or JSON); exit 0 when it passes, 1 when not.
@@ -31,10 +32,15 @@ from host_tools.vtable.hand_players import Parlour
 from host_tools.vtable.launcher import SimTable
 
 STUCK_S = 30.0                 # wall seconds without an event: the table is stuck
+HAND_S = 60.0                  # wall seconds without a hand's result: stuck too (a hand
+                               # takes about 2 s; events may still come, e.g. refusals)
 # Faults the table recovers from by a repair and `clear` (docs/faults.md);
 # audit faults and power cuts need the lanes emptied: not injected here.
 KINDS = ("lane_jam:0", "lane_jam:1", "lane_jam:2", "lane_jam:3", "plate_stall",
          "rfid_timeout", "display_unplugged")
+# Faults after which the technician tips the lanes into the tray before
+# `clear` (docs/faults.md, recovery): the walls are built again.
+EMPTY_LANES = ("missing_tile", "extra_tile", "unknown_tag", "power_lost")
 
 
 class Technician:
@@ -50,11 +56,18 @@ class Technician:
         self.active = None         # the kind injected, until repaired
         self.injected = []         # (t, kind)
         self._asked = False
+        self._empty = False
+        self.tipped = [0, 0, 0, 0]  # tiles fed, then tipped into the tray, by lane
         self.repaired = threading.Event()
         table.attach(self)
 
-    def repair(self):
+    def repair(self, fault):
+        """What the technician does for `fault` (its name), as
+        docs/faults.md says: repairs what was injected; after an audit
+        fault (a jam just before the others filled leaves tiles on the
+        plate: missing_tile) or a cut power, tips the lanes into the tray."""
         self.repaired.clear()
+        self._empty = fault in EMPTY_LANES
         self._asked = True
 
     # -- the table's hooks (its thread) ----------------------------------------
@@ -77,6 +90,13 @@ class Technician:
     def fire(self, now):
         if self._asked:
             self._asked = False
+            if self._empty:
+                # The tiles it tips back were fed but will never be lifted:
+                # the controller counts tiles fed by the walls it lifts.
+                for n, lane in enumerate(self.table.lanes):
+                    self.tipped[n] += sum(1 for t in lane.wall.tiles if t is not None)
+                    self.tipped[n] += lane.chute is not None
+                self.table.technician_empties_lanes()
             if self.active is not None:
                 self.table.clear_fault(self.active)
                 self.active = None
@@ -102,19 +122,23 @@ def soak(hands, seed=1, fault_rate=0.1, log=None):
             link.hello()
             link.request("start")
             observed = []
+            last = []                  # the last events, for a stuck table's report
+            hand_at = time.monotonic()
             while out["hands"] < hands:
                 ev = link.next_event(timeout=STUCK_S)
-                if ev is None:
+                if ev is None or time.monotonic() - hand_at > HAND_S:
                     out["stuck"] += 1
                     out["stuck_status"] = link.request("status")
+                    out["stuck_events"] = last
                     break
+                last = (last + [ev])[-12:]
                 name = ev["ev"]
                 if name == "fault":
                     out["faults"] += 1
                     out["firmware_errors"] += ev["name"] == "firmware_error"
                     if log:
                         log("fault %s at %d ms: %s" % (ev["name"], ev["t"], ev["detail"]))
-                    tech.repair()
+                    tech.repair(ev["name"])
                     if not tech.repaired.wait(STUCK_S):
                         out["stuck"] += 1
                         break
@@ -131,6 +155,7 @@ def soak(hands, seed=1, fault_rate=0.1, log=None):
                     out["mismatches"] += not same
                     out["results"]["draw" if ev["winner"] is None else "win"] += 1
                     out["hands"] += 1
+                    hand_at = time.monotonic()
                     if log and out["hands"] % 50 == 0:
                         log("%d hands, %d faults" % (out["hands"], out["faults"]))
             counters = link.request("counters")
@@ -138,7 +163,9 @@ def soak(hands, seed=1, fault_rate=0.1, log=None):
         out["injected"] = len(tech.injected)
         out["traceback"] = "Traceback" in sim.firmware_log()
         out["counters"] = {k: counters[k] for k in ("cycles", "hands", "lifts", "tiles_fed")}
-        out["table_counts"] = {"tiles_fed": table["tiles_fed"],
+        out["table_counts"] = {"tiles_fed": [fed - back for fed, back in
+                                             zip(table["tiles_fed"], tech.tipped)],
+                               "tipped": tech.tipped,
                                "lifts": table["lifter_cycles"][0],
                                "firmware_errors": table["firmware_errors"]}
         out["virtual_s"] = round(sim.table.now / 1000.0, 1)
@@ -169,6 +196,8 @@ def main(argv=None):
               "%(mismatches)d mismatches, %(stuck)d stuck, %(firmware_errors)d firmware errors; "
               "counters %(counters)s, the table's %(table_counts)s; "
               "%(virtual_s)s s virtual in %(wall_s)s s" % out)
+        if out["stuck"]:
+            print("stuck: %s\nlast events: %s" % (out.get("stuck_status"), out.get("stuck_events")))
         print("PASS" if out["ok"] else "FAIL")
     return 0 if out["ok"] else 1
 
