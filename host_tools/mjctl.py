@@ -183,18 +183,20 @@ def cmd_status(args):
         return _status(args, link)
 
 
+def fields(answer):
+    """An answer's own fields: without the envelope's `ok` and `op`."""
+    return {k: answer[k] for k in answer if k not in ("ok", "op")}
+
+
 def _status(args, link):
     info = link.hello()
     st = link.request("status")
     out = {"firmware": info.get("fw"), "proto": info.get("proto"), "build": info.get("build")}
-    for k in st:
-        if k not in ("ok", "op"):
-            out[k] = st[k]
+    out.update(fields(st))
     if out.get("fault"):
         out["fault"] = describe_fault(out["fault"])
     try:
-        c = link.request("counters")
-        out["counters"] = {k: c[k] for k in c if k not in ("ok", "op")}
+        out["counters"] = fields(link.request("counters"))
     except LinkError:              # stopped at boot (config, firmware): status only
         pass
     emit(args, out, human_status)

@@ -44,10 +44,7 @@ def _link(args, fn):
 def _answer(args, op, human):
     """One request; its answer printed (--json: as JSON, else by `human`)."""
     def run(link, _key):
-        out = link.request(op)
-        out.pop("ok", None)
-        out.pop("op", None)
-        _emit(args, out, human)
+        _emit(args, _fields(link.request(op)), human)
         return 0
     return _link(args, run)
 
@@ -82,10 +79,7 @@ def cmd_live(args):
 
     def snapshot(link):
         st = link.request("status")
-        se = link.request("sensors")
-        for d in (st, se):
-            d.pop("ok", None)
-            d.pop("op", None)
+        se = _fields(link.request("sensors"))
         return {"state": st["state"], "phase": st["phase"], "fault": st["fault"],
                 "uptime": st["uptime"], "sensors": se}
 
@@ -138,9 +132,7 @@ def cmd_config(args):
 
     def run(link, _key):
         args_ = {"key": args.file} if args.file else {}
-        out = link.request("config_get", **args_)
-        out.pop("ok", None)
-        out.pop("op", None)
+        out = _fields(link.request("config_get", **args_))
         _emit(args, out, lambda o: _console().print(json.dumps(o, indent=1)))
         return 0
     return _link(args, run)
@@ -191,9 +183,7 @@ def cmd_rfid(args):
         if done["sides"] < 4:
             raise SystemExit("mjctl: the scan stopped after %d sides (see mjctl status: the"
                              " reader's fault)" % done["sides"])
-        out = link.request("rfid_" + args.action, session=session)
-        out.pop("ok", None)
-        out.pop("op", None)
+        out = _fields(link.request("rfid_" + args.action, session=session))
         _emit(args, out, _human_audit if args.action == "audit" else _human_learn)
         if args.action == "audit":
             return 0 if not out["kinds"] and not out["unknown"] else 1
@@ -321,6 +311,11 @@ def register(sub):
 def _emit(args, obj, human):
     from host_tools.mjctl import emit
     emit(args, obj, human)
+
+
+def _fields(answer):
+    from host_tools.mjctl import fields
+    return fields(answer)
 
 
 def _console():

@@ -314,12 +314,7 @@ def rfid_learn(ctl):
             f.write("%08x %s\n" % (tags.uid(i), tiles.CODES[tid]))
         for slot in range(len(ids)):
             if ids[slot] == UNKNOWN:
-                f.write("%08x %s\n" % (_uid_at(uids, slot), tiles.CODES[order[slot]]))
+                f.write("%08x %s\n" % (ctl.d.rfid.uid(slot), tiles.CODES[order[slot]]))
     import os
     os.rename(tags.path + ".new", tags.path)
     return {"ok": True, "tags": len(tags) + new, "new": new, "changed": changed, "restart": True}
-
-
-def _uid_at(uids, slot):
-    i = 4 * slot
-    return (uids[i] << 24) | (uids[i + 1] << 16) | (uids[i + 2] << 8) | uids[i + 3]
