@@ -1,0 +1,61 @@
+"""Where the firmware's resident heap goes, step by step through the boot
+of firmware/main.py, under the MicroPython unix port (64-bit) from the
+ROMFS image, as the virtual table runs it:
+
+    python -m host_tools.bench.heapcost [--qstrs]
+
+Each step: the live heap after a collection, and the interned names
+(qstrs). Qstrs are never freed and live in pools that double (20, 40 ...
+640 entries): the 621st name allocates a 640-entry pool, 7 KB on the
+64-bit port. A tool for the engineer cutting the heap (docs/firmware.md,
+Memory); `make bench` measures the figure itself (heap.py)."""
+
+import argparse
+import re
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+from host_tools.mpenv import ROOT
+from host_tools.vtable import romfs
+
+QSTR_RE = re.compile(r"qstr pool: n_pool=(\d+), n_qstr=(\d+), n_str_data_bytes=(\d+), "
+                     r"n_total_bytes=(\d+)")
+
+
+def measure():
+    """[(step, heap bytes, qstrs, qstr pools' bytes)]"""
+    with tempfile.TemporaryDirectory() as tmp:
+        t = Path(tmp)
+        (t / "store").mkdir()
+        shutil.copy(Path(__file__).with_name("mp_heapcost.py"), t / "mp_heapcost.py")
+        cmd = romfs.command("mp_heapcost", [t / "bus.bin", ROOT / "firmware" / "config.json",
+                                            ROOT / "firmware" / "tags.txt", str(t / "store") + "/"])
+        p = subprocess.run(cmd, cwd=tmp, capture_output=True, text=True, timeout=120)
+    if p.returncode != 0:
+        raise RuntimeError("mp_heapcost failed: " + (p.stderr or p.stdout)[-2000:])
+    rows, step = [], None
+    for line in p.stdout.splitlines():
+        if line.startswith("STEP "):
+            _, name, heap = line.rsplit(None, 2)
+            step = (name, int(heap))
+        m = QSTR_RE.match(line)
+        if m and step:
+            rows.append((step[0], step[1], int(m.group(2)), int(m.group(4))))
+            step = None
+    return rows
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.parse_args()
+    prev_heap = prev_q = 0
+    print("%-20s %8s %8s %6s %6s %9s" % ("step", "heap B", "+B", "qstrs", "+q", "qstr B"))
+    for name, heap, q, qb in measure():
+        print("%-20s %8d %8d %6d %6d %9d" % (name, heap, heap - prev_heap, q, q - prev_q, qb))
+        prev_heap, prev_q = heap, q
+
+
+if __name__ == "__main__":
+    main()
