@@ -7,12 +7,12 @@ except ImportError:  # CPython (host-side tests)
     def const(x):
         return x
 
-from firmware.drivers.dice import Dice
-from firmware.drivers.display import Display
-from firmware.drivers.keys import Buzzer, Keys
-from firmware.drivers.lane import Lane
-from firmware.drivers.lifter import Lifter
-from firmware.drivers.plate import Plate
+from firmware.drivers.panel import Dice
+from firmware.drivers.panel import Display
+from firmware.drivers.panel import Buzzer, Keys
+from firmware.drivers.motion import Lane
+from firmware.drivers.motion import Lifter
+from firmware.drivers.motion import Plate
 from firmware.drivers.rfid import Rfid
 
 _UART_DISPLAY = const(1)

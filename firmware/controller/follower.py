@@ -29,7 +29,7 @@ except ImportError:  # CPython (host-side tests)
 from engine_core import tiles
 from engine_core.hand import DEALT, DRAW, FINAL, NEW, PHASE_NAMES, PLAY, REPLACED, Hand, Refused
 from engine_core.tiles import NO_TILE
-from firmware.drivers import display as dsp
+from firmware.drivers import panel as dsp
 from firmware.hal import ticks_add, ticks_diff
 from firmware.tags import UNKNOWN
 

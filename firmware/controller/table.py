@@ -25,9 +25,8 @@ except ImportError:  # CPython (host-side tests)
 from firmware import faults
 from firmware.controller import builder as bld
 from firmware.controller.follower import HandFollower
-from firmware.drivers import display as dsp
-from firmware.drivers import keys as kys
-from firmware.drivers import lifter as lft
+from firmware.drivers import panel
+from firmware.drivers import motion as lft
 from firmware.drivers import rfid
 from firmware.hal import forget, ticks_add, ticks_diff
 from engine_core.dealer import Dealership
@@ -43,6 +42,7 @@ _IN_HAND = const(6)
 _FAULT = const(7)
 NAMES = ("boot", "idle", "building", "lifting", "dealer", "rolling", "in_hand", "fault")
 
+_DISPLAY_UNPLUGGED = const(30)
 _POWER_LOST = const(41)
 _OUTPUT_TIMEOUT = const(43)
 _FIRMWARE_ERROR = const(50)
@@ -128,7 +128,7 @@ class TableController:
         self._save()
         self.emit("result", {"winner": winner, "dealer": ds.dealer, "wins_in_row": ds.wins_in_row,
                              "streak": ds.streak})
-        self.d.display.show_alert(now, dsp.ALERT_NONE)
+        self.d.display.show_alert(now, panel.ALERT_NONE)
         self.cycle_started = now
         self._start_next(now)
         return None
@@ -156,7 +156,7 @@ class TableController:
         self.builder.clear()
         for dev in self.d.fault_sources:
             dev.fault = 0
-        if code == dsp.DISPLAY_UNPLUGGED:
+        if code == _DISPLAY_UNPLUGGED:
             # Else the frame never ACKed raises the fault again at once; and
             # the board comes back blank: show again what the players need.
             self.d.display.replugged()
@@ -216,7 +216,7 @@ class TableController:
             return
         for dev in d.fault_sources:
             if dev.fault:
-                self._fault(now, dev.fault, dev.fault_detail())
+                self._fault(now, dev.fault, dev.detail)
                 return
         state = self.state
         if state == _BUILDING or (state == _IN_HAND and self.cfg.tile_sets == 2):
@@ -273,11 +273,11 @@ class TableController:
                 elif g:
                     self._refuse(now, seat, "the dealer rolls for the gold")
                 continue
-            if g == kys.HOLD:
+            if g == panel.HOLD:
                 self.hand_end(now, seat)       # "I win"
                 return
-            if g == kys.SINGLE or g == kys.DOUBLE:
-                why = f.kong(now, seat, g == kys.DOUBLE)
+            if g == panel.SINGLE or g == panel.DOUBLE:
+                why = f.kong(now, seat, g == panel.DOUBLE)
                 if why:
                     self._refuse(now, seat, why)
         if f.active and f.phase == DRAW:       # nothing left to draw: 和局

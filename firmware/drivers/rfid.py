@@ -36,6 +36,7 @@ class Rfid:
         self.seen = bytearray(n_slots)
         self.state = IDLE
         self.fault = 0
+        self.detail = None         # the fault's detail for the link
         self.side = 0
         self.level = 0             # of the last request: whose answer it is
         self.bad_frames = 0
@@ -83,15 +84,13 @@ class Rfid:
             # Nothing good came: a damaged reply is a line fault, none at all
             # a reader that does not answer.
             self.fault = _RFID_CRC if self._damaged else _RFID_TIMEOUT
+            self.detail = {"side": self.side, "ms": self.reply_ms}
             self.state = IDLE
 
     def uid(self, slot):
         """The UID read at `slot`, as an int (a fault detail, tests)."""
         u = self.uids
         return (u[4 * slot] << 24) | (u[4 * slot + 1] << 16) | (u[4 * slot + 2] << 8) | u[4 * slot + 3]
-
-    def fault_detail(self):
-        return {"side": self.side, "ms": self.reply_ms}
 
     def _byte(self, b):
         f = self._frame
@@ -134,20 +133,19 @@ class Rfid:
     def _store(self, f):
         side = f[3]
         count = f[4]
-        if side != self.side or 2 + count * 5 != f[2]:
-            self.bad_frames += 1
-            self.fault = _RFID_CRC               # well-formed but inconsistent
-            self.state = IDLE
-            return
         per_side = len(self.seen) // 4
         first = side * per_side
-        for j in range(count):         # every slot must be of the side asked
+        ok = side == self.side and 2 + count * 5 == f[2]
+        for j in range(count if ok else 0):    # every slot must be of the side asked
             slot = f[5 + j * 5]
             if slot < first or slot >= first + per_side:
-                self.bad_frames += 1
-                self.fault = _RFID_CRC
-                self.state = IDLE
-                return
+                ok = False
+        if not ok:                             # well-formed but inconsistent
+            self.bad_frames += 1
+            self.fault = _RFID_CRC
+            self.detail = {"side": self.side, "ms": self.reply_ms}
+            self.state = IDLE
+            return
         for s in range(first, first + per_side):
             self.seen[s] = 0
         for j in range(count):

@@ -46,13 +46,20 @@ listing them.
 from array import array
 
 try:
+    from micropython import const  # pyright: ignore[reportAssignmentType]  (CPython defines it below)
+except ImportError:  # CPython (host-side tests)
+    def const(x):
+        return x
+
+_PERIOD = const(1 << 30)
+_HALF = const(1 << 29)
+_GUARDS = const(16)            # outputs a table has: 1 + 4 + 8 + 1 = 14
+
+try:
     from time import ticks_add, ticks_diff  # pyright: ignore  (MicroPython: native)
 except ImportError:  # CPython (host-side tests of drivers)
-    _PERIOD = 1 << 30
-    _HALF = 1 << 29
-
-    def ticks_add(t, delta):
-        return (t + delta) % _PERIOD
+    def ticks_add(t, ms):
+        return (t + ms) % _PERIOD
 
     def ticks_diff(a, b):
         return ((a - b + _HALF) % _PERIOD) - _HALF
@@ -104,38 +111,40 @@ class OutputGuard:
     leave a motor running. Both backends inherit it: they call
     `_guard_init` once, `_guard` when they claim an output, `_switched`
     when one changes, `_watch` at every tick, and give `_off(pin)`."""
-    _GUARDS = 16                   # outputs a table has: 1 + 4 + 8 + 1 = 14
+    # One array of (pin, max_ms, on since or -1) per guarded output: one
+    # object rather than four, and names cost heap too (docs/firmware.md).
 
     def _guard_init(self):
-        n = self._GUARDS
         self.tripped = -1
-        self._g_pin = bytearray(n)
-        self._g_max = array("I", bytes(4 * n))
-        self._g_since = array("I", bytes(4 * n))
-        self._g_on = bytearray(n)
+        self._g = array("i", bytes(12 * _GUARDS))
         self._g_n = 0
 
     def _guard(self, pin, max_ms):
-        if self._g_n == self._GUARDS:
-            raise ValueError("more than %d outputs" % self._GUARDS)
-        i = self._g_n
-        self._g_pin[i] = pin
-        self._g_max[i] = max_ms
-        self._g_n = i + 1
+        i = 3 * self._g_n
+        if i == 3 * _GUARDS:
+            raise ValueError("more than %d outputs" % _GUARDS)
+        g = self._g
+        g[i] = pin
+        g[i + 1] = max_ms
+        g[i + 2] = -1
+        self._g_n += 1
 
     def _switched(self, pin, on, now):
-        for i in range(self._g_n):
-            if self._g_pin[i] == pin:
-                if on and not self._g_on[i]:
-                    self._g_since[i] = now
-                self._g_on[i] = 1 if on else 0
+        g = self._g
+        for i in range(0, 3 * self._g_n, 3):
+            if g[i] == pin:
+                if not on:
+                    g[i + 2] = -1
+                elif g[i + 2] < 0:
+                    g[i + 2] = now
                 return
 
     def _watch(self, now):
-        for i in range(self._g_n):
-            if self._g_on[i] and ticks_diff(now, self._g_since[i]) > self._g_max[i]:
-                self.tripped = self._g_pin[i]
-                self._off(self._g_pin[i])
+        g = self._g
+        for i in range(0, 3 * self._g_n, 3):
+            if g[i + 2] >= 0 and ticks_diff(now, g[i + 2]) > g[i + 1]:
+                self.tripped = g[i]
+                self._off(g[i])
 
     def _off(self, pin):
         raise NotImplementedError

@@ -125,7 +125,6 @@ class SimHal(StoreFlags, OutputGuard):
         self._wdt = bytearray(frame.OVERHEAD + 2)
         self._var = bytearray(frame.OVERHEAD + _UART_TX_MAX + 1)
         self._seq = 0
-        self._wdt_ms = 0
         self._guard_init()
         self._sleeping = False     # a TICK is out, its NOW not yet in
         self._wake = None          # the bus and the link, to wait on both
@@ -155,7 +154,11 @@ class SimHal(StoreFlags, OutputGuard):
     def write(self, pin, v):
         if self._out[pin] != v:
             self._out[pin] = v
-            self._send_out(pin, v)
+            b = self._outf
+            b[_H] = pin
+            b[_H + 1] = v & 0xFF
+            b[_H + 2] = (v >> 8) & 0xFF
+            self._send(b, _B_OUT, 3)
             self._switched(pin, v, self.now)
 
     def duty(self, pin, d):
@@ -179,12 +182,14 @@ class SimHal(StoreFlags, OutputGuard):
         return os.urandom(n)
 
     def wdt_start(self, ms):
-        self._wdt_ms = ms
-        self._send_wdt(ms)
+        b = self._wdt              # the timeout, sent again at every feed
+        b[_H] = ms & 0xFF
+        b[_H + 1] = (ms >> 8) & 0xFF
+        self._send(b, _B_WDT, 2)
 
     def wdt_feed(self):
-        if self._wdt_ms:
-            self._send_wdt(self._wdt_ms)
+        if self._wdt[_H] or self._wdt[_H + 1]:
+            self._send(self._wdt, _B_WDT, 2)
 
     def all_off(self):
         use = self._use
@@ -207,7 +212,7 @@ class SimHal(StoreFlags, OutputGuard):
             b[_H + 1] = (t >> 8) & 0xFF
             b[_H + 2] = (t >> 16) & 0xFF
             b[_H + 3] = (t >> 24) & 0xFF
-            self._write(b, frame.seal(b, _B_TICK, self._next_seq(), 4))
+            self._send(b, _B_TICK, 4)
             self._sleeping = True
         if wake and self._wake is not None and not self._reader.backlog():
             link = False
@@ -228,28 +233,16 @@ class SimHal(StoreFlags, OutputGuard):
 
     # -- the bus -------------------------------------------------------------
 
-    def _next_seq(self):
+    def _send(self, b, kind, n):
+        """Seal the payload already in `b` and write the frame."""
         self._seq = (self._seq + 1) & 0xFF
-        return self._seq
+        self._write(b, frame.seal(b, kind, self._seq, n))
 
     def _write(self, buf, n):
         if n == len(buf):
             self.bus.write(buf)
         else:
             self.bus.write(memoryview(buf)[:n])
-
-    def _send_out(self, pin, v):
-        b = self._outf
-        b[_H] = pin
-        b[_H + 1] = v & 0xFF
-        b[_H + 2] = (v >> 8) & 0xFF
-        self._write(b, frame.seal(b, _B_OUT, self._next_seq(), 3))
-
-    def _send_wdt(self, ms):
-        b = self._wdt
-        b[_H] = ms & 0xFF
-        b[_H + 1] = (ms >> 8) & 0xFF
-        self._write(b, frame.seal(b, _B_WDT, self._next_seq(), 2))
 
     def _send_uart(self, n, src, length):
         if length > _UART_TX_MAX:
@@ -258,7 +251,7 @@ class SimHal(StoreFlags, OutputGuard):
         b[_H] = n
         for i in range(length):
             b[_H + 1 + i] = src[i]
-        self._write(b, frame.seal(b, _B_UART_TX, self._next_seq(), length + 1))
+        self._send(b, _B_UART_TX, length + 1)
 
     def _pump(self):
         """Read bus frames until NOW. A blocking read on the unix port waits

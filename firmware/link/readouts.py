@@ -15,7 +15,7 @@ except ImportError:  # CPython (host-side tests)
 import json
 
 from engine_core.dice import roll
-from firmware.drivers.lifter import NAMES as LIFT
+from firmware.drivers.motion import NAMES as LIFT
 from firmware.link.codec import LinkError
 
 _DICE_TEST_MAX = const(500)        # rolls per request: the loop waits for them
@@ -59,7 +59,7 @@ def sensors(ctl):
     each lane's (1 = running), each lifter's motion, the buzzer."""
     d = ctl.d
     hal = ctl.hal
-    return {"ok": True, "plate": [hal.read(d.plate.rotation), d.plate.revolutions],
+    return {"ok": True, "plate": [hal.read(d.plate.sensor), d.plate.revolutions],
             "lanes": [[hal.read(l.sensor), l.count] for l in d.lanes],
             "lifters": [[hal.read(l.top), hal.read(l.bottom)] for l in d.lifters],
             "keys": list(d.keys.stable),

@@ -287,7 +287,7 @@ class LinkServer:
 
     def _status(self, now, ctl):
         from firmware.controller.table import NAMES
-        from firmware.drivers.lifter import NAMES as LIFT
+        from firmware.drivers.motion import NAMES as LIFT
         d = ctl.d
         fault = None
         if ctl.fault:

@@ -8,8 +8,8 @@ from engine_core import tiles
 from engine_core.rulesets import load as load_ruleset
 from firmware import tags as tagmod
 from firmware.controller import builder as bld
-from firmware.drivers.lane import Lane
-from firmware.drivers.plate import Plate
+from firmware.drivers.motion import Lane
+from firmware.drivers.motion import Plate
 from firmware.drivers.rfid import Rfid
 from firmware.tests.fakehal import FIRMWARE_DIR, FakeHal
 

@@ -1,7 +1,7 @@
-"""Electronic dice (firmware/drivers/dice.py): faces from the RNG, the roll
+"""Electronic dice (firmware/drivers/panel.py, Dice): faces from the RNG, the roll
 ending once after roll_ms."""
 
-from firmware.drivers.dice import Dice
+from firmware.drivers.panel import Dice
 from firmware.hal import ticks_add
 from firmware.tests.fakehal import FakeHal
 

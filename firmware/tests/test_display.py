@@ -1,11 +1,11 @@
-"""Display board driver (firmware/drivers/display.py) on the fake HAL's UART1.
+"""Display board driver (firmware/drivers/panel.py, Display) on the fake HAL's UART1.
 Expected frames are built here from docs/hardware.md, not from the driver:
 
     0x7E | cmd | len | data | sum | 0x7F,  sum = (cmd + len + sum(data)) & 0xFF
     ACK: 0x7E 0x80 0x01 cmd sum 0x7F
 """
 
-from firmware.drivers.display import Display
+from firmware.drivers.panel import Display
 from firmware.tests.fakehal import FakeHal
 
 ACK_MS = 200
@@ -49,20 +49,18 @@ def test_frame_bytes_of_every_command():
     assert uart.take() == doc_frame(0x03, [255, 0])
     disp.show_dealer(0, 1, 300)          # a streak past a byte shows 255
     assert uart.take() == doc_frame(0x03, [1, 255])
-    disp.show_text(0, "lane_jam 3")
-    assert uart.take() == doc_frame(0x05, list(b"lane_jam 3"))
     disp.clear(0)
     assert uart.take() == doc_frame(0x06, [])
     assert uart.take() == b""
-    assert disp.sent == 9
+    assert disp.sent == 8
 
 
-def test_the_sum_wraps_and_text_stops_at_16_bytes():
+def test_the_sum_wraps():
     uart, disp = make()
-    disp.show_text(0, "~~~~~~~~~~~~~~~~~~~~")    # 20 x 0x7E: 16 are sent
-    expected = doc_frame(0x05, [0x7E] * 16)
+    disp.show_count(0, 0xFFFF, 255, 255)
+    expected = doc_frame(0x04, [255] * 4)
     assert uart.take() == expected
-    assert expected[-2] == (5 + 16 + 16 * 0x7E) & 0xFF
+    assert expected[-2] == (4 + 4 + 4 * 255) & 0xFF
 
 
 def test_an_ack_clears_one_pending_frame():
@@ -124,7 +122,7 @@ def test_no_ack_by_ack_ms_is_fault_30():
     assert disp.fault == 0
     disp.poll(1000 + ACK_MS + 1)
     assert disp.fault == 30
-    assert disp.fault_detail() == {"count": 1, "ms": ACK_MS}
+    assert disp.detail == {"count": 1, "ms": ACK_MS}
 
 
 def test_the_next_frame_gets_its_own_ack_time():

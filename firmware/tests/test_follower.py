@@ -4,7 +4,7 @@ and odd sequences (two tiles at once, a tile lifted and put back, a read
 glitch, a stray take) neither crash it nor miscount. Both interpreters."""
 
 from engine_core.hand import DRAW, FINAL, PLAY
-from firmware.drivers import display as dsp
+from firmware.drivers import panel as dsp
 from firmware.tests.followtable import Top, same
 
 OPENING = [{"op": "deal"}, {"op": "replace_flowers"}, {"op": "reveal_gold"}]

@@ -1,7 +1,7 @@
-"""Seat keys and buzzer (firmware/drivers/keys.py) on the fake HAL: debounce,
+"""Seat keys and buzzer (firmware/drivers/panel.py, Keys and Buzzer) on the fake HAL: debounce,
 one press taken once, the buzzer turning itself off."""
 
-from firmware.drivers.keys import DOUBLE, HOLD, NONE, SINGLE, Buzzer, Keys
+from firmware.drivers.panel import DOUBLE, HOLD, NONE, SINGLE, Buzzer, Keys
 from firmware.tests.fakehal import FakeHal
 
 PINS = (1, 2, 41, 42)

@@ -1,8 +1,8 @@
-"""Lane driver (firmware/drivers/lane.py) on the fake HAL: counting, the stop
+"""Lane driver (firmware/drivers/motion.py, Lane) on the fake HAL: counting, the stop
 at the target, resume, and the stuck count sensor. Runs on CPython and
 MicroPython (plain asserts)."""
 
-from firmware.drivers.lane import Lane
+from firmware.drivers.motion import Lane
 from firmware.tests.fakehal import FakeHal
 
 FEED = 6
@@ -110,7 +110,7 @@ def test_count_sensor_high_over_500_ms_is_fault_13():
         t += 10
     lane.poll(610)
     assert lane.fault == 13
-    assert lane.fault_detail() == {"lane": 2, "count": 1, "sensor": "lane_count"}
+    assert lane.detail == {"lane": 2, "count": 1, "sensor": "lane_count"}
 
 
 def test_a_20_ms_pulse_is_no_fault():

@@ -1,8 +1,8 @@
-"""Wall lifter driver (firmware/drivers/lifter.py) on the fake HAL: TOP and
+"""Wall lifter driver (firmware/drivers/motion.py, Lifter) on the fake HAL: TOP and
 BOTTOM on their switches, never both drive outputs on, faults 12 and 13."""
 
-from firmware.drivers import lifter as lft
-from firmware.drivers.lifter import Lifter
+from firmware.drivers import motion as lft
+from firmware.drivers.motion import Lifter
 from firmware.tests.fakehal import FakeHal
 
 UP = 10
@@ -116,7 +116,7 @@ def test_not_leaving_the_bottom_in_600_ms_is_fault_12():
         t += 10
     lifter.poll(1610)
     assert lifter.fault == 12
-    assert lifter.fault_detail() == {"side": 1, "reason": "did not leave the bottom"}
+    assert lifter.detail == {"side": 1, "reason": "did not leave the bottom"}
     assert hal.level(UP) == 0 and hal.level(DOWN) == 0
     never_both(hal)
 
@@ -128,7 +128,7 @@ def test_not_leaving_the_top_in_600_ms_is_fault_12():
     assert lifter.fault == 0
     lifter.poll(610)
     assert lifter.fault == 12
-    assert lifter.fault_detail()["reason"] == "did not leave the top"
+    assert lifter.detail["reason"] == "did not leave the top"
     assert hal.level(DOWN) == 0
 
 
@@ -144,7 +144,7 @@ def test_top_not_reached_by_the_deadline_is_fault_12():
     assert hal.level(UP) == 1
     lifter.poll(UP_MS + 10)
     assert lifter.fault == 12
-    assert lifter.fault_detail() == {"side": 1, "reason": "top switch not reached"}
+    assert lifter.detail == {"side": 1, "reason": "top switch not reached"}
     assert hal.level(UP) == 0 and hal.level(DOWN) == 0
 
 
@@ -156,7 +156,7 @@ def test_bottom_not_reached_by_the_deadline_is_fault_12():
     assert lifter.fault == 0
     lifter.poll(DOWN_MS + 10)
     assert lifter.fault == 12
-    assert lifter.fault_detail()["reason"] == "bottom switch not reached"
+    assert lifter.detail["reason"] == "bottom switch not reached"
     assert hal.level(DOWN) == 0
 
 
@@ -166,7 +166,7 @@ def test_both_switches_closed_is_fault_13():
     hal.set(TOP, 1)                      # bottom still closed
     lifter.poll(10)
     assert lifter.fault == 13
-    assert lifter.fault_detail() == {"side": 1, "reason": "top and bottom switches both closed"}
+    assert lifter.detail == {"side": 1, "reason": "top and bottom switches both closed"}
     assert hal.level(UP) == 0 and hal.level(DOWN) == 0
     never_both(hal)
 

@@ -48,9 +48,10 @@ class GuardedPins(QuietBoard, OutputGuard):
         self._watch(t)
 
     def limit_of(self, pin):
-        for i in range(self._g_n):
-            if self._g_pin[i] == pin:
-                return self._g_max[i]
+        g = self._g                # (pin, max_ms, on since) per output
+        for i in range(0, 3 * self._g_n, 3):
+            if g[i] == pin:
+                return g[i + 1]
         return None
 
     def read(self, pin):
@@ -104,7 +105,7 @@ def test_on_again_after_off_starts_its_time_again():
 
 def test_too_many_outputs_is_an_error_not_a_silent_miss():
     hal = GuardedPins()
-    for pin in range(OutputGuard._GUARDS):
+    for pin in range(16):                  # a table has 14 outputs; the guard holds 16
         hal.output(pin, 100)
     try:
         hal.output(40, 100)

@@ -1,7 +1,7 @@
-"""Shuffle plate driver (firmware/drivers/plate.py) on the fake HAL: a stall is
+"""Shuffle plate driver (firmware/drivers/motion.py, Plate) on the fake HAL: a stall is
 fault 11 after 2 x rev_ms without a rotation pulse, and only while running."""
 
-from firmware.drivers.plate import Plate
+from firmware.drivers.motion import Plate
 from firmware.tests.fakehal import FakeHal
 
 MOTOR = 4
@@ -35,7 +35,7 @@ def test_stall_after_two_revolutions_without_a_pulse():
         t += 10
     plate.poll(2 * REV_MS + 1)
     assert plate.fault == 11
-    assert plate.fault_detail() == {"ms": 2 * REV_MS}
+    assert plate.detail == {"ms": 2 * REV_MS}
 
 
 def test_pulses_keep_it_alive_and_restart_the_deadline():

@@ -131,7 +131,7 @@ def test_no_reply_is_fault_23():
     assert r.fault == 0 and r.state == rf.WAITING
     r.poll(1000 + REPLY_MS + 1)
     assert r.fault == 23
-    assert r.fault_detail() == {"side": 2, "ms": REPLY_MS}
+    assert r.detail == {"side": 2, "ms": REPLY_MS}
     uart.feed(doc_reply(2, [(72, 0x4D4A0000)]))    # too late: not taken
     r.poll(2000)
     assert r.seen[72] == 0

@@ -1,5 +1,5 @@
 """The dice's fairness: ROLLS rolls of the firmware's own dice (mp_dice.py
-under MicroPython: firmware.drivers.dice on os.urandom) and the
+under MicroPython: firmware.drivers.panel on os.urandom) and the
 chi-square test of the twelve faces' counts (both dice together) against a
 fair die, 5 degrees of freedom, as `mjctl dice-test` computes it.
 

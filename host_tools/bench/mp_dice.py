@@ -1,6 +1,6 @@
 # MicroPython only: run by host_tools/bench/dice.py as
 #     micropython host_tools/bench/mp_dice.py CODE_ROOT ROLLS
-# The firmware's dice (firmware/drivers/dice.py: engine_core.dice.roll,
+# The firmware's dice (firmware/drivers/panel.py, Dice: engine_core.dice.roll,
 # rejection sampling) on os.urandom, as hal/esp32.py gives it. Prints one
 # JSON line: the face counts of each die.
 import json
@@ -9,7 +9,7 @@ import sys
 
 sys.path.insert(0, sys.argv[1])
 
-from firmware.drivers.dice import Dice  # noqa: E402
+from firmware.drivers.panel import Dice  # noqa: E402
 
 n = int(sys.argv[2])
 dice = Dice(os.urandom, 0)

@@ -60,7 +60,7 @@ def test_a_second_deploy_copies_nothing_and_a_changed_file_only_itself(board):
     again = deploy.deploy(vb.port, key_path=key, reset=False, log=lambda *a: None, out=stage)
     assert again["copied"] == [] and again["removed"] == [] and not again["key_made"]
     assert again["build"] == first["build"]                   # same code, same id
-    path = vb.path("firmware/drivers/lane.mpy")
+    path = vb.path("firmware/drivers/motion.mpy")
     good = open(path, "rb").read()
     with open(path, "ab") as f:
         f.write(b"\x00")
@@ -68,7 +68,7 @@ def test_a_second_deploy_copies_nothing_and_a_changed_file_only_itself(board):
     with open(stray, "wb") as f:
         f.write(b"M\x06")
     fixed = deploy.deploy(vb.port, key_path=key, reset=False, log=lambda *a: None, out=stage)
-    assert fixed["copied"] == ["firmware/drivers/lane.mpy"]
+    assert fixed["copied"] == ["firmware/drivers/motion.mpy"]
     assert fixed["removed"] == ["firmware/drivers/old_driver.mpy"]
     assert open(path, "rb").read() == good and not os.path.exists(stray)
 
