@@ -1,0 +1,411 @@
+"""`make powercuts`: the power cut at random instants of cycles and hands.
+
+    python -m host_tools.powercuts [--cuts N] [--seed S] [--json]
+
+One virtual table, the real firmware under MicroPython, players for every
+set of walls (`Parlour`). The power is cut (the virtual table's
+`power_cut`: every output off, the firmware's process killed wherever it
+is, the power back 500 ms later) at a random virtual instant: most cuts
+come 0.2..400 s of virtual time after a `start` (CUT_AFTER_MS: they fall in
+the build, the lift, the dealer's wait, the dice, the first hand with the
+next set built during it, and later hands), a few while the table is idle and a few while it stands in the
+`power_lost` fault of the cut before, before anyone cleared it. After each
+reboot it checks:
+
+* **nothing persisted is corrupt**: `counters.json` in the flash store
+  loads (its CRC) and has the shape the firmware takes (persist.load and
+  the checks of TableController._restore); `config.json` still validates
+  (firmware.config.load), `tags.txt` still parses (firmware.tags.load) and
+  both are byte for byte what the table was given; `service.key` is the
+  key; `counters` answers with no `lost` and no failed save (`unsaved`);
+* **nothing moves before a command**: from the firmware's boot (its HELLO
+  on the bus) until the first command, one virtual second at least, the
+  virtual table's log shows no output turned on (motors, lifters, buzzer);
+* **what was lost is reported coherently**: the boot reports `power_lost`
+  exactly when the table was not idle at the cut (the cycle marker), and
+  then the fault log's newest entry is that `power_lost`; the counters
+  never go back, and equal what the host saw before the cut: hands = the
+  `result` events, cycles = the `dice` events (not the gold's), lifts = the
+  `lifting` states, power_lost in the fault counts = the `power_lost`
+  events: the hand in play is lost, nothing the host was told of is.
+
+The technician then tips the lanes into the tray (docs/faults.md), clears
+the fault and starts the table again. Prints a summary (or JSON) with the
+cuts by the firmware's state at the cut; exit 0 when every check passed.
+
+Virtual-time cuts land between two of the firmware's ticks (its process is
+killed while it waits for the table's NOW), so they never tear a write in
+the middle: a cut inside `persist.save` (between the write of the .new file
+and the rename, or in the write) is tested by firmware/tests/test_persist.py.
+"""
+
+import argparse
+import json
+import os
+import random
+import sys
+import threading
+import time
+
+from host_tools.link_client import LinkClient, LinkError
+from host_tools.vtable.hand_players import Parlour
+from host_tools.vtable.launcher import SimTable
+
+WAIT_S = 30.0                   # wall seconds for any one thing (a boot, an answer)
+# Virtual ms from a start to the cut, drawn uniformly in one of these spans
+# (with its weight): the build, the lift, the dealer and the dice; the
+# first hand, with the next set built during it; later hands.
+CUT_AFTER_MS = (((200, 40000), 0.40), ((40000, 150000), 0.45), ((150000, 400000), 0.15))
+QUIET_MS = 1000                 # virtual ms watched after a boot with no command sent
+SHARE_IDLE = 0.05               # cuts while idle (no cycle: no power_lost expected)
+SHARE_FAULT = 0.05              # cuts in power_lost before `clear` (the marker stays)
+FAULT_LOG = 16
+
+
+class Cutter:
+    """Attached to the virtual table (its thread): cuts the power at the
+    planned virtual time; the technician's tipping of the lanes too."""
+
+    def __init__(self, table):
+        self.table = table
+        self.cut_at = None
+        self.cut = threading.Event()
+        self.cut_t = None
+        self._tip = False
+        self.tipped = threading.Event()
+        table.attach(self)
+
+    def plan(self, t):
+        self.cut.clear()
+        self.cut_t = None
+        self.cut_at = t
+
+    def tip_lanes(self):
+        self.tipped.clear()
+        self._tip = True
+
+    # the table's hooks
+    def walls_up(self, now):
+        pass
+
+    def dice_shown(self, now, a, b):
+        pass
+
+    def next_time(self, now):
+        if self._tip:
+            return now
+        return self.cut_at
+
+    def run(self, dt):
+        pass
+
+    def fire(self, now):
+        if self._tip:
+            self._tip = False
+            self.table.technician_empties_lanes()
+            self.tipped.set()
+        if self.cut_at is not None and now >= self.cut_at:
+            self.cut_at = None
+            self.cut_t = now
+            self.table.power_cut()
+            self.cut.set()
+
+
+class Failure(Exception):
+    pass
+
+
+class Run:
+    def __init__(self, sim, link, rng, log=None, share_idle=SHARE_IDLE, share_fault=SHARE_FAULT):
+        self.share_idle = share_idle
+        self.share_fault = share_fault
+        self.sim = sim
+        self.table = sim.table
+        self.link = link
+        self.rng = rng
+        self.log = log
+        self.cutter = Cutter(sim.table)
+        self.state = "idle"          # the firmware's last state event
+        self.state_at_cut = "idle"
+        self.seen = {"hands": 0, "cycles": 0, "lifts": 0, "power_lost": 0}
+        self.prev = None             # the last counters answer
+        self.log_at = 0              # table.log entries already looked at
+        with open(sim.config_path, "rb") as f:
+            self.config_bytes = f.read()
+        with open(sim.tags_path, "rb") as f:
+            self.tags_bytes = f.read()
+        self.out = {"cuts": 0, "failures": [], "by_state": {}, "power_lost": 0,
+                    "no_power_lost": 0, "in_hand": 0, "moved_before_command": 0,
+                    "new_file_left": 0}
+
+    # -- events ----------------------------------------------------------------
+
+    def _see(self, ev):
+        name = ev["ev"]
+        if name == "state":
+            self.state = ev["state"]
+            # The state at the cut: the last one told before its instant
+            # (events after it are the boot's).
+            cut_t = self.cutter.cut_t
+            if cut_t is None or ev["t"] < cut_t:
+                self.state_at_cut = ev["state"]
+            self.seen["lifts"] += ev["state"] == "lifting"
+        elif name == "result":
+            self.seen["hands"] += 1
+        elif name == "dice" and not ev.get("gold"):
+            self.seen["cycles"] += 1
+        elif name == "fault" and ev["name"] == "power_lost":
+            self.seen["power_lost"] += 1
+
+    def pump(self):
+        """Every event waiting, applied."""
+        while True:
+            ev = self.link.next_event(timeout=0)
+            if ev is None:
+                return
+            self._see(ev)
+
+    def wait_event(self, pred, what):
+        t0 = time.monotonic()
+        while time.monotonic() - t0 < WAIT_S:
+            ev = self.link.next_event(timeout=0.5)
+            if ev is None:
+                continue
+            self._see(ev)
+            if pred(ev):
+                return ev
+        raise Failure("no %s within %.0f s (state %s)" % (what, WAIT_S, self.state))
+
+    def wait_virtual(self, t):
+        t0 = time.monotonic()
+        while self.table.now < t:
+            if time.monotonic() - t0 > WAIT_S:
+                raise Failure("virtual time stuck at %d (waiting for %d)" % (self.table.now, t))
+            self.pump()
+            time.sleep(0.005)
+
+    # -- one cut ---------------------------------------------------------------
+
+    def start(self):
+        self.link.request("start")
+
+    def cut_once(self, n):
+        table = self.table
+        kind = self.rng.random()
+        if kind < self.share_idle and self.state != "idle":
+            self.recover(start=False)              # idle: a cut with no cycle marker
+            delay = self.rng.randrange(0, 3000)
+        elif kind < self.share_idle + self.share_fault and self.state == "fault":
+            # The last cut's power_lost stands, nobody cleared it: again.
+            delay = self.rng.randrange(0, 1000)
+        else:
+            self.recover(start=True)
+            spans = [span for span, _ in CUT_AFTER_MS]
+            span = self.rng.choices(spans, [w for _, w in CUT_AFTER_MS])[0]
+            delay = self.rng.randrange(*span)
+        restarts = self.sim.restarts
+        self.pump()
+        self.cutter.plan(table.now + delay)
+        t0 = time.monotonic()
+        while not self.cutter.cut.wait(0.05):
+            self.pump()
+            if time.monotonic() - t0 > WAIT_S + delay / 1000.0:
+                raise Failure("the cut planned at +%d ms never came" % delay)
+        cut_t = self.cutter.cut_t
+        # Every event the firmware sent before it died, then its boot.
+        boot = self.wait_event(lambda e: e["t"] >= cut_t and (
+            e["ev"] == "fault" or (e["ev"] == "state" and e["state"] == "idle")),
+            "boot after the cut at %d" % cut_t)
+        state_at_cut = self.state_at_cut
+        self._check_boot(n, cut_t, state_at_cut, boot, restarts)
+
+    def _check_boot(self, n, cut_t, state_at_cut, boot, restarts):
+        out = self.out
+        out["cuts"] += 1
+        out["by_state"][state_at_cut] = out["by_state"].get(state_at_cut, 0) + 1
+        out["in_hand"] += state_at_cut == "in_hand"
+        problems = []
+        if self.sim.restarts != restarts + 1:
+            problems.append("restarts %d, was %d" % (self.sim.restarts, restarts))
+        want_lost = state_at_cut != "idle"
+        got_lost = boot["ev"] == "fault" and boot["name"] == "power_lost"
+        if boot["ev"] == "fault" and not got_lost:
+            problems.append("boot fault %s %s" % (boot["name"], boot.get("detail")))
+        if got_lost != want_lost:
+            problems.append("power_lost %s after a cut in state %s" % (got_lost, state_at_cut))
+        out["power_lost" if got_lost else "no_power_lost"] += 1
+        # Nothing moves before a command: watch a quiet second of virtual time.
+        boot_t = self._boot_time(cut_t)
+        if boot_t is None:
+            problems.append("no boot in the table's log after %d" % cut_t)
+            boot_t = cut_t
+        self.wait_virtual(max(boot_t, boot["t"]) + QUIET_MS)
+        c = self.link.request("counters")
+        faults = self.link.request("faults", n=1)
+        moved = self._outputs_on(boot_t)
+        if moved:
+            out["moved_before_command"] += 1
+            problems.append("outputs turned on before any command: %s" % moved[:4])
+        problems += self._check_store()
+        # What it reports of what it lost.
+        if "lost" in c or c["unsaved"]:
+            problems.append("counters lost %r, unsaved %d" % (c.get("lost"), c["unsaved"]))
+        self.pump()
+        for k in ("hands", "cycles", "lifts"):
+            if c[k] != self.seen[k]:
+                problems.append("%s %d, the host saw %d" % (k, c[k], self.seen[k]))
+        lost_count = dict((code, m) for code, m in c["faults"]).get(41, 0)
+        if lost_count != min(self.seen["power_lost"], 255):
+            problems.append("power_lost counted %d, seen %d" % (lost_count, self.seen["power_lost"]))
+        if got_lost and (not faults["faults"] or faults["faults"][0]["name"] != "power_lost"):
+            problems.append("fault log's newest is not power_lost: %s" % faults["faults"][:1])
+        if self.prev is not None:
+            for k in ("cycles", "hands", "lifts"):
+                if c[k] < self.prev[k]:
+                    problems.append("%s went back: %d -> %d" % (k, self.prev[k], c[k]))
+            if any(a < b for a, b in zip(c["tiles_fed"], self.prev["tiles_fed"])):
+                problems.append("tiles_fed went back: %s -> %s" % (self.prev["tiles_fed"],
+                                                                  c["tiles_fed"]))
+        self.prev = c
+        if problems:
+            out["failures"].append({"cut": n, "t": cut_t, "state": state_at_cut,
+                                    "problems": problems})
+            if self.log:
+                self.log("cut %d at %d ms (%s): %s" % (n, cut_t, state_at_cut, "; ".join(problems)))
+
+    def _boot_time(self, cut_t):
+        log = self.table.log
+        for i in range(self.log_at, len(log)):
+            e = log[i]
+            if e[0] >= cut_t and e[1] == "table" and e[3] == "boot":
+                self.log_at = i
+                return e[0]
+        return None
+
+    def _outputs_on(self, since):
+        log = self.table.log
+        end = len(log)
+        on = [(e[0], e[3], e[4]) for e in log[self.log_at:end]
+              if e[0] >= since and e[1] == "out" and e[4]]
+        self.log_at = end
+        return on
+
+    def _check_store(self):
+        from firmware import config as fwconfig
+        from firmware import persist
+        from firmware import tags as fwtags
+        store = self.sim.store
+        problems = []
+        try:
+            saved = persist.load(os.path.join(store, "counters.json"))
+            if saved is None:
+                problems.append("counters.json missing")
+            else:
+                fed, log = saved["tiles_fed"], saved["log"]
+                ok = (all(type(saved[k]) is int and saved[k] >= 0
+                          for k in ("cycles", "hands", "lifts"))
+                      and len(fed) == 4 and all(type(x) is int for x in fed)
+                      and len(log) <= FAULT_LOG
+                      and all(len(e) == 4 for e in log)
+                      and all(0 <= code < 64 and 0 < m <= 255 for code, m in saved["faults"]))
+                if not ok:
+                    problems.append("counters.json of another shape: %s" % saved)
+        except (ValueError, KeyError, TypeError) as e:
+            problems.append("counters.json: %s" % e)
+        if os.path.exists(os.path.join(store, "counters.json.new")):
+            self.out["new_file_left"] += 1
+        for name, want in (("config.json", self.config_bytes), ("tags.txt", self.tags_bytes)):
+            with open(os.path.join(store, name), "rb") as f:
+                if f.read() != want:
+                    problems.append("%s changed" % name)
+        try:
+            fwconfig.load(os.path.join(store, "config.json"))
+        except ValueError as e:
+            problems.append("config.json: %s" % e)
+        try:
+            fwtags.load(os.path.join(store, "tags.txt"))
+        except ValueError as e:
+            problems.append("tags.txt: %s" % e)
+        with open(os.path.join(store, "service.key"), "rb") as f:
+            if f.read() != self.sim.key:
+                problems.append("service.key changed")
+        return problems
+
+    # -- the technician --------------------------------------------------------
+
+    def recover(self, start):
+        """power_lost: tip the lanes, clear (-> idle); then start."""
+        if self.state == "fault":
+            self.cutter.tip_lanes()
+            if not self.cutter.tipped.wait(WAIT_S):
+                raise Failure("the technician never got to the table")
+            self.link.request("clear")
+            self.wait_event(lambda e: e["ev"] == "state" and e["state"] == "idle", "idle")
+        if start:
+            self.start()
+            self.wait_event(lambda e: e["ev"] == "state" and e["state"] == "building",
+                            "building")
+
+
+def powercuts(cuts, seed=1, log=None, share_idle=SHARE_IDLE, share_fault=SHARE_FAULT):
+    """Cut the power `cuts` times; the summary dict (its "ok": it passed).
+    share_idle, share_fault: the chance of a cut while idle, or while the
+    last cut's power_lost stands."""
+    rng = random.Random(seed)
+    t0 = time.monotonic()
+    with SimTable(seed=seed) as sim:
+        Parlour(sim.table, seed)
+        with LinkClient(sim.link_path) as link:
+            link.hello()
+            run = Run(sim, link, rng, log, share_idle, share_fault)
+            try:
+                for n in range(cuts):
+                    run.cut_once(n)
+                    run.state_at_cut = run.state
+                    run.cutter.cut_t = None
+                    if log and (n + 1) % 50 == 0:
+                        log("%d cuts, %d failures, %s" % (n + 1, len(run.out["failures"]),
+                                                         run.out["by_state"]))
+            except (Failure, LinkError) as e:
+                run.out["failures"].append({"cut": run.out["cuts"], "problems": [
+                    "stopped: %s" % e]})
+                run.out["stopped"] = str(e)
+            out = run.out
+            out["seen"] = dict(run.seen)
+            out["counters"] = {k: run.prev[k] for k in ("cycles", "hands", "lifts")} \
+                if run.prev else None
+        out["traceback"] = "Traceback" in sim.firmware_log()
+        out["firmware_errors"] = len(sim.table.errors)
+        out["virtual_s"] = round(sim.table.now / 1000.0, 1)
+    out["seed"] = seed
+    out["wall_s"] = round(time.monotonic() - t0, 1)
+    out["ok"] = (out["cuts"] == cuts and not out["failures"] and not out["traceback"]
+                 and not out["firmware_errors"])
+    return out
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(prog="python -m host_tools.powercuts",
+                                 description=__doc__.split("\n")[0])
+    ap.add_argument("--cuts", type=int, default=1000)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--json", action="store_true")
+    args = ap.parse_args(argv)
+    log = None if args.json else (lambda s: print(s, flush=True))
+    out = powercuts(args.cuts, args.seed, log)
+    if args.json:
+        print(json.dumps(out))
+    else:
+        print("powercuts: %(cuts)d cuts by state %(by_state)s (%(in_hand)d in a hand); "
+              "%(power_lost)d power_lost, %(no_power_lost)d idle boots; "
+              "%(moved_before_command)d moved before a command; "
+              "%(new_file_left)d .new left by a cut; counters %(counters)s; "
+              "%(virtual_s)s s virtual in %(wall_s)s s" % out)
+        for f in out["failures"][:20]:
+            print("failure: %s" % f)
+        print("PASS" if out["ok"] else "FAIL (%d failures)" % len(out["failures"]))
+    return 0 if out["ok"] else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
