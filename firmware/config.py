@@ -12,7 +12,7 @@ except ImportError:  # CPython (host-side tests)
 import json
 
 from engine_core.check import is_int
-from engine_core.rulesets import RulesetError, load as load_ruleset
+from engine_core import rulesets
 
 _FORMAT = const(1)
 # Tables are string and bytes constants: on a board they stay in flash
@@ -91,18 +91,13 @@ class Rules:
     Ruleset class lives in a module the firmware drops after boot)."""
 
 
-def _rules(ruleset):
-    r = Rules()
+def _config(data, path):
+    rules = rulesets.load(data.get("ruleset"))
+    cfg = Config()
+    cfg.rules = r = Rules()
     for key in ("name", "stacks", "n_tiles", "reserve_base", "gold_method", "final_group",
                 "set_is_quad", "gold_in_reserve", "kong_exposed", "kong_concealed", "quad"):
-        setattr(r, key, getattr(ruleset, key))
-    return r
-
-
-def _config(data, path):
-    rules = load_ruleset(data.get("ruleset"))
-    cfg = Config()
-    cfg.rules = _rules(rules)
+        setattr(r, key, getattr(rules, key))
     cfg.path = path                        # `config_get` reads the file again
     cfg.ruleset = data.get("ruleset")
     cfg.ruleset_name = rules.name
@@ -122,10 +117,6 @@ def _error(field, text):
     return ConfigError("config: %s %s" % (field, text))
 
 
-def _four(value):
-    return isinstance(value, list) and len(value) == 4
-
-
 def _field(name, i):
     return "pins.%s[%d]" % (name, i) if i >= 0 else "pins." + name
 
@@ -139,8 +130,8 @@ def check(data, path=None):
     if data.get("format") != _FORMAT:
         raise _error("format", "must be %d" % _FORMAT)
     try:
-        load_ruleset(data.get("ruleset"))
-    except RulesetError as e:
+        rulesets.load(data.get("ruleset"))
+    except rulesets.RulesetError as e:
         raise ConfigError("config: %s" % e)
     if not is_int(data.get("tile_sets"), 1, 2):
         raise _error("tile_sets", "must be 1 or 2")
@@ -155,7 +146,7 @@ def check(data, path=None):
         if name not in pins:
             raise _error("pins." + name, "is missing")
         quad = k >= n_single
-        if quad and not _four(pins[name]):
+        if quad and not (isinstance(pins[name], list) and len(pins[name]) == 4):
             raise _error("pins." + name, "must be a list of 4 GPIO numbers (sides/seats 0..3)")
         gpios = pins[name] if quad else [pins[name]]
         for i in range(len(gpios)):

@@ -4,7 +4,9 @@ The one table of faults. The link reports the code, the name and the detail
 (which lane, which tile); the host shows cause and fix from here, and
 docs/faults.md is checked against it by a test. A fault stops every motor.
 
-The table is one string constant, parsed when asked: on a board a string
+The table is one string constant, parsed when asked (the controller needs
+only `name_of`; the host's readers of the table, cause and fix included,
+are host_tools/fault_table.py): on a board a string
 stays in flash (ROMFS) while a dict of tuples would take heap, and the
 controller only ever needs a name, when a fault happens. A block is
 "code name", the cause, the fix, then a blank line.
@@ -92,32 +94,3 @@ def name_of(code):
         return "unknown"
     start = TABLE.find(" ", i) + 1
     return TABLE[start:TABLE.find("\n", start)]
-
-
-def describe(code):
-    """(name, cause, fix) for a code; an unknown code says so."""
-    i = _block_at(code)
-    if i < 0:
-        return ("unknown", "fault code %d is not in this firmware's table" % code,
-                "update the host tools or the firmware so both know the code")
-    end = TABLE.find("\n\n", i)
-    head, cause, fix = TABLE[i:end if end >= 0 else len(TABLE)].split("\n")
-    return head.split(" ")[1], cause, fix
-
-
-def codes():
-    out = []
-    i = 0
-    while i >= 0:
-        out.append(int(TABLE[i:TABLE.find(" ", i)]))
-        i = TABLE.find("\n\n", i)
-        if i >= 0:
-            i += 2
-    return out
-
-
-def code_of(name):
-    for code in codes():
-        if name_of(code) == name:
-            return code
-    raise KeyError(name)

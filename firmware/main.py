@@ -35,11 +35,16 @@ def run(hal, config_path, tags_path, root="", required=False, table="esp32"):
     # validator leaves the heap with it), then long-lived buffers, then a
     # collection before the drivers: a small heap must not fragment.
     gc.collect()
+    # The manifest's checker is needed at boot only: forgotten like the
+    # config's (below).
+    from firmware import manifest
     try:
-        build = _check_manifest(root, required) or "dev"
+        build = manifest.check(root, required) or "dev"
     except ValueError as e:                # ManifestError: a file changed or missing
         return _boot_fault(hal, LinkServer(hal, _FW_VERSION, "?", table),
                            _FIRMWARE_CORRUPT, str(e))
+    finally:
+        forget("firmware.manifest")
     # The controller's modules only now: had one been missing, importing it
     # would have been an ImportError with no link to say so.
     from firmware.controller.table import TableController
@@ -52,7 +57,15 @@ def run(hal, config_path, tags_path, root="", required=False, table="esp32"):
         return _boot_fault(hal, LinkServer(hal, _FW_VERSION, build, table),
                            _CONFIG_INVALID, str(e))
     gc.collect()
-    link = LinkServer(hal, _FW_VERSION, build, table, _read_key(hal.store + "service.key"))
+    # The table's service key (32 bytes, make deploy provisions it), or
+    # None: then every service session is refused, saying why.
+    key = None
+    try:
+        with open(hal.store + "service.key", "rb") as f:
+            key = f.read()
+    except OSError:
+        pass
+    link = LinkServer(hal, _FW_VERSION, build, table, key if key and len(key) == 32 else None)
     devices = Devices(hal, cfg, tags)
     cfg.pins = None                # the drivers hold their pins now: free the dict
     # The drivers' garbage out before the controller's big objects go in:
@@ -98,27 +111,6 @@ def _load_config(path):
     finally:
         forget("firmware.config")
         forget("engine_core.rulesets")
-
-
-def _check_manifest(root, required):
-    """The build id from the manifest (None: no manifest, not required).
-    The checker is needed at boot only: forgotten like the config's."""
-    from firmware import manifest
-    try:
-        return manifest.check(root, required)
-    finally:
-        forget("firmware.manifest")
-
-
-def _read_key(path):
-    """The table's service key (32 bytes, make deploy provisions it), or None:
-    then every service session is refused, saying why."""
-    try:
-        with open(path, "rb") as f:
-            key = f.read()
-    except OSError:
-        return None
-    return key if len(key) == 32 else None
 
 
 def _boot_fault(hal, link, code, message):

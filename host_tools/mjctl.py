@@ -18,7 +18,7 @@ import sys
 import threading
 import time
 
-from firmware import faults as fault_table
+from host_tools import fault_table
 from firmware.link.codec import LinkError
 from host_tools.link_client import LinkClient
 

@@ -368,7 +368,7 @@ def _live_view(snap):
 
 
 def _human_counters(o):
-    from firmware import faults as table
+    from host_tools import fault_table as table
     c = _console()
     c.print("cycles %d, hands %d, walls lifted %d, tiles fed by lane %s"
             % (o["cycles"], o["hands"], o["lifts"], o["tiles_fed"]))

@@ -23,7 +23,7 @@ import threading
 import time
 from collections import Counter
 
-from firmware import faults as fault_table
+from host_tools import fault_table
 from firmware.link import codec, frame
 from host_tools.link_client import LinkClient, LinkError
 from host_tools.mjctl import describe_fault

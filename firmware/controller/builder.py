@@ -86,7 +86,9 @@ class Builder:
             lane.resume(now)
 
     def audit_again(self, now):
-        self._begin_audit(now)
+        """Read the four walls and check the set (also after the lanes filled)."""
+        self.state = AUDITING
+        self._read(now, 0)
 
     def stop(self):
         self._asking = False
@@ -101,14 +103,32 @@ class Builder:
     # -- the tick ------------------------------------------------------------
 
     def step(self, now):
-        if self.state == FEEDING:
+        state = self.state
+        if state == FEEDING:
             self._feed(now)
-        elif self.state == AUDITING:
-            self._audit(now)
-        elif self.state == CHECKING:
-            self._check_lane(now)
-        elif self.state == RECOUNTING:
-            self._recount(now)
+        elif self.reading() and self._answered(now):
+            # A side read: the lane CHECKING asked about, or the next side of
+            # an audit or a recount (then the set, or feeding again).
+            side = self._side
+            lane = self.lanes[side]
+            if state == CHECKING:      # jammed, or a count sensor that missed tiles?
+                held = self._tags_on(side)
+                if held > lane.count:
+                    counted = lane.count
+                    lane.set_count(held, now)
+                    self._fail(_SENSOR_STUCK, {"lane": lane.index, "sensor": "lane_count",
+                                              "count": counted, "got": held})
+                else:
+                    self._fail(_LANE_JAM, {"lane": lane.index, "count": lane.count})
+                return
+            if state == RECOUNTING:
+                lane.set_count(self._tags_on(side), now)
+            if side < 3:
+                self._read(now, side + 1)
+            elif state == RECOUNTING:
+                self._feed_from(now)
+            else:
+                self._check_set()
 
     def _feed(self, now):
         lanes = self.lanes
@@ -121,7 +141,7 @@ class Builder:
                 all_full = False
         if all_full:
             self.plate.stop()
-            self._begin_audit(now)
+            self.audit_again(now)
             return
         # A lane that has had nothing for lane_idle_ms while another lane kept
         # counting is jammed; if every unfinished lane went quiet together,
@@ -139,7 +159,7 @@ class Builder:
         if quiet:
             self.starved = True
             self.stop()
-            self._begin_audit(now)
+            self.audit_again(now)
         elif ticks_diff(now, self.started) > self.build_max_ms:
             self._fail(_BUILD_TIMEOUT, {"ms": ticks_diff(now, self.started)})
 
@@ -176,41 +196,6 @@ class Builder:
             return False
         self.rfid.release()
         return True
-
-    def _check_lane(self, now):
-        if not self._answered(now):
-            return
-        lane = self.lanes[self._side]
-        held = self._tags_on(self._side)
-        if held > lane.count:
-            counted = lane.count
-            lane.set_count(held, now)
-            self._fail(_SENSOR_STUCK, {"lane": lane.index, "sensor": "lane_count",
-                                      "count": counted, "got": held})
-        else:
-            self._fail(_LANE_JAM, {"lane": lane.index, "count": lane.count})
-
-    def _recount(self, now):
-        if not self._answered(now):
-            return
-        lane = self.lanes[self._side]
-        lane.set_count(self._tags_on(self._side), now)
-        if self._side < 3:
-            self._read(now, self._side + 1)
-        else:
-            self._feed_from(now)
-
-    def _begin_audit(self, now):
-        self.state = AUDITING
-        self._read(now, 0)
-
-    def _audit(self, now):
-        if not self._answered(now):
-            return
-        if self._side < 3:
-            self._read(now, self._side + 1)
-            return
-        self._check_set()
 
     def _check_set(self):
         wall = self.wall

@@ -50,9 +50,10 @@ _MARK = "cycle"                # set while a cycle runs: found at boot = power w
 _COUNTERS = "counters.json"    # counters and fault log, kept across power cuts (persist.py)
 
 
-class TableController:
-    FAULT_LOG = 16                 # faults kept for `mjctl faults`
+_FAULT_LOG = const(16)         # faults kept for `mjctl faults`
 
+
+class TableController:
     def __init__(self, hal, cfg, devices, emit):
         """`devices`: the drivers (firmware/devices.py); `emit(name, fields)`
         sends an event to the host."""
@@ -67,7 +68,7 @@ class TableController:
         self.fault = 0
         self.fault_detail = None
         self.fault_at = 0
-        self.fault_log = []        # bounded: the last FAULT_LOG faults
+        self.fault_log = []        # bounded: the last _FAULT_LOG faults
         self.cycles = 0
         self.cycle_started = 0
         self.follower = HandFollower(cfg.rules, devices.rfid, devices.tags, self.builder,
@@ -159,8 +160,16 @@ class TableController:
         if code == _DISPLAY_UNPLUGGED:
             # Else the frame never ACKed raises the fault again at once; and
             # the board comes back blank: show again what the players need.
-            self.d.display.replugged()
-            self._show_again(now)
+            d = self.d
+            d.display.replugged()
+            state = self.resume_state
+            if state == _DEALER or state == _ROLLING or state == _IN_HAND:
+                d.display.show_dealer(now, self.dealership.dealer, self.dealership.streak)
+            if state == _ROLLING:
+                d.display.show_dice(now, 0, 0, True)
+            elif state == _IN_HAND:
+                d.display.show_dice(now, d.dice.a, d.dice.b, False)
+                self.follower.show_again(now)
         self.emit("cleared", {"code": code, "resume": NAMES[self.resume_state]})
         target = self.resume_state
         b = self.builder           # building now, or the next set during a hand
@@ -179,19 +188,6 @@ class TableController:
             self.hal.set_flag(_MARK, False)
         self._enter(now, target)
         return None
-
-    def _show_again(self, now):
-        state = self.resume_state
-        if state in (_DEALER, _ROLLING, _IN_HAND):
-            self.d.display.show_dealer(now, self.dealership.dealer, self.dealership.streak)
-        if state == _ROLLING:
-            self.d.display.show_dice(now, 0, 0, True)
-        elif state == _IN_HAND:
-            self.d.display.show_dice(now, self.d.dice.a, self.d.dice.b, False)
-            self.follower.show_again(now)
-
-    def builder_phase(self):
-        return bld.NAMES[self.builder.state]
 
     # -- the tick ------------------------------------------------------------
 
@@ -414,7 +410,7 @@ class TableController:
             self.fault_counts[code] += 1
         name = faults.name_of(code)
         self.fault_log.append((now, code, name, detail or {}))
-        if len(self.fault_log) > self.FAULT_LOG:
+        if len(self.fault_log) > _FAULT_LOG:
             self.fault_log.pop(0)
         self._save()
         self._enter(now, _FAULT)
@@ -452,7 +448,7 @@ class TableController:
                 counts = bytearray(len(self.fault_counts))
                 for code, n in saved["faults"]:
                     counts[code] = n
-                if len(fed) != 4 or len(log) > self.FAULT_LOG:
+                if len(fed) != 4 or len(log) > _FAULT_LOG:
                     raise ValueError("not this firmware's counters")
                 self.cycles, self.hands, self.lifts = cycles, hands, lifts
                 self.tiles_fed, self.fault_log = fed, log

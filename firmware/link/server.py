@@ -173,7 +173,7 @@ class LinkServer:
         if seq == self._last_seq and crc == self._last_crc \
                 and ticks_diff(now, self._last_at) < _RETRY_MS and self._last_n:
             self.retries += 1          # the host lost our answer: send it again, do nothing
-            self._write_last()
+            self._send(self.tx, self._last_n)
             return
         self.requests += 1
         try:
@@ -204,10 +204,6 @@ class LinkServer:
         self._last_n = n
         self._send(self.tx, n)
 
-    def _write_last(self):
-        if self.link is None or not self.link.write(self.tx, self._last_n):
-            self.dropped += 1
-
     def _answer(self, now, op, args):
         if op == "hello":
             if args.get("proto") != codec.PROTO_VERSION:
@@ -218,8 +214,12 @@ class LinkServer:
                     "build": self.build, "table": self.table}
         ctl = self.controller
         if ctl is None:
-            if op == "status":
-                return self._boot_fault_status(now)
+            if op == "status":         # what stopped the boot
+                return {"ok": True, "state": "fault", "phase": "none", "cycles": 0,
+                        "fault": {"code": self.fault_code, "name": self.fault_name,
+                                  "detail": {"reason": self.fault_reason}},
+                        "uptime": now, "dealer": None, "dice": None,
+                        "tiles_per_side": [0, 0, 0, 0], "lanes": [0, 0, 0, 0], "lifters": []}
             raise codec.LinkError(self.fault_name or "internal",
                                   self.fault_reason or "no controller")
         if op == "status":
@@ -286,6 +286,7 @@ class LinkServer:
             forget("firmware.link.service")
 
     def _status(self, now, ctl):
+        from firmware.controller.builder import NAMES as BUILDER
         from firmware.controller.table import NAMES
         from firmware.drivers.motion import NAMES as LIFT
         d = ctl.d
@@ -293,7 +294,7 @@ class LinkServer:
         if ctl.fault:
             fault = {"code": ctl.fault, "name": faults.name_of(ctl.fault),
                      "detail": ctl.fault_detail or {}, "t": ctl.fault_at}
-        return {"ok": True, "state": NAMES[ctl.state], "phase": ctl.builder_phase(),
+        return {"ok": True, "state": NAMES[ctl.state], "phase": BUILDER[ctl.builder.state],
                 "cycles": ctl.cycles, "fault": fault, "uptime": now,
                 "dealer": ctl.dealership.dealer,
                 "dice": [d.dice.a, d.dice.b] if d.dice.a else None,
@@ -304,11 +305,3 @@ class LinkServer:
                          "dropped": self.dropped, "overruns": self.overruns,
                          "garbage": self.reader.dropped, "bad_crc": self.reader.bad_crc},
                 "heap": {"alloc": gc.mem_alloc(), "free": gc.mem_free()}}
-
-    def _boot_fault_status(self, now):
-        return {"ok": True, "state": "fault", "phase": "none", "cycles": 0,
-                "fault": {"code": self.fault_code, "name": self.fault_name,
-                          "detail": {"reason": self.fault_reason}},
-                "uptime": now, "dealer": None, "dice": None, "tiles_per_side": [0, 0, 0, 0],
-                "lanes": [0, 0, 0, 0], "lifters": []}
-

@@ -4,7 +4,7 @@ and about the virtual table's fault injection."""
 import os
 import re
 
-from firmware import faults
+from host_tools import fault_table as faults
 from host_tools.vtable import faults as vfaults
 
 DOC = open(os.path.join(os.path.dirname(__file__), "..", "..", "docs", "faults.md"),

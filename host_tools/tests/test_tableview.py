@@ -22,7 +22,7 @@ import types
 import pytest
 import serial
 
-from firmware import faults as fault_table
+from host_tools import fault_table
 from firmware.link.frame import FrameReader, encode
 from engine_core.replay import replay
 from host_tools import tableview
