@@ -5,7 +5,7 @@ import re
 import pytest
 
 from firmware.link import codec, frame
-from host_tools import link_codec
+from host_tools import link_codec, linkfuzz
 from host_tools.link_client import LinkError
 from hw_tests.harness import raw_request
 
@@ -135,56 +135,32 @@ def test_a_flood_of_requests_is_answered_in_order_and_the_loop_goes_on(target):
     assert st["uptime"] >= uptimes[-1] and st["link"]["errors"] == 0, st
 
 
-def _mutants(rng, n, base):
-    """n byte strings a damaged line or a broken host could send: valid
-    requests with bits flipped, cut short, their length field changed,
-    their payload replaced (a good CRC around bad JSON or a bad field),
-    oversized claims, and plain noise. Their seqs are base..base+63 and no
-    flip touches a seq: an answer to one must not look like the answer to
-    the test's own next request."""
-    ops = [{"op": "status"}, {"op": "hello", "proto": codec.PROTO_VERSION},
-           {"op": "faults", "n": 2}, {"op": "config_get", "key": "timings"}]
-    out = []
-    for _ in range(n):
-        seq = (base + rng.randrange(64)) & 0xFF
-        good = bytearray(raw_request(seq, rng.choice(ops)))
-        kind = rng.randrange(6)
-        if kind == 0:                                  # bits flipped
-            for _ in range(rng.randrange(1, 4)):
-                at = rng.choice([i for i in range(len(good)) if i != 3])
-                good[at] ^= 1 << rng.randrange(8)
-        elif kind == 1:                                # cut short
-            good = good[:rng.randrange(1, len(good))]
-        elif kind == 2:                                # the length field lies
-            good[4] = rng.randrange(256)
-            good[5] = rng.randrange(256)
-        elif kind == 3:                                # a good CRC around anything
-            payload = bytes(rng.randrange(256) for _ in range(rng.randrange(0, 150)))
-            good = bytearray(frame.encode(codec.REQUEST, seq, payload))
-        elif kind == 4:                                # a frame of another kind
-            good = bytearray(frame.encode(rng.randrange(256), seq, b"{}"))
-        else:                                          # noise
-            good = bytearray(rng.randrange(256) for _ in range(rng.randrange(1, 300)))
-        out.append(bytes(good))
-    return out
+LIVE_FRAMES = 20000     # make soak sends more between hands (docs/reliability.md)
 
 
 @pytest.mark.needs_sim
 def test_the_live_link_survives_mutated_truncated_and_random_frames(target):
-    """600 damaged frames and noise, in bursts of 20: after every burst the
-    next valid request is answered; the controller never crashes nor
-    restarts, and the garbage is counted (status.link)."""
+    """LIVE_FRAMES damaged frames and noise (host_tools/linkfuzz.py: every
+    kind of KINDS), in bursts of 50: after every burst the next valid
+    request is answered; the controller never crashes nor restarts, and the
+    garbage is counted (status.link)."""
     import random
     rng = random.Random(11)
     link = target.link
     before = target.status()["link"]
-    for burst in range(30):
-        link._send(b"".join(_mutants(rng, 20, link._seq + 128)))
+    kinds = {}
+    sent = 0
+    while sent < LIVE_FRAMES:
+        link._send(b"".join(linkfuzz.mutants(rng, 50, link._seq + 128, kinds)))
+        sent += 50
         st = target.status()                           # the next valid request
         assert st["ok"] is True and st["state"] == "idle", st
+    assert sent == sum(kinds.values()) == LIVE_FRAMES
+    assert all(kinds[k] for k, _ in linkfuzz.KINDS), kinds
     after = st["link"]
     assert after["garbage"] > before["garbage"] and after["bad_crc"] > before["bad_crc"], after
     assert after["errors"] > before["errors"]          # bad JSON, bad kinds: answered, counted
+    assert after["requests"] - before["requests"] >= LIVE_FRAMES // 50
     assert target.sim.restarts == 0
     assert "Traceback" not in target.sim.firmware_log()
     assert link.hello()["proto"] == codec.PROTO_VERSION
