@@ -77,8 +77,9 @@ deploy: $(STAMP)
 # Hand after hand on the virtual table with faults injected and repaired
 # (docs/reliability.md): HANDS=10000 takes about 6 hours (2 s a hand).
 HANDS ?= 10000
+FUZZ ?= 1000000
 soak: mpy
-	$(BIN)/python -m host_tools.soak --hands $(HANDS)
+	$(BIN)/python -m host_tools.soak --hands $(HANDS) --fuzz-frames $(FUZZ)
 
 # The power cut at CUTS random instants of cycles and hands, each reboot
 # checked: nothing persisted corrupt, nothing moving before a command,

@@ -1,6 +1,7 @@
 """`make soak`: hand after hand on the virtual table, with faults.
 
-    python -m host_tools.soak [--hands N] [--seed S] [--fault-rate R] [--json]
+    python -m host_tools.soak [--hands N] [--seed S] [--fault-rate R]
+                              [--fuzz-frames N] [--live-burst N] [--json]
 
 One virtual table, the real firmware under MicroPython, players for every
 set of walls (`Parlour`). At each new set of walls, with probability R, a
@@ -15,6 +16,15 @@ no stuck state (an event at least every `STUCK_S` and a hand's result at
 least every `HAND_S` of wall time), no hand
 that differs from its replay, and the controller's counters equal the
 virtual table's own counts (tiles fed per lane, sets lifted, hands).
+
+The link is fuzzed too (host_tools/linkfuzz.py, issue 6 item 5): after
+every hand's result, `--live-burst` mutated, truncated, oversized and
+random frames go down the live link in one write, then a `status` that
+must be answered, while the table builds and plays on (no restart, no
+traceback, garbage counted in status.link); and `--fuzz-frames` frames
+(1,000,000 by default) are fed in process to the controller's own link
+server, frame reader and request decoder. Both counts are in the summary
+(`link_fuzz`).
 Prints a summary (or JSON); exit 0 when it passes, 1 when not.
 """
 
@@ -26,7 +36,8 @@ import threading
 import time
 
 from engine_core.replay import replay
-from host_tools.link_client import LinkClient
+from host_tools import linkfuzz
+from host_tools.link_client import LinkClient, LinkError
 from host_tools.mjctl import STATE_KEYS, public_state
 from host_tools.vtable.hand_players import Parlour
 from host_tools.vtable.launcher import SimTable
@@ -109,17 +120,22 @@ class Technician:
             self.injected.append((now, kind))
 
 
-def soak(hands, seed=1, fault_rate=0.1, log=None):
-    """Play `hands` hands; the summary dict (its "ok": it passed)."""
+def soak(hands, seed=1, fault_rate=0.1, log=None, fuzz_frames=0, live_burst=50):
+    """Play `hands` hands; the summary dict (its "ok": it passed).
+    live_burst: fuzzed frames on the link after each hand's result;
+    fuzz_frames: frames fed in process to the link server (linkfuzz)."""
     rng = random.Random(seed)
+    fuzz_rng = random.Random("soak-linkfuzz:%s" % seed)
     out = {"hands": 0, "mismatches": 0, "faults": 0, "stuck": 0, "firmware_errors": 0,
            "results": {"win": 0, "draw": 0}, "seed": seed, "fault_rate": fault_rate}
+    live = {"frames": 0, "bursts": 0, "answered": 0, "failures": []}
     t0 = time.monotonic()
     with SimTable(seed=seed) as sim:
         parlour = Parlour(sim.table, seed)
         tech = Technician(sim.table, rng, fault_rate)
         with LinkClient(sim.link_path) as link:
             link.hello()
+            link_before = link.request("status")["link"]
             link.request("start")
             observed = []
             last = []                  # the last events, for a stuck table's report
@@ -156,10 +172,17 @@ def soak(hands, seed=1, fault_rate=0.1, log=None):
                     out["results"]["draw" if ev["winner"] is None else "win"] += 1
                     out["hands"] += 1
                     hand_at = time.monotonic()
+                    if live_burst:
+                        _live_fuzz(link, fuzz_rng, live_burst, live)
                     if log and out["hands"] % 50 == 0:
                         log("%d hands, %d faults" % (out["hands"], out["faults"]))
             counters = link.request("counters")
+            link_after = link.request("status")["link"]
         table = sim.table.counters()
+        out["restarts"] = sim.restarts
+        live["garbage"] = link_after["garbage"] - link_before["garbage"]
+        live["bad_crc"] = link_after["bad_crc"] - link_before["bad_crc"]
+        live["errors"] = link_after["errors"] - link_before["errors"]
         out["injected"] = len(tech.injected)
         out["traceback"] = "Traceback" in sim.firmware_log()
         out["counters"] = {k: counters[k] for k in ("cycles", "hands", "lifts", "tiles_fed")}
@@ -170,13 +193,36 @@ def soak(hands, seed=1, fault_rate=0.1, log=None):
                                "firmware_errors": table["firmware_errors"]}
         out["virtual_s"] = round(sim.table.now / 1000.0, 1)
     out["wall_s"] = round(time.monotonic() - t0, 1)
+    live["ok"] = (live["answered"] == live["bursts"] and not live["failures"]
+                  and (not live["frames"] or live["garbage"] > 0))
+    out["link_fuzz"] = {"live": live}
+    if fuzz_frames:
+        if log:
+            log("link fuzz: %d frames in process" % fuzz_frames)
+        f = linkfuzz.inprocess(fuzz_frames, seed)
+        f["failures"] = f["failures"][:3]
+        out["link_fuzz"]["inprocess"] = f
+    out["link_fuzz"]["frames"] = live["frames"] + (fuzz_frames and out["link_fuzz"]["inprocess"]["frames"])
+    fuzz_ok = live["ok"] and (not fuzz_frames or out["link_fuzz"]["inprocess"]["ok"])
     out["counters_equal"] = (out["counters"]["tiles_fed"] == out["table_counts"]["tiles_fed"]
                              and out["counters"]["lifts"] == out["table_counts"]["lifts"]
                              and out["counters"]["hands"] == out["hands"])
     out["ok"] = (out["hands"] == hands and not out["mismatches"] and not out["stuck"]
                  and not out["firmware_errors"] and not out["traceback"]
-                 and not out["table_counts"]["firmware_errors"] and out["counters_equal"])
+                 and not out["table_counts"]["firmware_errors"] and out["counters_equal"]
+                 and not out["restarts"] and fuzz_ok)
     return out
+
+
+def _live_fuzz(link, rng, n, live):
+    """n fuzzed frames on the live link, then a status: it must be answered."""
+    try:
+        st = linkfuzz.live_burst(link, rng, n)
+        live["answered"] += st["ok"] is True
+    except LinkError as e:
+        live["failures"].append("after %d frames: %s" % (live["frames"] + n, e))
+    live["frames"] += n
+    live["bursts"] += 1
 
 
 def main(argv=None):
@@ -185,10 +231,14 @@ def main(argv=None):
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--fault-rate", type=float, default=0.1, metavar="R",
                     help="chance of a fault at each new set of walls (default 0.1)")
+    ap.add_argument("--fuzz-frames", type=int, default=1000000, metavar="N",
+                    help="frames fuzzed in process (the link server; default 1,000,000)")
+    ap.add_argument("--live-burst", type=int, default=50, metavar="N",
+                    help="fuzzed frames on the live link after each hand (default 50)")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
     log = None if args.json else (lambda s: print(s, flush=True))
-    out = soak(args.hands, args.seed, args.fault_rate, log)
+    out = soak(args.hands, args.seed, args.fault_rate, log, args.fuzz_frames, args.live_burst)
     if args.json:
         print(json.dumps(out))
     else:
@@ -196,6 +246,15 @@ def main(argv=None):
               "%(mismatches)d mismatches, %(stuck)d stuck, %(firmware_errors)d firmware errors; "
               "counters %(counters)s, the table's %(table_counts)s; "
               "%(virtual_s)s s virtual in %(wall_s)s s" % out)
+        lf = out["link_fuzz"]
+        print("link fuzz: %d frames: live %d in %d bursts (%d answered, garbage %d bytes, "
+              "bad CRC %d, errors %d, failures %s)%s" % (
+                  lf["frames"], lf["live"]["frames"], lf["live"]["bursts"],
+                  lf["live"]["answered"], lf["live"]["garbage"], lf["live"]["bad_crc"],
+                  lf["live"]["errors"], lf["live"]["failures"][:3],
+                  "; in process %(frames)d (%(bursts)d bursts, valid answered %(valid_answered)d, "
+                  "link %(link)s, %(wall_s)s s, failures %(failures)s)" % lf["inprocess"]
+                  if "inprocess" in lf else ""))
         if out["stuck"]:
             print("stuck: %s\nlast events: %s" % (out.get("stuck_status"), out.get("stuck_events")))
         print("PASS" if out["ok"] else "FAIL")
