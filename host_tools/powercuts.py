@@ -35,8 +35,12 @@ cuts by the firmware's state at the cut; exit 0 when every check passed.
 
 Virtual-time cuts land between two of the firmware's ticks (its process is
 killed while it waits for the table's NOW), so they never tear a write in
-the middle: a cut inside `persist.save` (between the write of the .new file
-and the rename, or in the write) is tested by firmware/tests/test_persist.py.
+the middle. With `--wall-share P`, that share of the cuts in play comes at
+a wall-clock instant instead (SimTable.power_cut_now kills the process
+wherever it is: in a tick, in a save, writing an event), 0..3 s after the
+start; a `.new` file left by a torn save is counted (`new_file_left`), and
+a count saved but not yet told (or told but not yet saved) is in flight:
+one off the host's at most, counted (`in_flight`), never more.
 """
 
 import argparse
@@ -59,6 +63,8 @@ CUT_AFTER_MS = (((200, 40000), 0.40), ((40000, 150000), 0.45), ((150000, 400000)
 QUIET_MS = 1000                 # virtual ms watched after a boot with no command sent
 SHARE_IDLE = 0.05               # cuts while idle (no cycle: no power_lost expected)
 SHARE_FAULT = 0.05              # cuts in power_lost before `clear` (the marker stays)
+SHARE_WALL = 0.0                # cuts in play at a wall-clock instant (--wall-share)
+WALL_S = (0.0, 3.0)             # wall seconds after the start: ~0..150 s virtual
 FAULT_LOG = 16
 
 
@@ -116,7 +122,9 @@ class Failure(Exception):
 
 
 class Run:
-    def __init__(self, sim, link, rng, log=None, share_idle=SHARE_IDLE, share_fault=SHARE_FAULT):
+    def __init__(self, sim, link, rng, log=None, share_idle=SHARE_IDLE, share_fault=SHARE_FAULT,
+                 share_wall=SHARE_WALL):
+        self.share_wall = share_wall
         self.share_idle = share_idle
         self.share_fault = share_fault
         self.sim = sim
@@ -134,7 +142,8 @@ class Run:
             self.config_bytes = f.read()
         with open(sim.tags_path, "rb") as f:
             self.tags_bytes = f.read()
-        self.out = {"cuts": 0, "failures": [], "by_state": {}, "power_lost": 0,
+        self.out = {"cuts": 0, "wall_cuts": 0, "in_flight": 0, "failures": [], "by_state": {},
+                    "power_lost": 0,
                     "no_power_lost": 0, "in_hand": 0, "moved_before_command": 0,
                     "new_file_left": 0}
 
@@ -147,7 +156,7 @@ class Run:
             # The state at the cut: the last one told before its instant
             # (events after it are the boot's).
             cut_t = self.cutter.cut_t
-            if cut_t is None or ev["t"] < cut_t:
+            if cut_t is None or ev["t"] < cut_t + self.sim.power_off_ms:
                 self.state_at_cut = ev["state"]
             self.seen["lifts"] += ev["state"] == "lifting"
         elif name == "result":
@@ -192,6 +201,7 @@ class Run:
     def cut_once(self, n):
         table = self.table
         kind = self.rng.random()
+        wall = False
         if kind < self.share_idle and self.state != "idle":
             self.recover(start=False)              # idle: a cut with no cycle marker
             delay = self.rng.randrange(0, 3000)
@@ -203,17 +213,36 @@ class Run:
             spans = [span for span, _ in CUT_AFTER_MS]
             span = self.rng.choices(spans, [w for _, w in CUT_AFTER_MS])[0]
             delay = self.rng.randrange(*span)
+            wall = self.rng.random() < self.share_wall
         restarts = self.sim.restarts
         self.pump()
-        self.cutter.plan(table.now + delay)
-        t0 = time.monotonic()
-        while not self.cutter.cut.wait(0.05):
-            self.pump()
-            if time.monotonic() - t0 > WAIT_S + delay / 1000.0:
-                raise Failure("the cut planned at +%d ms never came" % delay)
+        if wall:
+            # Killed at a wall-clock instant, wherever it is: in a tick, in
+            # a save, writing an event. The table's time of the cut is the
+            # bus thread's, once it has seen the bus close.
+            end = time.monotonic() + self.rng.uniform(*WALL_S)
+            while time.monotonic() < end:
+                self.pump()
+                time.sleep(0.005)
+            self.sim.power_cut_now()
+            t0 = time.monotonic()
+            while self.sim.restarts == restarts:  # events stay queued till the cut is known
+                if time.monotonic() - t0 > WAIT_S:
+                    raise Failure("no restart after a wall-clock cut")
+                time.sleep(0.005)
+            self.cutter.cut_t = self._cut_time()
+            self.out["wall_cuts"] += 1
+        else:
+            self.cutter.plan(table.now + delay)
+            t0 = time.monotonic()
+            while not self.cutter.cut.wait(0.05):
+                self.pump()
+                if time.monotonic() - t0 > WAIT_S + delay / 1000.0:
+                    raise Failure("the cut planned at +%d ms never came" % delay)
         cut_t = self.cutter.cut_t
+        self.wall = wall
         # Every event the firmware sent before it died, then its boot.
-        boot = self.wait_event(lambda e: e["t"] >= cut_t and (
+        boot = self.wait_event(lambda e: e["t"] >= cut_t + self.sim.power_off_ms and (
             e["ev"] == "fault" or (e["ev"] == "state" and e["state"] == "idle")),
             "boot after the cut at %d" % cut_t)
         state_at_cut = self.state_at_cut
@@ -253,7 +282,13 @@ class Run:
         self.pump()
         for k in ("hands", "cycles", "lifts"):
             if c[k] != self.seen[k]:
-                problems.append("%s %d, the host saw %d" % (k, c[k], self.seen[k]))
+                if self.wall and abs(c[k] - self.seen[k]) == 1:
+                    # Killed between a save and its event (or the event and
+                    # its save): one in flight, the controller's count holds.
+                    out["in_flight"] += 1
+                    self.seen[k] = c[k]
+                else:
+                    problems.append("%s %d, the host saw %d" % (k, c[k], self.seen[k]))
         lost_count = dict((code, m) for code, m in c["faults"]).get(41, 0)
         if lost_count != min(self.seen["power_lost"], 255):
             problems.append("power_lost counted %d, seen %d" % (lost_count, self.seen["power_lost"]))
@@ -272,6 +307,14 @@ class Run:
                                     "problems": problems})
             if self.log:
                 self.log("cut %d at %d ms (%s): %s" % (n, cut_t, state_at_cut, "; ".join(problems)))
+
+    def _cut_time(self):
+        log = self.table.log
+        for i in range(len(log) - 1, self.log_at - 1, -1):
+            e = log[i]
+            if e[1] == "table" and e[3] == "power_cut":
+                return e[0]
+        raise Failure("no power_cut in the table's log")
 
     def _boot_time(self, cut_t):
         log = self.table.log
@@ -347,17 +390,20 @@ class Run:
                             "building")
 
 
-def powercuts(cuts, seed=1, log=None, share_idle=SHARE_IDLE, share_fault=SHARE_FAULT):
+def powercuts(cuts, seed=1, log=None, share_idle=SHARE_IDLE, share_fault=SHARE_FAULT,
+              share_wall=SHARE_WALL):
     """Cut the power `cuts` times; the summary dict (its "ok": it passed).
     share_idle, share_fault: the chance of a cut while idle, or while the
-    last cut's power_lost stands."""
+    last cut's power_lost stands; share_wall: of a cut in play, that it
+    comes at a wall-clock instant (SimTable.power_cut_now) rather than at a
+    virtual one."""
     rng = random.Random(seed)
     t0 = time.monotonic()
     with SimTable(seed=seed) as sim:
         Parlour(sim.table, seed)
         with LinkClient(sim.link_path) as link:
             link.hello()
-            run = Run(sim, link, rng, log, share_idle, share_fault)
+            run = Run(sim, link, rng, log, share_idle, share_fault, share_wall)
             try:
                 for n in range(cuts):
                     run.cut_once(n)
@@ -389,17 +435,21 @@ def main(argv=None):
                                  description=__doc__.split("\n")[0])
     ap.add_argument("--cuts", type=int, default=1000)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--wall-share", type=float, default=SHARE_WALL, metavar="P",
+                    help="of the cuts in play, the share at a wall-clock instant (the "
+                         "firmware killed wherever it is, a save included; default 0)")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
     log = None if args.json else (lambda s: print(s, flush=True))
-    out = powercuts(args.cuts, args.seed, log)
+    out = powercuts(args.cuts, args.seed, log, share_wall=args.wall_share)
     if args.json:
         print(json.dumps(out))
     else:
-        print("powercuts: %(cuts)d cuts by state %(by_state)s (%(in_hand)d in a hand); "
+        print("powercuts: %(cuts)d cuts (%(wall_cuts)d at a wall-clock instant) by state "
+              "%(by_state)s (%(in_hand)d in a hand); "
               "%(power_lost)d power_lost, %(no_power_lost)d idle boots; "
               "%(moved_before_command)d moved before a command; "
-              "%(new_file_left)d .new left by a cut; counters %(counters)s; "
+              "%(new_file_left)d .new left by a cut; %(in_flight)d counts in flight; counters %(counters)s; "
               "%(virtual_s)s s virtual in %(wall_s)s s" % out)
         for f in out["failures"][:20]:
             print("failure: %s" % f)

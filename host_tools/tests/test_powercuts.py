@@ -14,12 +14,13 @@ from host_tools.vtable.launcher import CONFIG, TAGS
 
 
 def test_a_few_cuts_at_random_instants_pass_every_check():
-    out = powercuts.powercuts(8, seed=4, share_idle=0.25, share_fault=0.25)
+    out = powercuts.powercuts(8, seed=4, share_idle=0.25, share_fault=0.25, share_wall=0.5)
     assert out["ok"], out
     assert out["cuts"] == 8 and out["moved_before_command"] == 0
     assert out["by_state"].get("idle") and out["by_state"].get("fault"), out["by_state"]
     assert out["power_lost"] == 8 - out["by_state"]["idle"] and out["no_power_lost"] >= 1
     assert out["counters"]["lifts"] == out["seen"]["lifts"] >= 1
+    assert out["wall_cuts"] >= 1
 
 
 def _run(store):

@@ -68,6 +68,7 @@ class SimTable:
             with open(os.path.join(self.store, "service.key"), "wb") as f:
                 f.write(self.key)
         self.restarts = 0
+        self._cut_now = False       # power_cut_now(): the bus closing is the cut
         self.exit_reason = None
         self.proc = None
         self.server = None
@@ -160,9 +161,25 @@ class SimTable:
             except (OSError, serial.SerialException):
                 pass
 
+    def power_cut_now(self):
+        """Cut the power at this wall-clock instant, wherever the firmware
+        is (in the middle of a save, say): its process is killed now, from
+        the caller's thread; the bus thread then finds the bus closed, cuts
+        the virtual table's power at its current time and boots the
+        firmware again, as after a power_cut."""
+        self._cut_now = True
+        proc = self.proc
+        if proc is not None and proc.poll() is None:
+            proc.kill()
+
     def _serve(self):
         while not self._stop.is_set():
             reason = self.server.serve(stop=self._stop.is_set)
+            if reason == "eof" and self._cut_now and not self._stop.is_set():
+                self._cut_now = False
+                self.server.booted = False     # what the dead firmware sent is ignored
+                self.table.power_cut()
+                reason = "power_cut"
             if reason in ("power_cut", "watchdog") and not self._stop.is_set():
                 # The board lost power (or its watchdog bit): the process dies,
                 # time goes on without it, then it boots again.
