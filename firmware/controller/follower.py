@@ -51,20 +51,21 @@ _IRREGULAR = const(3)          # ... and one more round unexplained: irregular
 _ROW = const(14)               # a published state: see _snapshot
 _QUEUE = const(8)
 _NONE = const(255)
+_SCANNING = const(4)           # in _side: a read of that side is out
 
 
 class HandFollower:
-    def __init__(self, rules, rfid, tags, builder, display, buzzer, emit, draw_grace_ms):
+    def __init__(self, rules, rfid, builder, display, buzzer, emit, draw_grace_ms):
+        """`builder`: shares the reader (its reads come first) and the tag
+        table (UID -> tile id, for a tile put back)."""
         n = rules.n_tiles
         self.rfid = rfid
-        self.tags = tags           # UID -> tile id, for a tile put back
-        self.builder = builder     # shares the reader: its reads come first
+        self.builder = builder
         self.display = display
         self.buzzer = buzzer
         self.emit = emit
         self.draw_grace_ms = draw_grace_ms
         self.hand = Hand(rules, 0, 2, bytearray(n))    # reset for every hand
-        self.per_side = n // 4
         self.active = False
         self.turn = 0
         self.events = 0            # states published this hand
@@ -80,10 +81,9 @@ class HandFollower:
         self._before = bytearray(n)          # wall.how before an event
         self._present = bytearray(n)         # by slot: the tile is there (as published)
         self._missing = bytearray(n)         # by slot: reads in a row without its tag
+        # The side read next; with _SCANNING set, its read is out.
         self._side = 0
-        self._scanning = False
-        self._draw_at = 0
-        self._draw_due = False
+        self._draw_at = -1         # when a draw (和局) is due, -1: none (ticks are >= 0)
         self._shown = bytearray(4)           # drawable + 128, marker seat, stack, alert
 
     # -- the hand's life ------------------------------------------------------
@@ -97,7 +97,7 @@ class HandFollower:
         self.irregular = 0
         self.queued = 0
         self._first = 0
-        self._draw_due = False
+        self._draw_at = -1
         for s in range(len(tile_ids)):
             self._present[s] = tile_ids[s] != NO_TILE
             self._missing[s] = 0
@@ -105,7 +105,6 @@ class HandFollower:
         for j in range(4):
             self._shown[j] = _NONE
         self._side = 0
-        self._scanning = False
         self.show_again(now)               # no gold, the counts as the walls stand
 
     def end(self):
@@ -157,30 +156,32 @@ class HandFollower:
         must still be taken off the reader); `follow`: read and follow the
         walls (False while the table is stopped by a fault)."""
         rfid = self.rfid
-        if self._scanning:
+        if self._side & _SCANNING:
+            self._side &= 3
             if rfid.done(_LEVEL_TOP):
                 rfid.release()
-                self._scanning = False
                 if self.active and follow:
                     self._read(now, self._side)
                     self._side = (self._side + 1) & 3
-            elif rfid.state != _WAITING:
-                self._scanning = False       # timed out (a fault): ask again
+            elif rfid.state == _WAITING:
+                self._side |= _SCANNING      # still out
+            # else timed out (a fault): ask again
         if not self.active or not follow:
             return
-        if not self._scanning and rfid.state != _WAITING and not self.builder.reading():
+        if not self._side & _SCANNING and rfid.state != _WAITING and not self.builder.reading():
             rfid.scan(now, self._side, _LEVEL_TOP)
-            self._scanning = True
-        if self._draw_due and ticks_diff(now, self._draw_at) >= 0:
-            self._draw_due = False
+            self._side |= _SCANNING
+        if self._draw_at >= 0 and ticks_diff(now, self._draw_at) >= 0:
+            self._draw_at = -1
             self._apply(now, _OP_DRAW, self.turn, 0)      # D <= 0: the hand is a draw
 
     def _read(self, now, side):
         seen = self.rfid.seen
         present = self._present
         missing = self._missing
-        first = side * self.per_side
-        last = first + self.per_side
+        per_side = len(self._present) // 4
+        first = side * per_side
+        last = first + per_side
         for slot in range(first, last):
             if seen[slot]:
                 if not present[slot]:
@@ -238,7 +239,7 @@ class HandFollower:
         self._present[slot] = 1
         wall = self.hand.wall
         p = wall.geo.pos_of_slot[slot]
-        tid = self.tags.lookup_at(self.rfid.uids, 4 * slot)
+        tid = self.builder.tags.lookup_at(self.rfid.uids, 4 * slot)
         if self._pending[p] or not wall.how[p] or tid == UNKNOWN:
             # Not one of the wall's tiles, or one an event still waits for:
             # reported, not counted (it will be looked at again when it goes).
@@ -329,10 +330,9 @@ class HandFollower:
             if hand.phase == DEALT or hand.phase == REPLACED:
                 self._auto(now)
             elif (hand.phase == PLAY or hand.phase == FINAL) and hand.drawable <= 0 \
-                    and not self._draw_due:
+                    and self._draw_at < 0:
                 # No tile left to draw: the hand is a draw (§8), unless a
                 # player shows a win on the last tile within the grace time.
-                self._draw_due = True
                 self._draw_at = ticks_add(now, self.draw_grace_ms)
 
     def _snapshot(self, q, op, arg, kind):

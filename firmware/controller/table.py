@@ -46,14 +46,31 @@ _DISPLAY_UNPLUGGED = const(30)
 _POWER_LOST = const(41)
 _OUTPUT_TIMEOUT = const(43)
 _FIRMWARE_ERROR = const(50)
-_MARK = "cycle"                # set while a cycle runs: found at boot = power was lost
-_COUNTERS = "counters.json"    # counters and fault log, kept across power cuts (persist.py)
+_MARK = const("cycle")                # set while a cycle runs: found at boot = power was lost
+_COUNTERS = const("counters.json")    # counters and fault log, kept across power cuts (persist.py)
 
 
 _FAULT_LOG = const(16)         # faults kept for `mjctl faults`
 
 
 class TableController:
+    # Set on the instance only when they change (a fault, a technician's
+    # jog or scan, a failed save): until then the class's values are read
+    # and the instance's dict pays no slot for them (docs/firmware.md,
+    # Memory).
+    resume_state = _IDLE       # where a cleared fault goes back to
+    fault_detail = None
+    fault_at = 0
+    lost = None                # why the counters start from zero (a damaged file)
+    unsaved = 0                # saves that failed (the flash)
+    # A technician's work (link/service.py starts it, the tick ends it):
+    # a jog's driver, deadline and [name, n, started, count before]; an
+    # RFID scan of the walls in the lanes, side by side (-1: none).
+    jogging = None
+    jog_until = 0
+    jog: list | None = None
+    scan_side = -1
+
     def __init__(self, hal, cfg, devices, emit):
         """`devices`: the drivers (firmware/devices.py); `emit(name, fields)`
         sends an event to the host."""
@@ -64,14 +81,11 @@ class TableController:
         self.builder = bld.Builder(devices.plate, devices.lanes, devices.rfid, devices.tags,
                                    cfg.tile_counts, cfg.lane_idle_ms, cfg.build_max_ms)
         self.state = _BOOT
-        self.resume_state = _IDLE
         self.fault = 0
-        self.fault_detail = None
-        self.fault_at = 0
         self.fault_log = []        # bounded: the last _FAULT_LOG faults
         self.cycles = 0
         self.cycle_started = 0
-        self.follower = HandFollower(cfg.rules, devices.rfid, devices.tags, self.builder,
+        self.follower = HandFollower(cfg.rules, devices.rfid, self.builder,
                                      devices.display, devices.buzzer, emit, cfg.draw_grace_ms)
         self.in_play = bytearray(cfg.n_tiles)    # tile id per slot of the walls lifted
         self.gold_rolling = False  # the dealer's second roll: the gold by the dice
@@ -79,17 +93,8 @@ class TableController:
         self.lifts = 0             # sets of walls lifted
         self.tiles_fed = [0, 0, 0, 0]     # by lane, walls audited
         self.fault_counts = bytearray(64)  # by code (saturating at 255)
-        self.lost = None           # why the counters start from zero (a damaged file)
-        self.unsaved = 0           # saves that failed (the flash)
         self.dealership = Dealership.first(hal.rand)
         self.next_ready = False    # a second set is built and audited in the lanes
-        # A technician's work (link/service.py starts it, the tick ends it):
-        # a jog's driver, deadline and [name, n, started, count before]; an
-        # RFID scan of the walls in the lanes, side by side (-1: none).
-        self.jogging = None
-        self.jog_until = 0
-        self.jog = ["", 0, 0, 0]
-        self.scan_side = -1
         self.scanned = False       # rfid.seen/uids hold a whole scan, nothing moved since
 
     # -- commands (link or keys) ---------------------------------------------
@@ -291,7 +296,7 @@ class TableController:
                     j.halt()
                 else:
                     j.stop()
-                name, n, at, base = self.jog
+                name, n, at, base = self.jog or ("", 0, 0, 0)
                 count = j.revolutions if j is self.d.plate else j.count if j in self.d.lanes else 0
                 self.emit("jogged", {"name": name, "lane": n, "ms": ticks_diff(now, at),
                                      "end": "switch" if at_switch else "time",

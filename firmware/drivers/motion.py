@@ -22,6 +22,12 @@ _PLATE_STALL = const(11)
 
 
 class Plate:
+    # Set on the instance only when a fault comes: until then the class's
+    # value is read, and the instance's dict has no slot to pay for
+    # (docs/firmware.md, Memory).
+    fault = 0                  # a fault code of firmware/faults.py, 0: none
+    detail = None              # the fault's detail for the link
+
     def __init__(self, hal, motor, sensor, duty, rev_ms, max_ms):
         """`max_ms`: the longest the motor may run (the HAL's guard): the
         build's deadline and a margin."""
@@ -34,8 +40,6 @@ class Plate:
         self.deadline_ms = 2 * rev_ms      # a missed pulse is tolerated, two are not
         self.running = False
         self.revolutions = 0
-        self.fault = 0
-        self.detail = None         # the fault's detail for the link
         self._seen = 0
         self._last = 0
 
@@ -68,6 +72,10 @@ _STUCK_HIGH_MS = const(500)        # a count pulse lasts ~20 ms; high this long 
 
 
 class Lane:
+    # As Plate's.
+    fault = 0                  # a fault code of firmware/faults.py, 0: none
+    detail = None              # the fault's detail for the link
+
     def __init__(self, hal, index, motor, sensor, target, max_ms):
         """`max_ms`: the longest the motor may run (the HAL's guard): the
         build's deadline and a margin."""
@@ -80,8 +88,6 @@ class Lane:
         self.target = target               # tiles that make a full lane: 2 x stacks
         self.count = 0
         self.running = False
-        self.fault = 0
-        self.detail = None                 # the fault's detail for the link
         self.last_tile = 0                 # when the last tile was counted
         self._base = 0
         self._high_since = -1
@@ -159,6 +165,10 @@ _LEAVE_MS = const(600)             # the start switch must open this soon after 
 
 
 class Lifter:
+    # As Plate's.
+    fault = 0                  # a fault code of firmware/faults.py, 0: none
+    detail = None              # the fault's detail for the link
+
     def __init__(self, hal, side, up, down, top, bottom, up_ms, down_ms):
         """`up`, `down`: the drive outputs; `top`, `bottom`: the switches."""
         self.side = side
@@ -174,26 +184,21 @@ class Lifter:
         self.up_ms = up_ms
         self.down_ms = down_ms
         self.state = UNKNOWN
-        self.fault = 0
-        self.detail = None         # the fault's detail for the link
-        self.cycles = 0
         self._started = 0
-        self._deadline = 0
 
     def lift(self, now):
         if self.state != TOP:
-            self._move(now, self.up, self.down, RISING, self.up_ms)
+            self._move(now, self.up, self.down, RISING)
 
     def lower(self, now):
         if self.state != BOTTOM:
-            self._move(now, self.down, self.up, LOWERING, self.down_ms)
+            self._move(now, self.down, self.up, LOWERING)
 
-    def _move(self, now, on, off, state, ms):
+    def _move(self, now, on, off, state):
         self.hal.write(off, 0)     # never both: one off before the other on
         self.hal.write(on, 1)
         self.state = state
         self._started = now
-        self._deadline = ticks_add(now, ms)
 
     def stop(self):
         self.hal.write(self.up, 0)
@@ -216,10 +221,9 @@ class Lifter:
             if top:
                 self.hal.write(self.up, 0)
                 self.state = TOP
-                self.cycles += 1
             elif bottom and ticks_diff(now, self._started) > _LEAVE_MS:
                 self._fail(_LIFT_STUCK, "did not leave the bottom")
-            elif ticks_diff(now, self._deadline) > 0:
+            elif ticks_diff(now, self._started) > self.up_ms:
                 self._fail(_LIFT_STUCK, "top switch not reached")
         elif state == LOWERING:
             if bottom:
@@ -227,7 +231,7 @@ class Lifter:
                 self.state = BOTTOM
             elif top and ticks_diff(now, self._started) > _LEAVE_MS:
                 self._fail(_LIFT_STUCK, "did not leave the top")
-            elif ticks_diff(now, self._deadline) > 0:
+            elif ticks_diff(now, self._started) > self.down_ms:
                 self._fail(_LIFT_STUCK, "bottom switch not reached")
         elif state == UNKNOWN or state == BOTTOM or state == TOP:
             self.state = TOP if top else BOTTOM if bottom else UNKNOWN

@@ -41,6 +41,9 @@ DOUBLE = const(2)
 HOLD = const(3)
 
 
+_HELD = const(255)             # a seat's _count while its press made a HOLD
+
+
 class Keys:
     def __init__(self, hal, pins, debounce_ms, double_ms, hold_ms):
         """`double_ms`: a second press this soon after a release makes a
@@ -57,38 +60,40 @@ class Keys:
         self.pressed = bytearray(n)    # 1 = a press not yet taken
         self.gesture = bytearray(n)    # a finished gesture not yet taken
         self._raw = bytearray(n)
-        self._since = [0] * n          # small ints: no allocation on update
-        self._down_at = [0] * n
-        self._up_at = [0] * n
-        self._count = bytearray(n)     # short presses in the gesture so far
-        self._held = bytearray(n)      # this press already made a HOLD
+        # Per seat: when the raw level last changed [seat], the last press
+        # [n + seat], the last release [2n + seat]; small ints in one list
+        # (no allocation on update; one object, not three: the heap).
+        self._t = [0] * (3 * n)
+        self._count = bytearray(n)     # short presses in the gesture so far, or _HELD
 
     def poll(self, now):
-        for seat in range(len(self.inputs)):
+        n = len(self.inputs)
+        t = self._t
+        count = self._count
+        for seat in range(n):
             raw = self.hal.read(self.inputs[seat])
             if raw != self._raw[seat]:
                 self._raw[seat] = raw
-                self._since[seat] = now
-            elif raw != self.stable[seat] and ticks_diff(now, self._since[seat]) >= self.debounce_ms:
+                t[seat] = now
+            elif raw != self.stable[seat] and ticks_diff(now, t[seat]) >= self.debounce_ms:
                 self.stable[seat] = raw
                 if raw:
                     self.pressed[seat] = 1
-                    self._down_at[seat] = now
-                elif self._held[seat]:
-                    self._held[seat] = 0           # the end of a hold: nothing more
+                    t[n + seat] = now
+                elif count[seat] == _HELD:
+                    count[seat] = 0            # the end of a hold: nothing more
                 else:
-                    self._count[seat] += 1
-                    self._up_at[seat] = now
+                    count[seat] += 1
+                    t[2 * n + seat] = now
             # A gesture ends once held long enough, or `double_ms` after
             # the last release.
             if self.stable[seat]:
-                if not self._held[seat] and ticks_diff(now, self._down_at[seat]) >= self.hold_ms:
-                    self._held[seat] = 1
-                    self._count[seat] = 0
+                if count[seat] != _HELD and ticks_diff(now, t[n + seat]) >= self.hold_ms:
+                    count[seat] = _HELD
                     self.gesture[seat] = HOLD
-            elif self._count[seat] and ticks_diff(now, self._up_at[seat]) >= self.double_ms:
-                self.gesture[seat] = SINGLE if self._count[seat] == 1 else DOUBLE
-                self._count[seat] = 0
+            elif count[seat] and ticks_diff(now, t[2 * n + seat]) >= self.double_ms:
+                self.gesture[seat] = SINGLE if count[seat] == 1 else DOUBLE
+                count[seat] = 0
 
     def take_gesture(self, seat):
         """The seat's finished gesture (SINGLE, DOUBLE, HOLD) once, or NONE."""
@@ -108,7 +113,8 @@ class Keys:
         for seat in range(len(self.pressed)):
             self.pressed[seat] = 0
             self.gesture[seat] = NONE
-            self._count[seat] = 0
+            if self._count[seat] != _HELD:     # a hold's release must still add nothing
+                self._count[seat] = 0
 
 
 class Buzzer:
@@ -148,11 +154,13 @@ _MAX_DATA = const(16)
 
 
 class Display:
+    # As motion.Plate's: set on the instance only when a fault comes.
+    fault = 0                  # a fault code of firmware/faults.py, 0: none
+    detail = None              # the fault's detail for the link
+
     def __init__(self, uart, ack_ms):
         self.uart = uart
         self.ack_ms = ack_ms
-        self.fault = 0
-        self.detail = None         # the fault's detail for the link
         self.pending = 0           # frames sent and not yet ACKed
         self.sent = 0
         self._deadline = 0

@@ -29,14 +29,16 @@ DONE = 2
 
 
 class Rfid:
+    # As motion.Plate's: set on the instance only when a fault comes.
+    fault = 0                  # a fault code of firmware/faults.py, 0: none
+    detail = None              # the fault's detail for the link
+
     def __init__(self, uart, n_slots, reply_ms):
         self.uart = uart
         self.reply_ms = reply_ms
         self.uids = bytearray(4 * n_slots)        # big-endian UID per slot
         self.seen = bytearray(n_slots)
         self.state = IDLE
-        self.fault = 0
-        self.detail = None         # the fault's detail for the link
         self.side = 0
         self.level = 0             # of the last request: whose answer it is
         self.bad_frames = 0

@@ -125,8 +125,7 @@ class FrameReader:
     n (the frame being assembled) + backlog() == bytes fed."""
 
     def __init__(self, max_payload=MAX_PAYLOAD):
-        self.max_payload = max_payload
-        self.buf = bytearray(max_payload + OVERHEAD)
+        self.buf = bytearray(max_payload + OVERHEAD)     # its length bounds a payload
         self.n = 0                 # bytes of the frame being assembled
         self.kind = 0
         self.seq = 0
@@ -184,7 +183,7 @@ class FrameReader:
             self.n = n
             if n == HEADER:
                 length = buf[4] | (buf[5] << 8)
-                if length > self.max_payload:
+                if length > len(buf) - OVERHEAD:
                     self.flush()
                     continue
                 self.length = length

@@ -32,24 +32,29 @@ _RETRY_MS = const(5000)                # same seq and payload this soon: a retry
 
 
 class LinkServer:
+    # Values set on the instance only when they change (at a boot fault, by
+    # a service session, at attach): until then the class's are read and
+    # the instance's dict pays no slot for them (docs/firmware.md, Memory).
+    controller = None          # the TableController, once the config is good (attach)
+    key = None                 # the table's service key (bytes)
+    session = None             # the open service session's token (hex)
+    session_until = 0
+    fault_code = 0             # a fault found at boot (no controller): its code,
+    fault_name = ""            # its name (also the error code of every refused
+    fault_reason = ""          # request) and why
+
     def __init__(self, hal, fw_version, build, table="esp32", key=None):
         """`key`: the table's service key (bytes), None if it has none."""
         self.hal = hal
-        self.link = hal.link
         self.fw_version = fw_version
         self.build = build
         self.table = table
-        self.controller = None     # the TableController, once the config is good (attach)
+        if key is not None:
+            self.key = key
         # Service sessions (link/service.py, loaded per request): what
         # outlives a request, as plain data.
-        self.key = key
         self.nonces = []           # [nonce bytes, issued at], outstanding
-        self.session = None        # the open session's token (hex)
-        self.session_until = 0
         self.service_log = []      # [t, what], the newest last
-        self.fault_code = 0        # a fault found at boot (no controller): its code,
-        self.fault_name = ""       # its name (also the error code of every refused
-        self.fault_reason = ""     # request) and why
         self.reader = frame.FrameReader(_REQUEST_MAX)
         self.rx = bytearray(_RX)
         # Answers are written to `tx` and stay there until the next request
@@ -127,7 +132,8 @@ class LinkServer:
         return False
 
     def _send(self, buf, n):
-        if self.link is None or not self.link.write(buf, n):
+        link = self.hal.link
+        if link is None or not link.write(buf, n):
             self.dropped += 1
 
     # -- in ------------------------------------------------------------------
@@ -139,7 +145,8 @@ class LinkServer:
         a board the watchdog would reset it): the loop polls at every tick
         and whenever a request wakes it while it sleeps, never past the
         tick's end. The rest waits in the UART's buffer."""
-        if self.link is None:
+        link = self.hal.link
+        if link is None:
             return
         r = self.reader
         reads = 0
@@ -149,7 +156,7 @@ class LinkServer:
                 if reads == _POLL_READS:
                     return
                 reads += 1
-                self._pending = self.link.readinto(self.rx)
+                self._pending = link.readinto(self.rx)
                 self._at = 0
                 if not self._pending:
                     # A frame half received on a quiet line will never end

@@ -73,6 +73,9 @@ class Recorder:
 
 
 class NotReading:
+    def __init__(self, tags):
+        self.tags = tags
+
     def reading(self):
         return False
 
@@ -101,7 +104,7 @@ class Top:
         self.display = Recorder()
         self.buzzer = Recorder()
         self.events = []
-        self.follower = HandFollower(self.rules, self.reader, self.tags, NotReading(),
+        self.follower = HandFollower(self.rules, self.reader, NotReading(self.tags),
                                      self.display, self.buzzer, self.emit, self.GRACE)
         self.now = 0
         # The rules' own view, to know which slots each event takes.

@@ -175,3 +175,14 @@ def test_a_new_beep_extends_the_sound():
     assert hal.level(BUZZER) == 1
     buz.poll(200)
     assert hal.level(BUZZER) == 0
+
+
+def test_clear_during_a_hold_then_its_release_adds_nothing():
+    hal, keys = make()
+    hal.set(PINS[1], 1)
+    run(keys, 0, HOLD_MS + 100)
+    assert keys.take_gesture(1) == HOLD
+    keys.clear()                                  # e.g. the hand ended by that hold
+    hal.set(PINS[1], 0)
+    run(keys, HOLD_MS + 110, HOLD_MS + 2000)
+    assert keys.take_gesture(1) == NONE

@@ -107,7 +107,7 @@ def frames_of(data, reader=None, chunks=None):
             i = r.feed(part, i)
             if not r.ready:
                 break
-            assert r.length <= r.max_payload
+            assert r.length <= len(r.buf) - frame.OVERHEAD
             out.append(bytes(r.buf[:frame.HEADER + r.length + 2]))
     return out, r
 
