@@ -31,11 +31,16 @@ _N_FLOWER = const(15)        # 1z..7z, 1f..8f
 _HAND = const(0)             # seat bytes: hand size of seats 0..3
 _FLOWERS = const(4)          # then 4 x 15 counts of flowers received
 _NO_GOLD = const(255)
-_BONUS_GROUPS = ((34, 35, 36, 37), (38, 39, 40, 41))   # 春夏秋冬, 梅兰竹菊
-# Flower counters (1z..7z, 1f..8f) in the order their codes sort as strings,
-# so a seat's flowers come out sorted without sorting.
-_FLOWERS_BY_CODE = tuple(sorted(range(_N_FLOWER),
-                                key=lambda j: tiles.CODES[tiles.FIRST_HONOR + j]))
+# The work behind the events, one code each for `_atomic`: one method and
+# its branches rather than a method per step, because on the board every
+# function costs heap and every method name an interned name.
+_DEAL = const(0)
+_REPLACE = const(1)
+_GOLD = const(2)             # n: the dice's sum, or 0 for the tail method
+_DRAW = const(3)
+_KONG = const(4)             # n: what the kong adds to R
+_NOT_NOW = const("%s: not allowed in phase %s (only in %s)")
+_NOT_SEAT = const("seat must be 0..3, not %r")
 
 
 class Refused(Exception):
@@ -45,35 +50,33 @@ class Refused(Exception):
 class Hand:
     def __init__(self, ruleset, dealer, dice_sum, tile_ids):
         """`tile_ids`: tile id per physical slot, as the RFID reader sees it."""
-        self._check(ruleset, dealer, tile_ids)
         self.rules = ruleset
-        self.wall = Wall(Geometry(ruleset.stacks, dealer, dice_sum), tile_ids)
+        # The buffers for any break and tiles; `reset` checks the input and
+        # lays this hand out in them, as it does for every later hand.
+        self.wall = Wall(Geometry(ruleset.stacks, 0, 2), bytes(ruleset.n_tiles))
         self._seats = bytearray(_FLOWERS + SEATS * _N_FLOWER)
-        self._saved_seats = bytearray(len(self._seats))
-        self._saved = [0, 0, 0]        # phase, reserve, gold (small ints: no allocation)
-        self._start(dealer)
+        # What a refused event puts back: phase, reserve, gold (small ints:
+        # no allocation) and a copy of the seat bytes.
+        self._saved = [0, 0, 0, bytearray(len(self._seats))]
+        self.reset(dealer, dice_sum, tile_ids)
 
     def reset(self, dealer, dice_sum, tile_ids):
         """Another hand in the same buffers: what the controller does at
         every hand, so that following hands allocates nothing."""
-        self._check(self.rules, dealer, tile_ids)
-        self.wall.geo.reset(dealer, dice_sum)
-        self.wall.reset(tile_ids)
-        for j in range(len(self._seats)):
-            self._seats[j] = 0
-        self._start(dealer)
-
-    def _check(self, ruleset, dealer, tile_ids):
+        rules = self.rules
         if not is_seat(dealer):
             raise ValueError("dealer must be a seat 0..3, not %r" % (dealer,))
-        if len(tile_ids) != ruleset.n_tiles:
+        if len(tile_ids) != rules.n_tiles:
             raise ValueError("%s needs %d tiles, not %d"
-                             % (ruleset.name, ruleset.n_tiles, len(tile_ids)))
-
-    def _start(self, dealer):
+                             % (rules.name, rules.n_tiles, len(tile_ids)))
+        self.wall.geo.reset(dealer, dice_sum)
+        self.wall.reset(tile_ids)
+        seats = self._seats
+        for j in range(len(seats)):
+            seats[j] = 0
         self.dealer = dealer
         self.phase = NEW
-        self.reserve = self.rules.reserve_base    # R
+        self.reserve = rules.reserve_base    # R
         self.gold = _NO_GOLD
         self.irregular = 0
 
@@ -111,41 +114,44 @@ class Hand:
         if self.phase == NEW or self.phase == DEALT:
             return out           # nothing is set aside before §6
         base = _FLOWERS + seat * _N_FLOWER
-        for j in _FLOWERS_BY_CODE:
+        for j in range(_N_FLOWER):
             for _ in range(self._seats[base + j]):
                 out.append(tiles.CODES[tiles.FIRST_HONOR + j])
+        out.sort()               # in place: 1f 1z 2f 2z ...
         return out
 
     # -- events ----------------------------------------------------------------
 
     def deal(self):
         """§5: four rounds of two stacks each, then the dealer's extra tile."""
-        self._expect(NEW, "deal")
-        self._atomic(Hand._deal, 0, 0)
+        if self.phase != NEW:
+            raise Refused(_NOT_NOW % ("deal", self.phase_name, PHASE_NAMES[NEW]))
+        self._atomic(_DEAL, 0, 0)
         self.phase = DEALT
 
     def replace_flowers(self):
         """§6: flower rounds from the tail until no seat took a flower."""
-        self._expect(DEALT, "replace_flowers")
-        self._atomic(Hand._replace_flowers, 0, 0)
+        if self.phase != DEALT:
+            raise Refused(_NOT_NOW % ("replace_flowers", self.phase_name, PHASE_NAMES[DEALT]))
+        self._atomic(_REPLACE, 0, 0)
         self.phase = REPLACED
 
     def reveal_gold(self, dice_sum=0):
         """§7: turn up the gold indicator, by the tail or by the dice."""
-        self._expect(REPLACED, "reveal_gold")
+        if self.phase != REPLACED:
+            raise Refused(_NOT_NOW % ("reveal_gold", self.phase_name, PHASE_NAMES[REPLACED]))
         if self.rules.gold_method == "dice":
             if dice_sum < 2 or dice_sum > 12:
                 raise Refused("reveal_gold: the dice method needs a roll of two dice")
-            self._atomic(Hand._gold_by_dice, 0, dice_sum)
-        else:
-            if dice_sum:
-                raise Refused("reveal_gold: this ruleset turns the gold from the tail, no dice")
-            self._atomic(Hand._gold_by_tail, 0, 0)
+        elif dice_sum:
+            raise Refused("reveal_gold: this ruleset turns the gold from the tail, no dice")
+        self._atomic(_GOLD, 0, dice_sum)
         self.phase = PLAY
 
     def draw(self, seat):
         """§8: a normal head draw is due for `seat`."""
-        self._check_seat(seat)
+        if not is_seat(seat):
+            raise Refused(_NOT_SEAT % (seat,))
         if self.phase != PLAY and self.phase != FINAL:
             raise Refused("draw: not allowed in phase %s" % self.phase_name)
         d = self.drawable
@@ -155,14 +161,15 @@ class Hand:
             self.phase = FINAL             # counted off, no flower handling
             self._take(self.wall.head_pos(), HEAD)
         else:
-            self._atomic(Hand._draw_in_play, seat, 0)
+            self._atomic(_DRAW, seat, 0)
 
     def kong(self, seat, concealed):
         """§8: a kong raises R, then the seat takes one tile from the tail."""
-        self._check_seat(seat)
+        if not is_seat(seat):
+            raise Refused(_NOT_SEAT % (seat,))
         if self.phase != PLAY:
-            raise Refused("kong: not allowed in phase %s" % self.phase_name)
-        self._atomic(Hand._kong, seat,
+            raise Refused(_NOT_NOW % ("kong", self.phase_name, PHASE_NAMES[PLAY]))
+        self._atomic(_KONG, seat,
                      self.rules.kong_concealed if concealed else self.rules.kong_exposed)
 
     def take(self, slot):
@@ -175,75 +182,90 @@ class Hand:
         self.wall.remove(p, IRREGULAR)
         self.irregular += 1
 
-    # -- the work behind the events (run inside _atomic) --------------------
+    # -- the work behind the events ------------------------------------------
 
-    def _deal(self, seat, n):
-        for _round in range(4):
-            for j in range(SEATS):
-                seat = (self.dealer + j) % SEATS
-                for _tile in range(4):
-                    self._to_hand(seat, self._take(self.wall.head_pos(), HEAD))
-        self._to_hand(self.dealer, self._take(self.wall.head_pos(), HEAD))
-
-    def _replace_flowers(self, seat, n):
-        seats = self._seats
-        # Round 1 replaces every flower dealt; later rounds only the flowers
-        # taken as replacements in the round before (kept in `due`).
-        due = [0, 0, 0, 0]
-        for seat in range(SEATS):
-            base = _FLOWERS + seat * _N_FLOWER
-            for j in range(_N_FLOWER):
-                due[seat] += seats[base + j]
-            seats[_HAND + seat] -= due[seat]            # set aside
-        while due[0] or due[1] or due[2] or due[3]:
-            for j in range(SEATS):
-                seat = (self.dealer + j) % SEATS
-                n = due[seat]
-                due[seat] = 0
-                for _tile in range(n):
-                    tid = self._take(self.wall.tail_pos(), TAIL)
-                    if tiles.is_flower(tid):
-                        self._receive_flower(seat, tid)  # set aside at round end
-                        due[seat] += 1
-                    else:
-                        seats[_HAND + seat] += 1
-
-    def _gold_by_tail(self, seat, n):
-        while True:
-            p = self.wall.tail_pos()
-            tid = self._take(p, TAIL)
-            if not tiles.is_flower(tid):
-                self.wall.how[p] = GOLD
-                self.gold = tid
-                return
-            self._receive_flower(self.dealer, tid)
-
-    def _gold_by_dice(self, seat, n):
+    def _atomic(self, step, seat, n):
+        """Do `step` (_DEAL ... _KONG) for `seat` with `n`; on refusal put
+        everything back as it was."""
         wall = self.wall
-        i = wall.stack_back(n)
-        while i >= 0:
-            tid = self._take(wall.upper_pos(i), GOLD)
-            if not tiles.is_flower(tid):
+        seats = self._seats
+        saved = self._saved
+        wall.save()
+        saved[0] = self.phase
+        saved[1] = self.reserve
+        saved[2] = self.gold
+        saved[3][:] = seats
+        try:
+            if step == _DEAL:
+                # 4 rounds x 4 seats x 4 tiles from the head, the dealer
+                # first; the 65th tile goes to seat dealer + 16 = the dealer.
+                for k in range(4 * SEATS * 4 + 1):
+                    seat = (self.dealer + (k >> 2)) % SEATS
+                    tid = self._take(wall.head_pos(), HEAD)
+                    seats[_HAND + seat] += 1
+                    if tiles.is_flower(tid):
+                        self._receive_flower(seat, tid)
+            elif step == _REPLACE:
+                # Round 1 replaces every flower dealt; later rounds only the
+                # flowers taken as replacements in the round before (`due`).
+                due = [0, 0, 0, 0]
+                for seat in range(SEATS):
+                    base = _FLOWERS + seat * _N_FLOWER
+                    for j in range(_N_FLOWER):
+                        due[seat] += seats[base + j]
+                    seats[_HAND + seat] -= due[seat]            # set aside
+                while due[0] or due[1] or due[2] or due[3]:
+                    for j in range(SEATS):
+                        seat = (self.dealer + j) % SEATS
+                        n = due[seat]
+                        due[seat] = 0
+                        for _tile in range(n):
+                            tid = self._take(wall.tail_pos(), TAIL)
+                            if tiles.is_flower(tid):
+                                self._receive_flower(seat, tid)  # set aside at round end
+                                due[seat] += 1
+                            else:
+                                seats[_HAND + seat] += 1
+            elif step == _GOLD and n:
+                # By the dice: count n stacks back from the tail (§7).
+                i = wall.stack_back(n)
+                while True:
+                    if i < 0:
+                        raise Refused("reveal_gold: fewer than %d stacks left to count" % n)
+                    tid = self._take(wall.upper_pos(i), GOLD)
+                    if not tiles.is_flower(tid):
+                        break
+                    self._receive_flower(self.dealer, tid)
+                    i = wall.stack_back(1, i - 1)
                 self.gold = tid
-                return
-            self._receive_flower(self.dealer, tid)
-            i = wall.stack_back(1, i - 1)
-        raise Refused("reveal_gold: fewer than %d stacks left to count" % n)
-
-    def _draw_in_play(self, seat, n):
-        tid = self._take(self.wall.head_pos(), HEAD)
-        while tiles.is_flower(tid):
-            self._receive_flower(seat, tid)
-            tid = self._take(self.wall.tail_pos(), TAIL)
-
-    def _kong(self, seat, n):
-        self.reserve += n
-        tid = self._take(self.wall.tail_pos(), TAIL)
-        while tiles.is_flower(tid):
-            self._receive_flower(seat, tid)
-            tid = self._take(self.wall.tail_pos(), TAIL)
-
-    # -- helpers ---------------------------------------------------------------
+            elif step == _GOLD:
+                # By the tail: flowers turned up go to the dealer.
+                while True:
+                    p = wall.tail_pos()
+                    tid = self._take(p, TAIL)
+                    if not tiles.is_flower(tid):
+                        break
+                    self._receive_flower(self.dealer, tid)
+                wall.how[p] = GOLD
+                self.gold = tid
+            else:
+                # _DRAW from the head, or _KONG: R rises, then from the tail;
+                # each flower is replaced from the tail.
+                self.reserve += n
+                if step == _DRAW:
+                    tid = self._take(wall.head_pos(), HEAD)
+                else:
+                    tid = self._take(wall.tail_pos(), TAIL)
+                while tiles.is_flower(tid):
+                    self._receive_flower(seat, tid)
+                    tid = self._take(wall.tail_pos(), TAIL)
+        except Refused:
+            wall.restore()
+            seats[:] = saved[3]
+            self.phase = saved[0]
+            self.reserve = saved[1]
+            self.gold = saved[2]
+            raise
 
     def _take(self, p, how):
         if p < 0:
@@ -251,55 +273,17 @@ class Hand:
         self.wall.remove(p, how)
         return self.wall.tile[p]
 
-    def _to_hand(self, seat, tid):
-        self._seats[_HAND + seat] += 1
-        if tiles.is_flower(tid):
-            self._receive_flower(seat, tid)
-
     def _receive_flower(self, seat, tid):
         """A flower reached `seat`: count it, and a completed quad once (§8)."""
+        seats = self._seats
         base = _FLOWERS + seat * _N_FLOWER
-        j = tid - tiles.FIRST_HONOR
-        self._seats[base + j] += 1
+        j = base + tid - tiles.FIRST_HONOR
+        seats[j] += 1
         if tid < tiles.FIRST_BONUS:
-            if self._seats[base + j] == 4:
+            if seats[j] == 4:
                 self.reserve += self.rules.quad
-        elif self.rules.set_is_quad and self._seats[base + j] == 1:
-            for group in _BONUS_GROUPS:
-                if tid in group and self._has_all(base, group):
-                    self.reserve += self.rules.quad
-
-    def _has_all(self, base, group):
-        for t in group:
-            if not self._seats[base + t - tiles.FIRST_HONOR]:
-                return False
-        return True
-
-    def _expect(self, phase, op):
-        if self.phase != phase:
-            raise Refused("%s: not allowed in phase %s (only in %s)"
-                          % (op, self.phase_name, PHASE_NAMES[phase]))
-
-    def _check_seat(self, seat):
-        if not is_seat(seat):
-            raise Refused("seat must be 0..3, not %r" % (seat,))
-
-    def _atomic(self, step, seat, n):
-        """Run `step(self, seat, n)`; on refusal put everything back as it
-        was. `step` is a plain function (Hand._kong): a bound method would
-        be a heap object per event."""
-        self.wall.save()
-        self._saved_seats[:] = self._seats
-        saved = self._saved
-        saved[0] = self.phase
-        saved[1] = self.reserve
-        saved[2] = self.gold
-        try:
-            step(self, seat, n)
-        except Refused:
-            self.wall.restore()
-            self._seats[:] = self._saved_seats
-            self.phase = saved[0]
-            self.reserve = saved[1]
-            self.gold = saved[2]
-            raise
+        elif self.rules.set_is_quad and seats[j] == 1:
+            # The set of four bonus tiles tid is in: 春夏秋冬 1f-4f or 梅兰竹菊 5f-8f.
+            g = j - (tid - tiles.FIRST_BONUS) % 4
+            if seats[g] and seats[g + 1] and seats[g + 2] and seats[g + 3]:
+                self.reserve += self.rules.quad
