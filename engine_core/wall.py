@@ -29,10 +29,11 @@ NOT_EMPTY = const(-3)
 
 
 class Wall:
-    def __init__(self, geometry, tile_ids):
-        """`tile_ids`: one tile id per physical slot (a bytes-like object)."""
-        self.geo = geometry
-        n = geometry.n_pos
+    def __init__(self, geo, tile_ids):
+        """`geo`: a Geometry; `tile_ids`: one tile id per physical slot (a
+        bytes-like object)."""
+        self.geo = geo
+        n = geo.n_pos
         self.tile = bytearray(n)           # tile id per draw-order position
         self.how = bytearray(n)            # _IN_WALL or how it left
         self._saved = bytearray(n)
@@ -49,7 +50,6 @@ class Wall:
         self.count = n                     # W, tiles still in the wall
         self._head = 0                     # no tile before this position
         self._tail = g.n_stacks - 1        # no tile after this stack
-        self._saved_count = n
 
     # -- where the next tiles come from -------------------------------------
 
@@ -98,9 +98,6 @@ class Wall:
             return 2 * i
         return 2 * i + 1 if not self.how[2 * i + 1] else -1
 
-    def stack_of_pos(self, p):
-        return self.geo.stack_at(p >> 1)
-
     # -- tiles leaving and coming back --------------------------------------
 
     def remove(self, p, how):
@@ -144,10 +141,16 @@ class Wall:
 
     def save(self):
         self._saved[:] = self.how
-        self._saved_count = self.count
 
     def restore(self):
-        self.how[:] = self._saved
-        self.count = self._saved_count
+        how = self.how
+        how[:] = self._saved
+        # `count` is the positions still in the wall: counted again rather
+        # than saved (one attribute, and its name, fewer; refusals are rare).
+        n = 0
+        for k in how:
+            if not k:
+                n += 1
+        self.count = n
         self._head = 0                     # caches are lower/upper bounds:
         self._tail = self.geo.n_stacks - 1  # widen them, the scans re-narrow
