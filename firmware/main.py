@@ -27,8 +27,8 @@ _CONFIG_INVALID = const(40)
 _FIRMWARE_CORRUPT = const(42)
 
 
-def run(hal, config_path, tags_path, root="", required=False, table="esp32"):
-    """`root`: where the code and its manifest.txt are ("" on a board);
+def run(hal, config, tags, root="", required=False, table="esp32"):
+    """`config`, `tags`: the files' paths; `root`: where the code and its manifest.txt are ("" on a board);
     `required`: a missing manifest is a fault (a board), else a development
     run; `table`: what `hello` says this table is."""
     # The files first (their parsing leaves garbage, and the config's
@@ -45,18 +45,22 @@ def run(hal, config_path, tags_path, root="", required=False, table="esp32"):
                            _FIRMWARE_CORRUPT, str(e))
     finally:
         forget("firmware.manifest")
-    # The controller's modules only now: had one been missing, importing it
-    # would have been an ImportError with no link to say so.
-    from firmware.controller.table import TableController
-    from firmware.devices import Devices
+    # The config and tags before the controller's modules: their parsing
+    # and checking leave garbage best collected while the heap is empty.
     try:
-        cfg = _load_config(config_path)
-        from firmware import tags
-        tags = tags.load(tags_path)
+        cfg = _load_config(config)
+        path = tags
+        from firmware import tags      # the module, in place of the path
+        tags = tags.load(path)
     except ValueError as e:                # ConfigError, TagError: named
         return _boot_fault(hal, LinkServer(hal, _FW_VERSION, build, table),
                            _CONFIG_INVALID, str(e))
     gc.collect()
+    # The controller's modules only now (after the manifest: had one been
+    # missing, importing it would have been an ImportError with no link to
+    # say so).
+    from firmware.controller.table import TableController
+    from firmware.devices import Devices
     # The table's service key (32 bytes, make deploy provisions it), or
     # None: then every service session is refused, saying why.
     key = None

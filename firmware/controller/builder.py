@@ -22,12 +22,15 @@ from firmware.hal import ticks_diff
 from firmware.tags import UNKNOWN
 from engine_core import tiles
 
+# The states the controller reads are public; the others are private
+# constants (no interned name each: docs/firmware.md, Memory), and tests
+# name them by NAMES.
 EMPTY = 0
-FEEDING = 1
+_FEEDING = const(1)
 AUDITING = 2
 READY = 3
-CHECKING = 4
-RECOUNTING = 5
+_CHECKING = const(4)
+_RECOUNTING = const(5)
 NAMES = ("empty", "feeding", "auditing", "ready", "checking", "recounting")
 
 _LANE_JAM = const(10)
@@ -73,13 +76,13 @@ class Builder:
     def resume(self, now):
         """Feed again after a stop (a cleared fault): first read every wall,
         since a count may have been missed while the table was stopped."""
-        self.state = RECOUNTING
+        self.state = _RECOUNTING
         self._read(now, 0)
 
     def _feed_from(self, now):
         """Feeding from here; the build deadline too: time stopped does not count."""
         self.started = now
-        self.state = FEEDING
+        self.state = _FEEDING
         self.starved = False
         self.plate.start(now)
         for lane in self.lanes:
@@ -104,14 +107,14 @@ class Builder:
 
     def step(self, now):
         state = self.state
-        if state == FEEDING:
+        if state == _FEEDING:
             self._feed(now)
         elif self.reading() and self._answered(now):
             # A side read: the lane CHECKING asked about, or the next side of
             # an audit or a recount (then the set, or feeding again).
             side = self._side
             lane = self.lanes[side]
-            if state == CHECKING:      # jammed, or a count sensor that missed tiles?
+            if state == _CHECKING:      # jammed, or a count sensor that missed tiles?
                 held = self._tags_on(side)
                 if held > lane.count:
                     counted = lane.count
@@ -121,11 +124,11 @@ class Builder:
                 else:
                     self._fail(_LANE_JAM, {"lane": lane.index, "count": lane.count})
                 return
-            if state == RECOUNTING:
+            if state == _RECOUNTING:
                 lane.set_count(self._tags_on(side), now)
             if side < 3:
                 self._read(now, side + 1)
-            elif state == RECOUNTING:
+            elif state == _RECOUNTING:
                 self._feed_from(now)
             else:
                 self._check_set()
@@ -153,7 +156,7 @@ class Builder:
             if lane.idle_ms(now) < self.lane_idle_ms:
                 quiet = False
             elif ticks_diff(newest, lane.last_tile) >= self.lane_idle_ms:
-                self.state = CHECKING      # jammed, or is its count sensor silent?
+                self.state = _CHECKING      # jammed, or is its count sensor silent?
                 self._read(now, lane.index)
                 return
         if quiet:
@@ -187,7 +190,7 @@ class Builder:
 
     def reading(self):
         """The builder needs the reader now (its reads come first)."""
-        return self.state == AUDITING or self.state == CHECKING or self.state == RECOUNTING
+        return self.state == AUDITING or self.state == _CHECKING or self.state == _RECOUNTING
 
     def _answered(self, now):
         """True once this side's answer is in (the driver times out)."""

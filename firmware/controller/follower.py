@@ -202,7 +202,9 @@ class HandFollower:
                     again = True
         for slot in range(first, last):
             if present[slot] and missing[slot] >= _IRREGULAR:
-                self._take(now, slot)
+                present[slot] = 0          # gone, no event explains it: a take
+                self.irregular += 1
+                self._apply(now, _OP_TAKE, slot, 0)
 
     def _explain(self, now, slot):
         hand = self.hand
@@ -219,8 +221,12 @@ class HandFollower:
                         self.turn = (seat + 1) & 3
             elif p == wall.tail_pos() and (phase == DEALT or phase == REPLACED):
                 self._auto(now)
-        if self._pending[p]:
-            self._arrived(now, slot, p)
+        q = self._pending[p] - 1
+        if q >= 0:                         # the tile an event waits for: arrived
+            self._present[slot] = 0
+            self._pending[p] = 0
+            self._left[q] -= 1
+            self._flush(now)
             return True
         if wall.how[p] and not self._pending[p]:
             # The core had it gone already (a tile put back by hand, then
@@ -228,11 +234,6 @@ class HandFollower:
             self._present[slot] = 0
             return True
         return False
-
-    def _take(self, now, slot):
-        self._present[slot] = 0
-        self.irregular += 1
-        self._apply(now, _OP_TAKE, slot, 0)
 
     def _back(self, now, slot):
         """A tag in a slot whose tile had gone: a tile put back (§11)."""
@@ -314,13 +315,6 @@ class HandFollower:
                     self._left[q] -= 1
         self._flush(now)
         return True
-
-    def _arrived(self, now, slot, p):
-        self._present[slot] = 0
-        q = self._pending[p] - 1
-        self._pending[p] = 0
-        self._left[q] -= 1
-        self._flush(now)
 
     def _flush(self, now):
         while self.queued and not self._left[self._first]:

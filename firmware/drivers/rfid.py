@@ -33,11 +33,12 @@ class Rfid:
     fault = 0                  # a fault code of firmware/faults.py, 0: none
     detail = None              # the fault's detail for the link
 
-    def __init__(self, uart, n_slots, reply_ms):
+    def __init__(self, uart, n, reply_ms):
+        """`n`: the slots under the walls (the tiles of a set)."""
         self.uart = uart
         self.reply_ms = reply_ms
-        self.uids = bytearray(4 * n_slots)        # big-endian UID per slot
-        self.seen = bytearray(n_slots)
+        self.uids = bytearray(4 * n)        # big-endian UID per slot
+        self.seen = bytearray(n)
         self.state = IDLE
         self.side = 0
         self.level = 0             # of the last request: whose answer it is

@@ -38,10 +38,10 @@ _IN = const(3)
 class SimUart:
     """Bytes from the table land in a ring; the driver drains it."""
 
-    def __init__(self, hal, n, size):
+    def __init__(self, hal, n, rxbuf):
         self._hal = hal
         self.n = n
-        self.ring = bytearray(size)
+        self.ring = bytearray(rxbuf)
         self.head = 0          # next byte to read
         self.count = 0         # bytes waiting
         self.overruns = 0
@@ -73,16 +73,16 @@ class SimLink:
     """The host link on a pty: reads never block, a frame that the pty
     cannot take now is dropped and counted (the host may not be attached)."""
 
-    def __init__(self, fd):
-        self.f = open(fd, "r+b")
+    def __init__(self, n):
+        self.f = open(n, "r+b")
         self.poll = select.poll()
         self.poll.register(self.f, select.POLLIN | select.POLLOUT)
         self.dropped = 0
         self._one = bytearray(1)
 
-    def _ready(self, mask):
+    def _ready(self, n):
         for entry in self.poll.ipoll(0):
-            if entry[1] & mask:
+            if entry[1] & n:
                 return True
         return False
 
@@ -107,10 +107,11 @@ class SimLink:
 
 
 class SimHal(StoreFlags, OutputGuard):
-    def __init__(self, bus_fd, link_fd=-1, store="", rand=None):
-        self.bus = open(bus_fd, "r+b")
+    def __init__(self, bus, link=-1, store="", rand=None):
+        """`bus`, `link`: pty file descriptors (link -1: none)."""
+        self.bus = open(bus, "r+b")
         self.store = store         # a folder standing for the board's flash
-        self.link = SimLink(link_fd) if link_fd >= 0 else None
+        self.link = SimLink(link) if link >= 0 else None
         self._rand = rand
         self.now = 0
         self._use = bytearray(_MAX_PIN)          # _FREE, _OUT, _PWM or _IN per pin

@@ -21,10 +21,10 @@ from firmware.link import codec, frame
 _RX = const(32)
 _REQUEST_MAX = const(160)             # requests are small: the longest is a config_get
 _EVENT_MAX = const(200)               # events are small: a fault with its detail
-_NO_MEMORY = {"error": "internal", "message": "out of memory for this answer: ask again"}
-AUDIT_FAULTS = (20, 21, 22)    # missing_tile, extra_tile, unknown_tag
-_READOUTS = ("counters", "sensors", "dice_test", "config_get")
-_TECHNICIAN = _READOUTS + ("jog", "config_set")      # and service_*, rfid_*
+# Constant tuples: no module global (no interned name, no slot) for them.
+_AUDIT_FAULTS = const((20, 21, 22))    # missing_tile, extra_tile, unknown_tag: builder.AUDIT_FAULTS
+_READOUTS = const(("counters", "sensors", "dice_test", "config_get"))
+_TECHNICIAN = const(("counters", "sensors", "dice_test", "config_get", "jog", "config_set"))
 _POLL_ANSWERS = const(2)              # answers per poll: each parses and writes JSON
 _POLL_READS = const(8)                # x _RX bytes per poll (a garbage flood)
 _QUIET_MS = const(100)                 # a frame's bytes come together; a gap this long ends it
@@ -106,7 +106,7 @@ class LinkServer:
         self.event_seq = (self.event_seq + 1) & 0xFF
         # Tile codes go out only for audit faults: they name tiles of walls
         # that are not in play (before the lift, or the next set's).
-        reveal = name == "fault" and fields.get("code") in AUDIT_FAULTS
+        reveal = name == "fault" and fields.get("code") in _AUDIT_FAULTS
         try:
             n = codec.write_event(self.ev, self.event_seq, obj, reveal=reveal)
         except codec.LinkError:
@@ -121,10 +121,10 @@ class LinkServer:
             return True
         if result.get("op") == "status":
             f = result.get("fault")
-            return bool(f) and f["code"] in AUDIT_FAULTS
+            return bool(f) and f["code"] in _AUDIT_FAULTS
         if result.get("op") == "faults":
             for f in result["faults"]:
-                if f["code"] not in AUDIT_FAULTS:
+                if f["code"] not in _AUDIT_FAULTS:
                     for k in codec.SECRET:
                         if k in f["detail"]:
                             return False   # let the guard refuse it
@@ -204,7 +204,8 @@ class LinkServer:
             # leave the host waiting (the control loop itself allocates
             # nothing, so the table is not at risk).
             self.errors += 1
-            n = codec.write_error(self.tx, seq, _NO_MEMORY)
+            n = codec.write_error(self.tx, seq, {"error": "internal", "message":
+                                                 "out of memory for this answer: ask again"})
         self._last_seq = seq
         self._last_crc = crc
         self._last_at = now

@@ -133,7 +133,7 @@ def split(uids, sizes=(36, 36, 36, 36)):
 
 def test_full_lanes_audit_to_ready():
     rig = Rig(split(full_set()))
-    assert rig.b.state == bld.FEEDING
+    assert rig.b.state == bld.NAMES.index("feeding")
     assert rig.hal.level(PLATE) == 800
     rig.run()
     assert rig.b.state == bld.READY and rig.b.fault == 0
@@ -160,11 +160,11 @@ def test_a_quiet_lane_while_another_counts_is_a_lane_jam():
     rig = Rig(stacked)
     while rig.now < 400 + IDLE_MS - STEP:
         rig.tick()
-    assert rig.b.fault == 0 and rig.b.state == bld.FEEDING
+    assert rig.b.fault == 0 and rig.b.state == bld.NAMES.index("feeding")
     rig.tick()
     assert rig.now == 400 + IDLE_MS
     # Quiet while the others count: its wall is read before anything is said.
-    assert rig.b.fault == 0 and rig.b.state == bld.CHECKING
+    assert rig.b.fault == 0 and rig.b.state == bld.NAMES.index("checking")
     rig.run()
     assert rig.b.fault == 10             # the wall holds what was counted: a jam
     assert rig.b.detail == {"lane": 3, "count": 2}
@@ -189,12 +189,12 @@ def test_resume_reads_every_wall_before_feeding():
         rig.tick()
     rig.b.stop()
     rig.b.resume(rig.hal.at(rig.now))
-    assert rig.b.state == bld.RECOUNTING and rig.motors_off()
-    while rig.b.state == bld.RECOUNTING:
+    assert rig.b.state == bld.NAMES.index("recounting") and rig.motors_off()
+    while rig.b.state == bld.NAMES.index("recounting"):
         rig.tick()
     assert rig.requests[-4:] == [(0, 0), (1, 0), (2, 0), (3, 0)]
     assert [lane.count for lane in rig.lanes] == rig.given[:4]   # lane 2's 5 misses found
-    assert rig.b.state == bld.FEEDING and rig.hal.level(PLATE)
+    assert rig.b.state == bld.NAMES.index("feeding") and rig.hal.level(PLATE)
 
 
 def test_every_unfinished_lane_quiet_together_is_audited_missing_tile():
@@ -272,7 +272,7 @@ def test_resume_after_a_long_stop_finishes_the_set():
     rig.now = 120000
     rig.b.clear()
     rig.b.resume(rig.hal.at(rig.now))
-    while rig.b.state == bld.RECOUNTING:
+    while rig.b.state == bld.NAMES.index("recounting"):
         rig.tick()
     assert rig.lanes[3].count == 2 and rig.hal.level(FEED[3]) == 1
     rig.run()

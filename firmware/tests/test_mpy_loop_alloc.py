@@ -86,7 +86,7 @@ def test_idle_and_building_ticks_allocate_nothing():
     assert ctl.start(now) is None
     now += 10
     ctl.step(now)                          # the builder starts: lanes and plate on
-    assert ctl.builder.state == bld.FEEDING
+    assert ctl.builder.state == bld.NAMES.index("feeding")
     count = pins["lane_count"]
     rotation = pins["plate_rotation"]
     lanes = ctl.d.lanes
@@ -102,7 +102,7 @@ def test_idle_and_building_ticks_allocate_nothing():
             if tick % 100 == 0:
                 hal.edge[rotation] += 1    # one plate turn a second
             ctl.step(now)
-            if ctl.builder.state != bld.FEEDING:
+            if ctl.builder.state != bld.NAMES.index("feeding"):
                 break
     finally:
         micropython.heap_unlock()

@@ -69,7 +69,7 @@ class Building:
         self.ctl.step(self.now)
 
     def steady(self):
-        return not self.build or self.ctl.builder.state == bld.FEEDING
+        return not self.build or self.ctl.builder.state == bld.NAMES.index("feeding")
 
 
 class Following:
