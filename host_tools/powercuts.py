@@ -143,6 +143,7 @@ class Run:
         with open(sim.tags_path, "rb") as f:
             self.tags_bytes = f.read()
         self.out = {"cuts": 0, "wall_cuts": 0, "in_flight": 0, "failures": [], "by_state": {},
+                    "other_faults": {},
                     "power_lost": 0,
                     "no_power_lost": 0, "in_hand": 0, "moved_before_command": 0,
                     "new_file_left": 0}
@@ -165,6 +166,9 @@ class Run:
             self.seen["cycles"] += 1
         elif name == "fault" and ev["name"] == "power_lost":
             self.seen["power_lost"] += 1
+        elif name == "fault":              # not a cut's: counted, for the report
+            other = self.out["other_faults"]
+            other[ev["name"]] = other.get(ev["name"], 0) + 1
 
     def pump(self):
         """Every event waiting, applied."""
@@ -449,7 +453,8 @@ def main(argv=None):
               "%(by_state)s (%(in_hand)d in a hand); "
               "%(power_lost)d power_lost, %(no_power_lost)d idle boots; "
               "%(moved_before_command)d moved before a command; "
-              "%(new_file_left)d .new left by a cut; %(in_flight)d counts in flight; counters %(counters)s; "
+              "%(new_file_left)d .new left by a cut; %(in_flight)d counts in flight; "
+              "other faults %(other_faults)s; counters %(counters)s; "
               "%(virtual_s)s s virtual in %(wall_s)s s" % out)
         for f in out["failures"][:20]:
             print("failure: %s" % f)
