@@ -15,10 +15,6 @@ from engine_core import tiles
 UNKNOWN = 255
 
 
-class TagError(ValueError):
-    pass
-
-
 class TagTable:
     """UIDs as big-endian bytes in four byte planes (keys[j][i] is byte j of
     entry i), sorted, and the tile id of each entry: no integers to build
@@ -71,7 +67,7 @@ class TagTable:
         key = bytes(((uid >> 24) & 0xFF, (uid >> 16) & 0xFF, (uid >> 8) & 0xFF, uid & 0xFF))
         i = self.find(key, 0)
         if self._equal(i, key, 0):
-            raise TagError("tags: UID %08x is listed twice" % uid)
+            raise ValueError("tags: UID %08x is listed twice" % uid)
         for plane in self.keys + [self.ids]:        # shift entries i.. up by one
             for j in range(self.n, i, -1):
                 plane[j] = plane[j - 1]
@@ -98,21 +94,21 @@ def _parse(line, number):
         return None
     parts = line.split()
     if len(parts) != 2 or len(parts[0]) != 8:
-        raise TagError("tags line %d: expected 'UID code' with an 8-digit hex UID, not %r"
+        raise ValueError("tags line %d: expected 'UID code' with an 8-digit hex UID, not %r"
                        % (number, line))
     # Not char by char: each one-character string would be an interned
     # name for good (docs/firmware.md, Memory).
     if parts[0].lower().strip("0123456789abcdef"):
-        raise TagError("tags line %d: %r is not a hex UID" % (number, parts[0]))
+        raise ValueError("tags line %d: %r is not a hex UID" % (number, parts[0]))
     uid = int(parts[0], 16)
     try:
         return uid, tiles.tile_id(parts[1])
     except ValueError:
-        raise TagError("tags line %d: unknown tile code %r" % (number, parts[1]))
+        raise ValueError("tags line %d: unknown tile code %r" % (number, parts[1]))
 
 
 def load(path):
-    """Read the tag table; TagError names the first wrong line."""
+    """Read the tag table; ValueError names the first wrong line ("tags...")."""
     try:
         n = 0
         with open(path) as f:
@@ -130,5 +126,5 @@ def load(path):
                 if entry is not None:
                     table.add(entry[0], entry[1])
     except OSError as e:
-        raise TagError("tags: cannot read %s (%s)" % (path, e))
+        raise ValueError("tags: cannot read %s (%s)" % (path, e))
     return table

@@ -13,7 +13,7 @@ Interface (what drivers and the controller may use):
                                 host's bytes wait on the link (then call
                                 again to sleep the rest of the tick)
     hal.output(pin, max_ms)     claim a digital output (starts at 0); it may
-                                stay on at most max_ms (OutputGuard below)
+                                stay on at most max_ms (HalCommon below: the guard)
     hal.pwm(pin, max_ms)        claim a PWM output (starts at duty 0), same
     hal.input(pin)              claim an input; its rising edges are counted
                                 (by a pin IRQ, or by the bus) from now on
@@ -78,32 +78,15 @@ def forget(name):
         delattr(parent, leaf)
 
 
-class StoreFlags:
-    """Flags kept as files in `self.store` (a folder path ending in "/"):
+class HalCommon:
+    """What both backends share (one class: a class costs the heap ~200 B).
+
+    Flags kept as files in `self.store` (a folder path ending in "/"):
     both backends' store is a filesystem, the board's flash or a folder
-    standing for it, so both inherit this one implementation."""
-    store: str
+    standing for it.
 
-    def flag(self, name):
-        try:
-            open(self.store + name).close()
-            return True
-        except OSError:
-            return False
-
-    def set_flag(self, name, on):
-        path = self.store + name
-        if on:
-            with open(path, "w") as f:
-                f.write("1")
-        elif self.flag(name):
-            import os
-            os.remove(path)
-
-
-class OutputGuard:
-    """Klipper's max_duration, below the controller: every output is
-    claimed with the longest time it may stay on, and the HAL itself turns
+    The output guard, Klipper's max_duration, below the controller: every
+    output is claimed with the longest time it may stay on, and the HAL itself turns
     off one that stays on longer, at the next tick, remembering it in
     `tripped` (the controller raises output_timeout). The controller's own
     deadlines come first (a lane's idle time, the build's, a lifter's
@@ -111,6 +94,8 @@ class OutputGuard:
     leave a motor running. Both backends inherit it: they call
     `_guard_init` once, `_guard` when they claim an output, `_switched`
     when one changes, `_watch` at every tick, and give `_off(pin)`."""
+    store: str
+
     # One array of (pin, max_ms, on since or -1) per guarded output: one
     # object rather than four, and names cost heap too (docs/firmware.md).
 
@@ -148,3 +133,20 @@ class OutputGuard:
 
     def _off(self, pin):
         raise NotImplementedError
+
+    def flag(self, name):
+        try:
+            open(self.store + name).close()
+            return True
+        except OSError:
+            return False
+
+    def set_flag(self, name, on):
+        path = self.store + name
+        if on:
+            with open(path, "w") as f:
+                f.write("1")
+        elif self.flag(name):
+            import os
+            os.remove(path)
+

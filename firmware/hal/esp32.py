@@ -21,7 +21,7 @@ from array import array
 import machine
 import micropython
 
-from firmware.hal import OutputGuard, StoreFlags
+from firmware.hal import HalCommon
 
 _PINS = const(49)                     # ESP32-S3 GPIO 0..48
 _PWM_FREQ = const(20000)               # above hearing, below the motor driver's limit
@@ -61,7 +61,7 @@ class UsbLink:
         return True
 
 
-class Esp32Hal(StoreFlags, OutputGuard):
+class Esp32Hal(HalCommon):
     def __init__(self, store):
         self.store = store         # the flash filesystem's folder for flags
         self._pins: list = [None] * _PINS      # machine.Pin or PWM per claimed pin

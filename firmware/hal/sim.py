@@ -13,7 +13,7 @@ from array import array
 
 from micropython import const
 
-from firmware.hal import OutputGuard, StoreFlags
+from firmware.hal import HalCommon
 from firmware.link import frame
 
 _B_HELLO = const(0x01)
@@ -106,7 +106,7 @@ class SimLink:
         return True
 
 
-class SimHal(StoreFlags, OutputGuard):
+class SimHal(HalCommon):
     def __init__(self, bus, link=-1, store="", rand=None):
         """`bus`, `link`: pty file descriptors (link -1: none)."""
         self.bus = open(bus, "r+b")

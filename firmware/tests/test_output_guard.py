@@ -1,4 +1,4 @@
-"""The HAL's guard on every output (firmware/hal/__init__.py, OutputGuard),
+"""The HAL's guard on every output (firmware/hal/__init__.py, HalCommon),
 on both interpreters: an output left on past its limit is turned off by
 the HAL itself and the controller stops with output_timeout; an output
 that is switched off in time, or on again later, never trips it."""
@@ -6,13 +6,13 @@ that is switched off in time, or on again later, never trips it."""
 from firmware import config, tags
 from firmware.controller.table import TableController
 from firmware.devices import Devices
-from firmware.hal import OutputGuard
+from firmware.hal import HalCommon
 from firmware.tests.fakehal import FIRMWARE_DIR, QuietBoard
 
 OUTPUT_TIMEOUT = 43
 
 
-class GuardedPins(QuietBoard, OutputGuard):
+class GuardedPins(QuietBoard, HalCommon):
     """A HAL backend's part the guard needs: outputs, a clock, `_off`; and
     enough of the rest of the interface for the controller."""
 
