@@ -35,23 +35,19 @@ class TagTable:
         k = self.keys
         return (k[0][i] << 24) | (k[1][i] << 16) | (k[2][i] << 8) | k[3][i]
 
-    def _below(self, i, buf, at):
-        """Entry i < the UID at buf[at:at + 4]?"""
-        k = self.keys
-        for j in range(4):
-            a = k[j][i]
-            b = buf[at + j]
-            if a != b:
-                return a < b
-        return False
-
     def find(self, buf, at):
         """The index where the UID at buf[at:at + 4] is, or would go."""
+        k = self.keys
         lo = 0
         hi = self.n
         while lo < hi:
             mid = (lo + hi) >> 1
-            if self._below(mid, buf, at):
+            below = False              # entry mid < the UID?
+            for j in range(4):
+                if k[j][mid] != buf[at + j]:
+                    below = k[j][mid] < buf[at + j]
+                    break
+            if below:
                 lo = mid + 1
             else:
                 hi = mid
@@ -80,11 +76,6 @@ class TagTable:
         """Tile id of the UID at buf[at:at + 4] (big-endian), or UNKNOWN."""
         i = self.find(buf, at)
         return self.ids[i] if self._equal(i, buf, at) else UNKNOWN
-
-    def lookup(self, uid):
-        """Tile id of a UID given as an int, or UNKNOWN (host and tests)."""
-        key = bytes(((uid >> 24) & 0xFF, (uid >> 16) & 0xFF, (uid >> 8) & 0xFF, uid & 0xFF))
-        return self.lookup_at(key, 0)
 
 
 def _parse(line, number):

@@ -39,7 +39,7 @@ class SimUart:
     """Bytes from the table land in a ring; the driver drains it."""
 
     def __init__(self, hal, n, rxbuf):
-        self._hal = hal
+        self.hal = hal
         self.n = n
         self.ring = bytearray(rxbuf)
         self.head = 0          # next byte to read
@@ -47,7 +47,7 @@ class SimUart:
         self.overruns = 0
 
     def write(self, buf, n):
-        self._hal._send_uart(self.n, buf, n)
+        self.hal._send_uart(self.n, buf, n)
 
     def readinto(self, buf):
         k = 0

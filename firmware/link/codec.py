@@ -290,10 +290,10 @@ def _value(buf, i, v, mode, spec=None, lo=0, e=0, head=None):
     return i + 1 + (i == start)
 
 
-def write(buf, kind, seq, obj, spec, key, head, hval, reveal, code="bad_value"):
+def write(buf, kind, seq, obj, spec, key, head, value, reveal, code="bad_value"):
     """obj as a message sealed in buf; its length. Its entry in spec: the one
     named by obj[key] (else LinkError(code)), or all of spec (key None).
-    `head` goes first; its value: obj's, else hval (which it must be)."""
+    `head` goes first; its value: obj's, else value (which it must be)."""
     p = -1
     if key is not None:
         p = find(spec, obj.get(key), 0, len(spec), "\n")
@@ -306,7 +306,7 @@ def write(buf, kind, seq, obj, spec, key, head, hval, reveal, code="bad_value"):
         buf[h] = 123
         i = _value(buf, h + 1, head, 0)
         buf[i] = 58
-        i = _value(buf, i + 1, obj.get(head, hval), mode)
+        i = _value(buf, i + 1, obj.get(head, value), mode)
         i = _value(buf, i, obj, mode, spec, lo, e, head)
     except (IndexError, RuntimeError):  # past the buffer (a cycle ends there too)
         for k in obj:                   # the guard first, as when it fits
@@ -315,8 +315,8 @@ def write(buf, kind, seq, obj, spec, key, head, hval, reveal, code="bad_value"):
                 raise LinkError("not_public", "field %s is not %s" % (str(k)[:32], "declared"))
         check(obj, spec, p, head, "bad_value")
         i = len(buf)
-    if hval is not None and obj.get(head, hval) is not hval:
-        raise LinkError("bad_value", "field %s: must be %s%s" % (head, hval, ""))
+    if value is not None and obj.get(head, value) is not value:
+        raise LinkError("bad_value", "field %s: must be %s%s" % (head, value, ""))
     if i - h > frame.MAX_PAYLOAD or i + 2 > len(buf):
         raise LinkError("too_big", "payload over %d bytes" % min(frame.MAX_PAYLOAD, len(buf) - 8))
     return frame.seal(buf, kind, seq, i - h)
