@@ -20,16 +20,6 @@ def chosen_seat(dealer, dice_sum):
     return (dealer + dice_sum - 1) % SEATS
 
 
-def check_dice(dice):
-    """(a, b) from a two-dice roll; ValueError names what is wrong."""
-    if not isinstance(dice, (list, tuple)) or len(dice) != 2:
-        raise ValueError("dice must be two values 1..6, not %r" % (dice,))
-    for v in dice:
-        if not is_int(v, 1, 6):
-            raise ValueError("each die must be 1..6, not %r" % (v,))
-    return dice[0], dice[1]
-
-
 def uniform(rand, n):
     """A uniform integer 0..n-1 (n <= 256) from random bytes, unbiased."""
     limit = 256 - 256 % n

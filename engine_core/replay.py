@@ -16,7 +16,6 @@ import sys
 
 from engine_core import tiles
 from engine_core.check import is_int
-from engine_core.dice import check_dice
 from engine_core.hand import Hand, Refused
 from engine_core.rulesets import RulesetError, load
 
@@ -25,6 +24,18 @@ KEYS = ("ruleset", "dealer", "dice", "tiles", "events")
 
 class Malformed(Exception):
     pass
+
+
+def check_dice(dice):
+    """(a, b) from a two-dice roll; ValueError names what is wrong. Here
+    rather than in dice.py: only scenarios bring dice as data, and on the
+    controller every resident function costs heap."""
+    if not isinstance(dice, (list, tuple)) or len(dice) != 2:
+        raise ValueError("dice must be two values 1..6, not %r" % (dice,))
+    for v in dice:
+        if not is_int(v, 1, 6):
+            raise ValueError("each die must be 1..6, not %r" % (v,))
+    return dice[0], dice[1]
 
 
 def build(scn):
