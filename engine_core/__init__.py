@@ -1,7 +1,7 @@
 """Fuzhou mahjong rules core: pure Python for CPython and MicroPython.
 
 Modules, bottom up: tiles (codes), rulesets (data), dice (the break, fair
-choices), geometry (slots <-> draw order), wall (what left the wall, the
-event-by-event API), hand (the rules of one hand), dealer (across hands),
+choices), wall (the geometry, slots <-> draw order; what left the wall,
+the event-by-event API), hand (the rules of one hand), dealer (across hands),
 replay (the conformance tool of rules-spec §13).
 """

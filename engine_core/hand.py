@@ -16,8 +16,7 @@ except ImportError:  # CPython
 from engine_core import tiles
 from engine_core.check import is_int
 from engine_core.dice import SEATS, is_seat
-from engine_core.geometry import Geometry
-from engine_core.wall import Wall, HEAD, TAIL, IRREGULAR, GOLD
+from engine_core.wall import Geometry, Wall, HEAD, TAIL, IRREGULAR, GOLD
 
 NEW = const(0)
 DEALT = const(1)
@@ -27,6 +26,8 @@ FINAL = const(4)
 DRAW = const(5)
 PHASE_NAMES = ("new", "dealt", "replaced", "play", "final", "draw")
 
+_FIRST_HONOR = const(27)     # 1z: tiles' id layout, here as consts (no lookup,
+_FIRST_BONUS = const(34)     # and no public names in tiles for the board to keep)
 _N_FLOWER = const(15)        # 1z..7z, 1f..8f
 _HAND = const(0)             # seat bytes: hand size of seats 0..3
 _FLOWERS = const(4)          # then 4 x 15 counts of flowers received
@@ -116,7 +117,7 @@ class Hand:
         base = _FLOWERS + seat * _N_FLOWER
         for j in range(_N_FLOWER):
             for _ in range(self._seats[base + j]):
-                out.append(tiles.CODES[tiles.FIRST_HONOR + j])
+                out.append(tiles.CODES[_FIRST_HONOR + j])
         out.sort()               # in place: 1f 1z 2f 2z ...
         return out
 
@@ -159,7 +160,7 @@ class Hand:
             self.phase = DRAW              # 和局: nothing is taken
         elif self.phase == FINAL or d <= self.rules.final_group:
             self.phase = FINAL             # counted off, no flower handling
-            self._take(self.wall.head_pos(), HEAD)
+            self._take(self.wall.head_pos(), HEAD, -1)
         else:
             self._atomic(_DRAW, seat, 0)
 
@@ -201,10 +202,8 @@ class Hand:
                 # first; the 65th tile goes to seat dealer + 16 = the dealer.
                 for k in range(4 * SEATS * 4 + 1):
                     seat = (self.dealer + (k >> 2)) % SEATS
-                    tid = self._take(wall.head_pos(), HEAD)
+                    self._take(wall.head_pos(), HEAD, seat)
                     seats[_HAND + seat] += 1
-                    if tiles.is_flower(tid):
-                        self._receive_flower(seat, tid)
             elif step == _REPLACE:
                 # Round 1 replaces every flower dealt; later rounds only the
                 # flowers taken as replacements in the round before (`due`).
@@ -220,10 +219,9 @@ class Hand:
                         n = due[seat]
                         due[seat] = 0
                         for _tile in range(n):
-                            tid = self._take(wall.tail_pos(), TAIL)
+                            tid = self._take(wall.tail_pos(), TAIL, seat)
                             if tiles.is_flower(tid):
-                                self._receive_flower(seat, tid)  # set aside at round end
-                                due[seat] += 1
+                                due[seat] += 1           # set aside at round end
                             else:
                                 seats[_HAND + seat] += 1
             elif step == _GOLD and n:
@@ -232,20 +230,18 @@ class Hand:
                 while True:
                     if i < 0:
                         raise Refused("reveal_gold: fewer than %d stacks left to count" % n)
-                    tid = self._take(wall.upper_pos(i), GOLD)
+                    tid = self._take(wall.upper_pos(i), GOLD, self.dealer)
                     if not tiles.is_flower(tid):
                         break
-                    self._receive_flower(self.dealer, tid)
                     i = wall.stack_back(1, i - 1)
                 self.gold = tid
             elif step == _GOLD:
                 # By the tail: flowers turned up go to the dealer.
                 while True:
                     p = wall.tail_pos()
-                    tid = self._take(p, TAIL)
+                    tid = self._take(p, TAIL, self.dealer)
                     if not tiles.is_flower(tid):
                         break
-                    self._receive_flower(self.dealer, tid)
                 wall.how[p] = GOLD
                 self.gold = tid
             else:
@@ -253,12 +249,11 @@ class Hand:
                 # each flower is replaced from the tail.
                 self.reserve += n
                 if step == _DRAW:
-                    tid = self._take(wall.head_pos(), HEAD)
+                    tid = self._take(wall.head_pos(), HEAD, seat)
                 else:
-                    tid = self._take(wall.tail_pos(), TAIL)
+                    tid = self._take(wall.tail_pos(), TAIL, seat)
                 while tiles.is_flower(tid):
-                    self._receive_flower(seat, tid)
-                    tid = self._take(wall.tail_pos(), TAIL)
+                    tid = self._take(wall.tail_pos(), TAIL, seat)
         except Refused:
             wall.restore()
             seats[:] = saved[3]
@@ -267,23 +262,25 @@ class Hand:
             self.gold = saved[2]
             raise
 
-    def _take(self, p, how):
+    def _take(self, p, how, seat):
+        """The tile at position p leaves the wall as `how` (its id is
+        returned); a flower is counted to `seat` (none if seat < 0), and a
+        completed quad or set once (§8)."""
         if p < 0:
             raise Refused("the wall is empty")
         self.wall.remove(p, how)
-        return self.wall.tile[p]
-
-    def _receive_flower(self, seat, tid):
-        """A flower reached `seat`: count it, and a completed quad once (§8)."""
+        tid = self.wall.tile[p]
+        if seat < 0 or not tiles.is_flower(tid):
+            return tid
         seats = self._seats
-        base = _FLOWERS + seat * _N_FLOWER
-        j = base + tid - tiles.FIRST_HONOR
+        j = _FLOWERS + seat * _N_FLOWER + tid - _FIRST_HONOR
         seats[j] += 1
-        if tid < tiles.FIRST_BONUS:
+        if tid < _FIRST_BONUS:
             if seats[j] == 4:
                 self.reserve += self.rules.quad
         elif self.rules.set_is_quad and seats[j] == 1:
             # The set of four bonus tiles tid is in: 春夏秋冬 1f-4f or 梅兰竹菊 5f-8f.
-            g = j - (tid - tiles.FIRST_BONUS) % 4
+            g = j - (tid - _FIRST_BONUS) % 4
             if seats[g] and seats[g + 1] and seats[g + 2] and seats[g + 3]:
                 self.reserve += self.rules.quad
+        return tid

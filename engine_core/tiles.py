@@ -17,18 +17,21 @@ except ImportError:  # CPython
         return x
 
 N_KINDS = const(42)
-FIRST_HONOR = const(27)   # 1z
-FIRST_BONUS = const(34)   # 1f
+_FIRST_HONOR = const(27)  # 1z (hand.py keeps its own copy, and 1f = 34)
 NO_TILE = const(255)      # "nothing here" in a tile bytearray
 
 # The code of every tile id, 2 characters each, in one string constant: on a
 # board a string stays in flash (ROMFS), where a tuple of 42 strings costs
-# about 2 KB of heap. CODES reads it like a tuple of codes.
-_CODE_TEXT = "1m2m3m4m5m6m7m8m9m1p2p3p4p5p6p7p8p9p1s2s3s4s5s6s7s8s9s1z2z3z4z5z6z7z1f2f3f4f5f6f7f8f"
+# about 2 KB of heap. CODES reads it like a tuple of codes. A private const:
+# the compiler puts the string where it is used, no global or name is kept.
+_CODE_TEXT = const("1m2m3m4m5m6m7m8m9m1p2p3p4p5p6p7p8p9p1s2s3s4s5s6s7s8s9s1z2z3z4z5z6z7z1f2f3f4f5f6f7f8f")
 
 
 class _Codes:
-    """tiles.CODES: indexable, iterable, searchable like a tuple of codes."""
+    """tiles.CODES: indexable like a tuple of codes, and so iterable and
+    searchable too (`for`, `in` and list() index it until IndexError;
+    `tile_id(code)` finds a code's index): each method costs heap on the
+    board, so only these two."""
 
     def __len__(self):
         return N_KINDS
@@ -40,24 +43,6 @@ class _Codes:
             raise IndexError("tile id out of range")
         return _CODE_TEXT[2 * tid:2 * tid + 2]
 
-    def __iter__(self):
-        for tid in range(N_KINDS):
-            yield _CODE_TEXT[2 * tid:2 * tid + 2]
-
-    def index(self, code):
-        i = _CODE_TEXT.find(code) if isinstance(code, str) and len(code) == 2 else -1
-        while i >= 0 and i % 2:
-            i = _CODE_TEXT.find(code, i + 1)
-        if i < 0:
-            raise ValueError("unknown tile code %r" % (code,))
-        return i // 2
-
-    def __contains__(self, code):
-        try:
-            self.index(code)
-            return True
-        except ValueError:
-            return False
 
 
 CODES = _Codes()
@@ -65,16 +50,17 @@ CODES = _Codes()
 
 def tile_id(code):
     """The id of a code string; ValueError names the bad code."""
-    return CODES.index(code)
-
-
-def code(tid):
-    return CODES[tid]
+    i = _CODE_TEXT.find(code) if isinstance(code, str) and len(code) == 2 else -1
+    while i >= 0 and i % 2:
+        i = _CODE_TEXT.find(code, i + 1)
+    if i < 0:
+        raise ValueError("unknown tile code %r" % (code,))
+    return i // 2
 
 
 def is_flower(tid):
     """Every honor (z) and every bonus tile (f) is a flower in Fuzhou rules."""
-    return tid >= FIRST_HONOR
+    return tid >= _FIRST_HONOR
 
 
 def counts_of(codes):

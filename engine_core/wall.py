@@ -1,12 +1,23 @@
-"""The wall as the table sees it: which draw-order positions still hold a tile.
+"""The wall as the table sees it: the geometry of the break, and which
+draw-order positions still hold a tile.
 
-This is the event-by-event API the firmware calls as the RFID reader reports
-tiles leaving the wall (spec §4, §9, §11). One byte per position records
-whether the tile is there and, if not, how it left. Head and tail are cached
-and only ever move by a scan over a few bytes, so `taken()` allocates nothing.
+Table geometry and the break (spec §3, §4). Physical slot (what the RFID
+reader under the wall reports):
+    slot = (seat * S + k) * 2 + layer      k = 0 at the seat's right end
+Draw order after the break (head first):
+    stack i = 0 .. 4S-1 -> seat (c - (d + i) // S) % 4, stack (d + i) % S
+    position p = 2 * i + layer             layer 0 = top, 1 = bottom
 
-Positions are in draw order (p = 2i + layer, see geometry.py); `taken()` and
-`put_back()` take physical slots, what the reader reports.
+`Geometry` precomputes both directions once per hand as bytearrays so that the
+hot path (a tile left slot X) is two index operations, no arithmetic objects.
+(It was geometry.py; one module fewer is heap and names saved on the board.)
+
+`Wall` is the event-by-event API the firmware calls as the RFID reader
+reports tiles leaving the wall (spec §4, §9, §11). One byte per position
+records whether the tile is there and, if not, how it left. Head and tail
+are cached and only ever move by a scan over a few bytes, so `taken()`
+allocates nothing. Positions are in draw order; `taken()` and `put_back()`
+take physical slots, what the reader reports.
 """
 
 try:
@@ -14,6 +25,8 @@ try:
 except ImportError:  # CPython
     def const(x):
         return x
+
+from engine_core.dice import SEATS, chosen_seat
 
 # How a position left the wall (0 = still there).
 _IN_WALL = const(0)
@@ -28,12 +41,43 @@ ALREADY_EMPTY = const(-2)
 NOT_EMPTY = const(-3)
 
 
+class Geometry:
+    def __init__(self, stacks, dealer, dice_sum):
+        self.stacks = stacks
+        self.n_stacks = SEATS * stacks
+        # One byte per position, two positions a stack: 144 tiles fit; the
+        # ruleset check keeps it so.
+        self.slot_of_pos = bytearray(2 * self.n_stacks)
+        self.pos_of_slot = bytearray(2 * self.n_stacks)
+        self.reset(dealer, dice_sum)
+
+    def reset(self, dealer, dice_sum):
+        """The break of another hand, in the same tables (no allocation)."""
+        if dice_sum < 2 or dice_sum > 12:
+            raise ValueError("dice sum must be 2..12, not %r" % (dice_sum,))
+        stacks = self.stacks
+        self.seat = chosen_seat(dealer, dice_sum)
+        self.skip = dice_sum
+        for i in range(self.n_stacks):
+            t = dice_sum + i               # stack_at(i), without its tuple
+            top = ((self.seat - t // stacks) % SEATS * stacks + t % stacks) * 2
+            self.slot_of_pos[2 * i] = top
+            self.slot_of_pos[2 * i + 1] = top + 1
+            self.pos_of_slot[top] = 2 * i
+            self.pos_of_slot[top + 1] = 2 * i + 1
+
+    def stack_at(self, i):
+        """(seat, k) of draw-order stack i."""
+        t = self.skip + i
+        return (self.seat - t // self.stacks) % SEATS, t % self.stacks
+
+
 class Wall:
     def __init__(self, geo, tile_ids):
         """`geo`: a Geometry; `tile_ids`: one tile id per physical slot (a
         bytes-like object)."""
         self.geo = geo
-        n = geo.n_pos
+        n = 2 * geo.n_stacks               # positions
         self.tile = bytearray(n)           # tile id per draw-order position
         self.how = bytearray(n)            # _IN_WALL or how it left
         self._saved = bytearray(n)
@@ -43,7 +87,7 @@ class Wall:
         """A full wall of these tiles, laid out by the geometry's current
         break, in the same buffers (the controller's next hand)."""
         g = self.geo
-        n = g.n_pos
+        n = len(self.how)
         for p in range(n):
             self.tile[p] = tile_ids[g.slot_of_pos[p]]
             self.how[p] = _IN_WALL

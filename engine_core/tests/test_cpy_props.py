@@ -12,11 +12,10 @@ Three kinds of check over random walls, dice, rulesets and event streams:
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from engine_core import tiles
-from engine_core.geometry import Geometry
 from engine_core.hand import FINAL, NEW, PLAY, REPLACED, Hand, Refused
 from engine_core.replay import apply, replay, state
 from engine_core.rulesets import load
-from engine_core.wall import HEAD, IRREGULAR, TAIL, Wall
+from engine_core.wall import HEAD, IRREGULAR, TAIL, Geometry, Wall
 from engine_core.tests import reference_model
 
 RULESETS = st.one_of(
@@ -114,7 +113,7 @@ def _hand(scn):
 
 def _check_invariants(hand):
     wall = hand.wall
-    n = wall.geo.n_pos
+    n = 2 * wall.geo.n_stacks
     gone = sum(1 for p in range(n) if wall.how[p])
     assert wall.count + gone == n                      # W + taken = total
     assert hand.drawable == wall.count - hand.counted_reserve()

@@ -4,10 +4,9 @@
 import micropython
 
 from engine_core import tiles
-from engine_core.geometry import Geometry
 from engine_core.hand import DRAW, Hand
 from engine_core.rulesets import load
-from engine_core.wall import HEAD, TAIL, Wall
+from engine_core.wall import HEAD, TAIL, Geometry, Wall
 from engine_core.tests.walls import arrange
 
 

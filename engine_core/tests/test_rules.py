@@ -9,12 +9,11 @@ written next to them.
 
 from engine_core.dealer import Dealership
 from engine_core.dice import chosen_seat, random_seat, roll, uniform
-from engine_core.geometry import Geometry
 from engine_core.hand import Hand, Refused
 from engine_core.replay import replay
 from engine_core.rulesets import load
 from engine_core import tiles
-from engine_core.wall import ALREADY_EMPTY, BAD_SLOT, HEAD, IRREGULAR, NOT_EMPTY, TAIL, Wall
+from engine_core.wall import ALREADY_EMPTY, BAD_SLOT, HEAD, IRREGULAR, NOT_EMPTY, TAIL, Geometry, Wall
 from engine_core.tests.walls import OPENING, arrange, scenario
 
 EXAMPLE = Geometry(18, 0, 7)        # §12: dealer 0, dice 3 + 4

@@ -21,6 +21,16 @@ def test_s1_codes_round_trip_and_flower_class():
         assert tiles.is_flower(tid) == (c[1] in "zf")
 
 
+def test_s1_hand_copies_the_id_layout():
+    # hand.py has private const() copies of 1z's and 1f's ids; on CPython
+    # const() is a plain function, so the names are there to compare.
+    from engine_core import hand
+    if hasattr(hand, "_FIRST_HONOR"):
+        assert hand._FIRST_HONOR == tiles.tile_id("1z")
+        assert hand._FIRST_BONUS == tiles.tile_id("1f")
+        assert hand._N_FLOWER == tiles.N_KINDS - tiles.tile_id("1z")
+
+
 def test_s1_unknown_codes_are_named():
     for bad in ("0m", "8z", "9f", "1x", "", None, 5):
         _raises(tiles.tile_id, bad, ["unknown tile code"])

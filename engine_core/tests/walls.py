@@ -5,7 +5,7 @@ multiset, so scenarios stay regular (§11) unless a test means otherwise.
 """
 
 from engine_core import tiles
-from engine_core.geometry import Geometry
+from engine_core.wall import Geometry
 from engine_core.rulesets import load
 
 
@@ -29,15 +29,16 @@ def arrange(ruleset, dealer, dice_sum, placed):
     for tid in range(tiles.N_KINDS):
         for _ in range(left[tid]):
             (flowers if tiles.is_flower(tid) else suits).append(tiles.CODES[tid])
-    centre = geo.n_pos * 7 // 10
-    free = [p for p in range(geo.n_pos) if p not in placed]
+    n_pos = 2 * geo.n_stacks
+    centre = n_pos * 7 // 10
+    free = [p for p in range(n_pos) if p not in placed]
     free.sort(key=lambda p: -abs(p - centre))
     by_pos = {}
     for p, c in zip(free, suits + flowers):
         by_pos[p] = c
     for p in placed:
         by_pos[p] = placed[p]
-    out = [None] * geo.n_pos
+    out = [None] * n_pos
     for p in by_pos:
         out[geo.slot_of_pos[p]] = by_pos[p]
     return out
