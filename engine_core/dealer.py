@@ -15,10 +15,11 @@ class Dealership:
         self.dealer = dealer
         self.wins_in_row = wins_in_row
 
-    @classmethod
-    def first(cls, rand):
-        """A new session: the first dealer is drawn from the RNG."""
-        return cls(random_seat(rand))
+    @staticmethod
+    def first(rand):
+        """A new session: the first dealer is drawn from the RNG. (Static:
+        a classmethod's `cls` would be one more interned name.)"""
+        return Dealership(random_seat(rand))
 
     @property
     def streak(self):
