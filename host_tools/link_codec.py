@@ -9,6 +9,10 @@ import json
 from firmware.link import codec, frame
 from firmware.link.codec import LinkError
 
+# The error codes: on the wire (the controller's), and the host's own.
+ERRORS = codec._ERRORS              # pyright: ignore[reportPrivateUsage]  (compiled away on the controller)
+HOST_ERRORS = codec._HOST_ERRORS    # pyright: ignore[reportPrivateUsage]
+
 
 def encode_request(seq, op, **args):
     """One REQUEST frame as bytes; LinkError if op/args are not in the table."""

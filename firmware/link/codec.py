@@ -13,10 +13,17 @@ into a list, and no function here holds a comprehension or a closure (its
 captured locals would be heap cells at every call).
 """
 
+try:
+    from micropython import const  # pyright: ignore[reportAssignmentType]  (CPython defines it below)
+except ImportError:  # CPython
+    def const(x):
+        return x
+
 import json
+
 from firmware.link import frame
 
-PROTO_VERSION = 4          # bumped by any change of the tables below
+PROTO_VERSION = 5          # bumped by any change of the tables below
 REQUEST, RESPONSE, EVENT, ERROR = 0x10, 0x11, 0x12, 0x13
 
 # The tables: one line per message, "name field:type field:type ...", every
@@ -88,19 +95,23 @@ EVENTS = (                 # "t": ms since boot; the other fields are public fac
     "jog lane:int ms:int name:str t:int\n"
     "jogged count:int end:str lane:int ms:int name:str t:int\n"
     "scanned sides:int t:int tags:int\n"
+    "slow learned:int ms:int name:str side:int* t:int\n"
 )
 ERROR_FIELDS = "error:str message:str op:str* proto:int*"      # head "ok": false
-ERRORS = ("bad_json bad_kind bad_request unknown_op proto_mismatch"     # on the wire
+# The error codes are for the host and the docs (the controller writes
+# them as literals): private constants, compiled away on the controller
+# (no object, no name), read by host_tools/link_codec.py.
+_ERRORS = const("bad_json bad_kind bad_request unknown_op proto_mismatch"     # on the wire
           " busy refused auth_failed no_session session_expired not_found too_big internal"
           " config_invalid firmware_corrupt")
-HOST_ERRORS = "not_public bad_value bad_response bad_event timeout closed"
+_HOST_ERRORS = const("not_public bad_value bad_response bad_event timeout closed")
 NESTED = ("alloc bad_crc cmd code count detail dropped end errors expected free garbage got"
           " lane ms name overruns pin reason requests seat sensor side slot slots state t")   # keys of nested objects
 SECRET = ("tile", "tiles", "uid")     # at any depth, only with reveal=True
 
 
 class LinkError(Exception):
-    """code: in ERRORS or HOST_ERRORS; message: for a human; info: more fields."""
+    """code: in ERRORS or HOST_ERRORS (host_tools/link_codec.py); message: for a human; info: more fields."""
     def __init__(self, code, message="", info=None):
         super().__init__("%s: %s" % (code, message))
         self.code, self.message, self.info = code, message, info

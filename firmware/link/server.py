@@ -13,6 +13,7 @@ except ImportError:  # CPython (host-side tests)
         return x
 
 import gc
+from array import array
 
 from firmware import faults
 from firmware.hal import forget, ticks_diff
@@ -27,6 +28,13 @@ _READOUTS = const(("counters", "sensors", "dice_test", "config_get"))
 _TECHNICIAN = const(("counters", "sensors", "dice_test", "config_get", "jog", "config_set"))
 _POLL_ANSWERS = const(2)              # answers per poll: each parses and writes JSON
 _POLL_READS = const(8)                # x _RX bytes per poll (a garbage flood)
+_IN_PENDING = const(0)          # request bytes left in rx after a frame
+_IN_AT = const(1)               # the next of them
+_IN_RX_AT = const(2)            # when the last bytes arrived
+_IN_LAST_SEQ = const(3)         # the last request answered: its seq,
+_IN_LAST_CRC = const(4)         # its CRC,
+_IN_LAST_AT = const(5)          # when,
+_IN_LAST_N = const(6)           # and the answer's length in tx
 _QUIET_MS = const(100)                 # a frame's bytes come together; a gap this long ends it
 _RETRY_MS = const(5000)                # same seq and payload this soon: a retry, answered again
 
@@ -67,13 +75,9 @@ class LinkServer:
         self.dropped = 0
         self.overruns = 0          # control ticks that ran late (counted by main)
         self.retries = 0
-        self._pending = 0          # request bytes left in rx after a frame
-        self._at = 0
-        self._last_n = 0           # length of the last answer, in tx
-        self._rx_at = 0            # when the last bytes arrived
-        self._last_seq = -1
-        self._last_crc = -1
-        self._last_at = 0
+        # The reading and the last answer's state, by _IN_*: small ints in
+        # one array (one object, no interned name each).
+        self._in = array("i", (0, 0, 0, -1, -1, 0, 0))
 
     def boot_fault(self, code, reason):
         """Nothing may move (a bad config, a changed firmware): only `hello`
@@ -152,22 +156,23 @@ class LinkServer:
         reads = 0
         answers = 0
         while True:
-            if self._at >= self._pending and not r.backlog():
+            st = self._in
+            if st[_IN_AT] >= st[_IN_PENDING] and not r.backlog():
                 if reads == _POLL_READS:
                     return
                 reads += 1
-                self._pending = link.readinto(self.rx)
-                self._at = 0
-                if not self._pending:
+                st[_IN_PENDING] = link.readinto(self.rx)
+                st[_IN_AT] = 0
+                if not st[_IN_PENDING]:
                     # A frame half received on a quiet line will never end
                     # (its length was damaged): give it up so its bytes are
                     # rescanned and the host's next request gets through.
-                    if r.n and ticks_diff(now, self._rx_at) > _QUIET_MS:
+                    if r.n and ticks_diff(now, st[_IN_RX_AT]) > _QUIET_MS:
                         r.flush()
                         continue
                     return
-                self._rx_at = now
-            self._at = r.feed(self.rx, self._at, self._pending)
+                st[_IN_RX_AT] = now
+            st[_IN_AT] = r.feed(self.rx, st[_IN_AT], st[_IN_PENDING])
             if r.ready:
                 self._request(now, r)
                 answers += 1
@@ -177,10 +182,11 @@ class LinkServer:
     def _request(self, now, r):
         seq = r.seq
         crc = frame.crc16(r.buf, 0xFFFF, frame.HEADER, frame.HEADER + r.length)
-        if seq == self._last_seq and crc == self._last_crc \
-                and ticks_diff(now, self._last_at) < _RETRY_MS and self._last_n:
+        st = self._in
+        if seq == st[_IN_LAST_SEQ] and crc == st[_IN_LAST_CRC] \
+                and ticks_diff(now, st[_IN_LAST_AT]) < _RETRY_MS and st[_IN_LAST_N]:
             self.retries += 1          # the host lost our answer: send it again, do nothing
-            self._send(self.tx, self._last_n)
+            self._send(self.tx, st[_IN_LAST_N])
             return
         self.requests += 1
         try:
@@ -206,10 +212,10 @@ class LinkServer:
             self.errors += 1
             n = codec.write_error(self.tx, seq, {"error": "internal", "message":
                                                  "out of memory for this answer: ask again"})
-        self._last_seq = seq
-        self._last_crc = crc
-        self._last_at = now
-        self._last_n = n
+        st[_IN_LAST_SEQ] = seq
+        st[_IN_LAST_CRC] = crc
+        st[_IN_LAST_AT] = now
+        st[_IN_LAST_N] = n
         self._send(self.tx, n)
 
     def _answer(self, now, op, args):

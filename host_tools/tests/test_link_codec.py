@@ -42,7 +42,8 @@ def table(spec):
 # The codec keeps its tables as strings (they stay in ROM on the controller).
 REQUESTS, RESPONSES, EVENTS = table(codec.REQUESTS), table(codec.RESPONSES), table(codec.EVENTS)
 ERROR_FIELDS = field_list(codec.ERROR_FIELDS)
-ERRORS, HOST_ERRORS, NESTED = codec.ERRORS.split(), codec.HOST_ERRORS.split(), codec.NESTED.split()
+ERRORS, HOST_ERRORS, NESTED = (link_codec.ERRORS.split(), link_codec.HOST_ERRORS.split(),
+                               codec.NESTED.split())
 
 # ---- strategies: messages drawn from the codec's own table ----
 
