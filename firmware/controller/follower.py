@@ -35,7 +35,7 @@ from firmware.tags import UNKNOWN
 
 # By _OP_*: a tuple, not a string split at every event (a list and seven
 # strings of garbage each time).
-_OPS = ("deal", "replace_flowers", "reveal_gold", "draw", "kong", "take", "put_back")
+_OPS = const(("deal", "replace_flowers", "reveal_gold", "draw", "kong", "take", "put_back"))
 _OP_DEAL = const(0)
 _OP_FLOWERS = const(1)
 _OP_GOLD = const(2)
