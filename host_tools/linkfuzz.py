@@ -282,7 +282,11 @@ def inprocess(frames, seed=1, burst=50, log=None):
 def _unread(server):
     """Bytes read from the line into the server's rx but not fed yet (a
     poll stops after two answers)."""
-    return server._pending - server._at
+    st = getattr(server, "_in", None)
+    if st is None:
+        return server._pending - server._at
+    from firmware.link import server as mod     # its state in one array, by _IN_*
+    return st[mod._IN_PENDING] - st[mod._IN_AT]
 
 
 def codec_rx():
