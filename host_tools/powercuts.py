@@ -29,8 +29,12 @@ reboot it checks:
   `lifting` states, power_lost in the fault counts = the `power_lost`
   events: the hand in play is lost, nothing the host was told of is.
 
-The technician then tips the lanes into the tray (docs/faults.md), clears
-the fault and starts the table again. Prints a summary (or JSON) with the
+The technician then tips the lanes into the tray (docs/faults.md) and,
+the hand being lost, the parlour puts the table in order: one whole set in
+the tray, the other on the table top (VirtualTable.technician_sorts_the_sets;
+tipping the lanes alone deadlocks the model after a cut in the middle of a
+lift); the fault is cleared and the table started again. Every tile is
+counted at each repair (`tiles`: none may be lost). Prints a summary (or JSON) with the
 cuts by the firmware's state at the cut; exit 0 when every check passed.
 
 Virtual-time cuts land between two of the firmware's ticks (its process is
@@ -79,6 +83,7 @@ class Cutter:
         self.cut_t = None
         self._tip = False
         self.tipped = threading.Event()
+        self.tiles = []             # every tile the table holds, at each repair
         table.attach(self)
 
     def plan(self, t):
@@ -108,7 +113,7 @@ class Cutter:
     def fire(self, now):
         if self._tip:
             self._tip = False
-            self.table.technician_empties_lanes()
+            self.tiles.append(self.table.technician_sorts_the_sets())
             self.tipped.set()
         if self.cut_at is not None and now >= self.cut_at:
             self.cut_at = None
@@ -422,6 +427,10 @@ def powercuts(cuts, seed=1, log=None, share_idle=SHARE_IDLE, share_fault=SHARE_F
                 run.out["stopped"] = str(e)
             out = run.out
             out["seen"] = dict(run.seen)
+            want = sim.table.config.tile_sets * sim.table.rules.n_tiles
+            short = [i for i, n in enumerate(run.cutter.tiles) if n != want]
+            out["tiles"] = {"want": want, "repairs": len(run.cutter.tiles),
+                            "short": len(short), "min": min(run.cutter.tiles, default=want)}
             out["counters"] = {k: run.prev[k] for k in ("cycles", "hands", "lifts")} \
                 if run.prev else None
         out["traceback"] = "Traceback" in sim.firmware_log()
@@ -430,7 +439,7 @@ def powercuts(cuts, seed=1, log=None, share_idle=SHARE_IDLE, share_fault=SHARE_F
     out["seed"] = seed
     out["wall_s"] = round(time.monotonic() - t0, 1)
     out["ok"] = (out["cuts"] == cuts and not out["failures"] and not out["traceback"]
-                 and not out["firmware_errors"])
+                 and not out["firmware_errors"] and not out["tiles"]["short"])
     return out
 
 

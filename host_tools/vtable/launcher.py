@@ -174,7 +174,12 @@ class SimTable:
 
     def _serve(self):
         while not self._stop.is_set():
-            reason = self.server.serve(stop=self._stop.is_set)
+            try:
+                reason = self.server.serve(stop=self._stop.is_set)
+            except (serial.SerialException, OSError):
+                if not self._cut_now:
+                    raise
+                reason = "eof"             # killed while the table wrote to it
             if reason == "eof" and self._cut_now and not self._stop.is_set():
                 self._cut_now = False
                 self.server.booted = False     # what the dead firmware sent is ignored

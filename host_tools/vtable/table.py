@@ -294,6 +294,44 @@ class VirtualTable:
         self.fault_rng.shuffle(q)
         self.log_event("technician", -1, "lanes emptied into the tray")
 
+    def technician_sorts_the_sets(self):
+        """After a power cut the hand in play is lost and the parlour puts
+        the table in order: every tile, wherever it is (tray, lanes, walls
+        in play, the table top), is gathered; one whole set goes into the
+        tray, shuffled, the other lies on the table top as a finished hand,
+        as at power-on. (Tipping the lanes alone is not enough after a cut
+        between the first and the last new wall reaching the top: half the
+        next set is then on the table top, half in the tray, and no build
+        can finish.) Returns how many tiles were gathered."""
+        tiles = list(self.plate.queue) + self.pile
+        self.plate.queue.clear()
+        for lane in self.lanes:
+            tiles.extend(t for t in lane.wall.tiles if t is not None)
+            if lane.chute is not None:
+                tiles.append(lane.chute)
+                lane.clear_chute()
+            lane.walls[-1] = Wall(lane.side, self.stacks)
+        for side in range(4):
+            tiles.extend(self.top_walls[side].values())
+            self.top_walls[side] = {}
+        self._new_walls.clear()
+        tray = [t for t in tiles if t.set_no == 0 and not t.extra]
+        self.pile = [t for t in tiles if t.set_no != 0 or t.extra]
+        self.fault_rng.shuffle(tray)
+        self.plate.push(tray)
+        self.log_event("technician", -1, "sets sorted: tray and table top", len(tray),
+                       len(self.pile))
+        return len(tiles)
+
+    def tiles_everywhere(self):
+        """Every tile the table holds, wherever it is: tray and plate,
+        chutes, walls on the platforms, walls in play, the table top's pile
+        (tile_sets x n_tiles when nothing is lost)."""
+        n = len(self.plate.queue) + len(self.pile)
+        for lane in self.lanes:
+            n += sum(1 for t in lane.wall.tiles if t is not None) + (lane.chute is not None)
+        return n + sum(len(w) for w in self.top_walls.values())
+
     def technician_lays_reference_set(self, set_no, leave_out=()):
         """For `rfid learn`: the lanes' walls tipped into the tray, then a
         reference set laid in them by hand in the known order: slot i (the
