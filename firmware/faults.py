@@ -17,15 +17,15 @@ A lane stopped counting tiles while the plate was turning: a tile is stuck in th
 Open the lane cover named in the detail, clear the chute, check the lane motor turns by hand; then clear the fault.
 
 11 plate_stall
-The shuffle plate gave no rotation pulse within its deadline: the plate is blocked or its motor or belt failed.
+The shuffle plate gave no rotation pulse within its deadline (two revolutions: configured, or learned and a margin): the plate is blocked or its motor or belt failed.
 Remove what blocks the plate, check the belt and motor fuse, check the rotation sensor's magnet; then clear the fault.
 
 12 lift_stuck
-A wall lifter did not reach its limit switch in time.
+A wall lifter did not reach its limit switch in time (its configured deadline; once its times are learned, its learned time and a margin).
 Look under the side named in the detail for a tile or object under the lifter; check the lifter motor and the limit switch; clear.
 
 13 sensor_stuck
-A sensor reads a value that the motion cannot produce: a limit switch closed at both ends, a count sensor that never releases, or a count sensor that stayed silent while its lane's wall grew (the RFID reader counted more tiles than the sensor).
+A sensor reads a value that the motion cannot produce: a limit switch closed at both ends, a count sensor that never releases, a count sensor that stayed silent while its lane's wall grew (the RFID reader counted more tiles than the sensor), or a lifter's top switch that did not close at the end of a normal rise (the rise was ended by its learned time and counts as done: the detail says so).
 Check the named sensor's wiring and clean its optics; clear the fault.
 
 14 build_timeout

@@ -207,6 +207,9 @@ class TableController:
         d.display.poll(now)
         d.keys.poll(now)
         d.buzzer.poll(now)
+        slow = lft.slow()                  # a motion past its learned time (issue 6)
+        if slow:
+            self.emit("slow", slow)
         if self.jogging is not None or self.scan_side >= 0:
             self._service_work(now)
         if self.hal.tripped >= 0:          # the HAL's guard turned an output off
@@ -435,7 +438,8 @@ class TableController:
                     faults.append([code, self.fault_counts[code]])
             persist.save(self.hal.store + _COUNTERS, {
                 "cycles": self.cycles, "hands": self.hands, "lifts": self.lifts,
-                "tiles_fed": self.tiles_fed, "faults": faults, "log": self.fault_log})
+                "tiles_fed": self.tiles_fed, "faults": faults, "log": self.fault_log,
+                "learned": list(lft.learned)})    # the motions' learned times (motion.py)
         except Exception:
             self.unsaved += 1
         finally:
@@ -453,12 +457,17 @@ class TableController:
                 counts = bytearray(len(self.fault_counts))
                 for code, n in saved["faults"]:
                     counts[code] = n
-                if len(fed) != 4 or len(log) > _FAULT_LOG:
+                learned = lft.learned[:]   # none in an older file: learning starts
+                got = saved.get("learned", list(learned))
+                for i in range(len(got)):
+                    learned[i] = got[i]
+                if len(fed) != 4 or len(log) > _FAULT_LOG or list(learned) != got:
                     raise ValueError("not this firmware's counters")
                 self.cycles, self.hands, self.lifts = cycles, hands, lifts
                 self.tiles_fed, self.fault_log = fed, log
                 self.fault_counts[:] = counts
-        except (ValueError, KeyError, TypeError, IndexError) as e:
+                lft.learned[:] = learned
+        except (ValueError, KeyError, TypeError, IndexError, OverflowError) as e:
             # Damaged, or whole but of another shape (another firmware's):
             # nothing of it is taken, and `counters` says so.
             self.lost = "%s: counting again from zero" % e

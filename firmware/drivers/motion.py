@@ -5,7 +5,17 @@ names; docs/firmware.md, Memory).
 * Plate: a PWM motor and a rotation sensor (one pulse per turn).
 * Lane: a feed/stack motor and a count sensor (one pulse per tile).
 * Lifter: up and down drive outputs, a limit switch at each end.
+
+Learned timing (issue 6, docs/reliability.md): each lifter's rise and
+descent and the plate's revolution are timed when they end normally, into
+a rolling mean and mean absolute deviation (`learned`, saved with the
+counters by the controller). Once learned, a motion past its learned time
++ a small margin is reported once (`slow()`, the `slow` event) and a motion
+past its learned time + a larger margin is a fault, never later than the
+configured deadline.
 """
+
+from array import array
 
 try:
     from micropython import const  # pyright: ignore[reportAssignmentType]  (CPython defines it below)
@@ -14,6 +24,69 @@ except ImportError:  # CPython (host-side tests)
         return x
 
 from firmware.hal import ticks_add, ticks_diff
+
+
+# -- learned timing ----------------------------------------------------------
+
+# Per motion kind k (lifter k rising: 0-3, lifter k-4 lowering: 4-7, the
+# plate's revolution: 8), four numbers from learned[4 * k]: the mean ms,
+# the mean absolute deviation ms, the samples (up to _SAMPLES) and the
+# flags of the motion in progress; then a slow motion not yet reported
+# (kind + 1, its ms, the learned ms). One array for all: one name, no
+# attribute on the drivers (docs/firmware.md, Memory).
+_PLATE_K = const(8)
+_SLOW = const(36)
+_SAMPLES = const(8)                # before this many, only the configured deadlines count
+_FULL = const(1)                   # a whole motion, from end to end: it is learned
+_WARNED = const(2)                 # its slow warning was posted
+learned = array("H", bytes(78))
+
+
+def _check(k, ms, deadline_ms):
+    """Motion k has run `ms`. With `deadline_ms`: the time it must end by
+    (the learned time + a margin once learned, never past `deadline_ms`),
+    and the slow warning posted once past a smaller margin. Without (0):
+    the motion ended normally, `ms` goes into its mean and deviation (the
+    plain mean of the first _SAMPLES, then a rolling one of weight
+    1/_SAMPLES). The margins: docs/reliability.md, Learned timing."""
+    s = learned
+    i = 4 * k
+    n = s[i + 2]
+    if deadline_ms:
+        if n < _SAMPLES:
+            return deadline_ms
+        mean = s[i]
+        dev = s[i + 1]
+        if ms > mean + (mean >> 3) + 4 * dev and not s[i + 3] & _WARNED:
+            s[i + 3] |= _WARNED
+            s[_SLOW] = k + 1
+            s[_SLOW + 1] = ms
+            s[_SLOW + 2] = mean
+        return min(deadline_ms, mean + (mean >> 2) + 8 * dev)
+    if n < _SAMPLES:
+        n += 1
+        s[i + 2] = n
+    d = ms - s[i]
+    s[i] += (d + (n >> 1)) // n
+    if n > 1:                      # the first sample has no deviation
+        s[i + 1] += ((d if d >= 0 else -d) - s[i + 1] + (n >> 1)) // n
+    return 0
+
+
+def slow():
+    """The slow motion not yet reported, once: the `slow` event's fields
+    (`name`: rising, lowering or plate; `side` for a lifter; `ms`: how long
+    it had run; `learned`: its learned ms), or None."""
+    s = learned
+    k = s[_SLOW] - 1
+    if k < 0:
+        return None
+    s[_SLOW] = 0
+    f = {"name": "plate" if k == _PLATE_K else NAMES[LOWERING if k & 4 else RISING],
+         "ms": s[_SLOW + 1], "learned": s[_SLOW + 2]}
+    if k < _PLATE_K:
+        f["side"] = k & 3
+    return f
 
 
 # -- plate -------------------------------------------------------------------
@@ -42,12 +115,15 @@ class Plate:
         self.revolutions = 0
         self._seen = 0
         self._last = 0
+        for i in range(4 * _PLATE_K, _SLOW + 1):   # nothing learned yet (the boot restores it)
+            learned[i] = 0
 
     def start(self, now):
         if not self.running:
             self.running = True
             self._seen = self.hal.edges(self.sensor)
             self._last = now
+            learned[4 * _PLATE_K + 3] = 0  # the first turn starts anywhere: not learned
             self.hal.duty(self.motor, self.duty)
 
     def stop(self):
@@ -57,12 +133,21 @@ class Plate:
     def poll(self, now):
         r = self.hal.edges(self.sensor)
         if r != self._seen:
+            if self.running and not self.fault:
+                if learned[4 * _PLATE_K + 3] & _FULL:
+                    _check(_PLATE_K, ticks_diff(now, self._last), 0)
+                learned[4 * _PLATE_K + 3] |= _FULL     # the next turn is a whole one
             self.revolutions += r - self._seen
             self._seen = r
             self._last = now
-        elif self.running and ticks_diff(now, self._last) > self.deadline_ms:
-            self.fault = _PLATE_STALL
-            self.detail = {"ms": self.deadline_ms}
+        elif self.running:
+            # Learned: a revolution past its learned time warns; two of them
+            # (a missed pulse is tolerated) past the larger margin stall.
+            ms = ticks_diff(now, self._last)
+            limit = 2 * _check(_PLATE_K, ms, self.deadline_ms >> 1)
+            if ms > limit:
+                self.fault = _PLATE_STALL
+                self.detail = {"ms": limit}
 
 
 # -- lane --------------------------------------------------------------------
@@ -185,24 +270,33 @@ class Lifter:
         self.down_ms = down_ms
         self.state = UNKNOWN
         self._started = 0
+        for i in range(4):          # nothing learned yet (the boot restores it)
+            learned[4 * side + i] = learned[4 * side + 16 + i] = 0
 
+    # Asked again on the way (the controller lowers all four at a hand's
+    # end), a move goes on, timed from its start.
     def lift(self, now):
-        if self.state != TOP:
+        if self.state != TOP and self.state != RISING:
             self._move(now, self.up, self.down, RISING)
 
     def lower(self, now):
-        if self.state != BOTTOM:
+        if self.state != BOTTOM and self.state != LOWERING:
             self._move(now, self.down, self.up, LOWERING)
 
     def _move(self, now, on, off, state):
         self.hal.write(off, 0)     # never both: one off before the other on
         self.hal.write(on, 1)
+        # A move from the other end is a whole one: its time is learned.
+        k = self.side if state == RISING else self.side + 4
+        learned[4 * k + 3] = _FULL if self.state == (BOTTOM if state == RISING else TOP) else 0
         self.state = state
         self._started = now
 
     def stop(self):
         self.hal.write(self.up, 0)
         self.hal.write(self.down, 0)
+        if self.state == RISING or self.state == LOWERING:
+            self.state = UNKNOWN   # stopped on the way: nothing to time or learn
 
     def halt(self):
         """Stop where it is (the end of a technician's jog): no motion is
@@ -217,23 +311,33 @@ class Lifter:
             self._fail(_SENSOR_STUCK, "top and bottom switches both closed")
             return
         state = self.state
-        if state == RISING:
-            if top:
-                self.hal.write(self.up, 0)
-                self.state = TOP
-            elif bottom and ticks_diff(now, self._started) > _LEAVE_MS:
-                self._fail(_LIFT_STUCK, "did not leave the bottom")
-            elif ticks_diff(now, self._started) > self.up_ms:
-                self._fail(_LIFT_STUCK, "top switch not reached")
-        elif state == LOWERING:
-            if bottom:
-                self.hal.write(self.down, 0)
-                self.state = BOTTOM
-            elif top and ticks_diff(now, self._started) > _LEAVE_MS:
-                self._fail(_LIFT_STUCK, "did not leave the top")
-            elif ticks_diff(now, self._started) > self.down_ms:
-                self._fail(_LIFT_STUCK, "bottom switch not reached")
-        elif state == UNKNOWN or state == BOTTOM or state == TOP:
+        if state == RISING or state == LOWERING:
+            up = state == RISING
+            k = self.side if up else self.side + 4
+            ms = ticks_diff(now, self._started)
+            if top if up else bottom:
+                self.hal.write(self.up if up else self.down, 0)
+                self.state = TOP if up else BOTTOM
+                if learned[4 * k + 3] & _FULL:
+                    _check(k, ms, 0)
+            elif ms > _LEAVE_MS and (bottom if up else top):
+                self._fail(_LIFT_STUCK, "did not leave the bottom" if up else "did not leave the top")
+            elif ms > _check(k, ms, self.up_ms if up else self.down_ms):
+                if up and learned[4 * k + 3] & _FULL and learned[4 * k + 2] >= _SAMPLES:
+                    # A whole rise that left the bottom in time and has run
+                    # past its learned time: the platform is at its top stop
+                    # and the top switch failed. Ending a rise by time is
+                    # safe (docs/reliability.md): the rise is finished there.
+                    self._fail(_SENSOR_STUCK, "top switch not closed: stopped at %d ms, past"
+                               " the learned time %d ms" % (ms, learned[4 * k]))
+                    self.state = TOP
+                else:
+                    self._fail(_LIFT_STUCK, "top switch not reached" if up
+                               else "bottom switch not reached")
+        elif state != TOP or bottom:
+            # At rest the switches say where it is; TOP is kept with the top
+            # switch open, until the bottom one closes: a rise that ended by
+            # its learned time (a failed top switch) stays finished.
             self.state = TOP if top else BOTTOM if bottom else UNKNOWN
 
     def _fail(self, code, detail):
