@@ -50,10 +50,6 @@ def timings():
     return out
 
 
-class ConfigError(ValueError):
-    pass
-
-
 class Config:
     """The checked values as plain attributes: the ruleset's as the firmware
     needs them (`ruleset` keeps the spec as written, for whoever needs the
@@ -114,7 +110,7 @@ def _config(data, path):
 def _error(field, text):
     """The error to raise (`raise _error(...)`: the checker then knows the
     check stops there)."""
-    return ConfigError("config: %s %s" % (field, text))
+    return ValueError("config: %s %s" % (field, text))
 
 
 def _field(name, i):
@@ -122,7 +118,7 @@ def _field(name, i):
 
 
 def check(data, path=None):
-    """A Config from parsed JSON, or ConfigError naming the first bad field.
+    """A Config from parsed JSON, or ValueError ("config: ...") naming the first bad field.
     Checks first and builds a message only on failure: at boot the heap is
     at its fullest, and garbage strings fragment it."""
     if not isinstance(data, dict):
@@ -132,7 +128,7 @@ def check(data, path=None):
     try:
         rulesets.load(data.get("ruleset"))
     except rulesets.RulesetError as e:
-        raise ConfigError("config: %s" % e)
+        raise ValueError("config: %s" % e)
     if not is_int(data.get("tile_sets"), 1, 2):
         raise _error("tile_sets", "must be 1 or 2")
     pins = data.get("pins")
@@ -178,14 +174,14 @@ def check(data, path=None):
 
 
 def load(path):
-    """Read and check a config file; ConfigError says what is wrong."""
+    """Read and check a config file; ValueError ("config: ...") says what is wrong."""
     try:
         with open(path) as f:
             text = f.read()
     except OSError as e:
-        raise ConfigError("config: cannot read %s (%s)" % (path, e))
+        raise ValueError("config: cannot read %s (%s)" % (path, e))
     try:
         data = json.loads(text)
     except ValueError as e:
-        raise ConfigError("config: %s is not valid JSON (%s)" % (path, e))
+        raise ValueError("config: %s is not valid JSON (%s)" % (path, e))
     return check(data, path)

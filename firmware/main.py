@@ -52,7 +52,7 @@ def run(hal, config, tags, root="", required=False, table="esp32"):
         path = tags
         from firmware import tags      # the module, in place of the path
         tags = tags.load(path)
-    except ValueError as e:                # ConfigError, or the tags' ValueError: named
+    except ValueError as e:                # the config's or the tags': named
         return _boot_fault(hal, LinkServer(hal, _FW_VERSION, build, table),
                            _CONFIG_INVALID, str(e))
     gc.collect()

@@ -115,10 +115,10 @@ def cmd_counters(args):
 
 def cmd_config(args):
     if args.action == "validate":          # on this PC, with the firmware's own checker
-        from firmware.config import ConfigError, load
+        from firmware.config import load
         try:
             cfg = load(args.file)
-        except ConfigError as e:
+        except ValueError as e:            # the config's own message
             _emit(args, {"ok": False, "error": str(e)},
                   lambda o: _console().print("[red]%s[/]" % o["error"]))
             return 1

@@ -23,7 +23,7 @@ _RX = const(32)
 _REQUEST_MAX = const(160)             # requests are small: the longest is a config_get
 _EVENT_MAX = const(200)               # events are small: a fault with its detail
 # Constant tuples: no module global (no interned name, no slot) for them.
-_AUDIT_FAULTS = const((20, 21, 22))    # missing_tile, extra_tile, unknown_tag: builder.AUDIT_FAULTS
+_AUDIT_FAULTS = const((20, 21, 22))    # missing, extra tile, unknown tag (= builder.AUDIT_FAULTS)
 _READOUTS = const(("counters", "sensors", "dice_test", "config_get"))
 _TECHNICIAN = const(("counters", "sensors", "dice_test", "config_get", "jog", "config_set"))
 _POLL_ANSWERS = const(2)              # answers per poll: each parses and writes JSON

@@ -225,7 +225,7 @@ def config_set(cfg, key, value):
     from firmware import config
     try:
         config.check(data, cfg.path)
-    except ValueError as e:            # ConfigError: the value is refused, nothing written
+    except ValueError as e:            # the config's: the value is refused, nothing written
         raise LinkError("config_invalid", str(e))
     finally:
         del config
