@@ -63,3 +63,4 @@ def test_garbage_is_read_at_most_eight_times_a_poll():
 
 def frame_seq(data):
     return data[3]              # sync x2, kind, seq
+
