@@ -81,12 +81,14 @@ FUZZ ?= 1000000
 soak: mpy
 	$(BIN)/python -m host_tools.soak --hands $(HANDS) --fuzz-frames $(FUZZ)
 
-# The power cut at CUTS random instants of cycles and hands, each reboot
-# checked: nothing persisted corrupt, nothing moving before a command,
-# power_lost and the counters coherent (docs/reliability.md; ~30 min).
+# The power cut at CUTS random instants of cycles and hands (WALL_SHARE of
+# those in play at a wall-clock instant, wherever the firmware is), each
+# reboot checked: nothing persisted corrupt, nothing moving before a
+# command, power_lost and the counters coherent (docs/reliability.md).
 CUTS ?= 1000
+WALL_SHARE ?= 0.2
 powercuts: mpy
-	$(BIN)/python -m host_tools.powercuts --cuts $(CUTS)
+	$(BIN)/python -m host_tools.powercuts --cuts $(CUTS) --wall-share $(WALL_SHARE)
 
 # A virtual board to try deploy and the service tools on without a board
 # (docs/deploy.md): its REPL for `make deploy`, then the table it runs.

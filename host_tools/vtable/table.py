@@ -323,15 +323,6 @@ class VirtualTable:
                        len(self.pile))
         return len(tiles)
 
-    def tiles_everywhere(self):
-        """Every tile the table holds, wherever it is: tray and plate,
-        chutes, walls on the platforms, walls in play, the table top's pile
-        (tile_sets x n_tiles when nothing is lost)."""
-        n = len(self.plate.queue) + len(self.pile)
-        for lane in self.lanes:
-            n += sum(1 for t in lane.wall.tiles if t is not None) + (lane.chute is not None)
-        return n + sum(len(w) for w in self.top_walls.values())
-
     def technician_lays_reference_set(self, set_no, leave_out=()):
         """For `rfid learn`: the lanes' walls tipped into the tray, then a
         reference set laid in them by hand in the known order: slot i (the
