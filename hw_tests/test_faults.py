@@ -143,6 +143,9 @@ def test_a_fault_is_detected_all_motors_stop_and_the_table_recovers(make_target,
     assert_walls_are_the_set(target, 36)
     st = target.status()
     assert st["fault"] is None and st["state"] == "in_hand", st
+    # One set lifted, counted once (a lift cleared mid-move is not a second).
+    counted = target.request("counters")
+    assert counted["lifts"] == 1 and counted["tiles_fed"] == [36] * 4, counted
     assert lifter_conflicts(target) == []
     assert table.errors == [], table.errors
     with pytest.raises(LinkError) as e:   # a hand is on: no second cycle

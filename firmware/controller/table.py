@@ -187,7 +187,11 @@ class TableController:
         elif b.state != bld.EMPTY and b.state != bld.READY:
             b.resume(now)              # reads every wall again, then feeds
         if target == _LIFTING:
-            self._lift(now)                # enters _LIFTING itself
+            # The set was lifted and counted when the lift began: only the
+            # move again (counting it again made lifts and tiles_fed too high).
+            for lifter in self.d.lifters:
+                lifter.lift(now)
+            self._enter(now, _LIFTING)
             return None
         if target == _IDLE:
             self.hal.set_flag(_MARK, False)
