@@ -254,7 +254,19 @@ class LinkServer:
                 raise codec.LinkError("busy", why)
             return {"ok": True, "state": "next"}
         if op.startswith("service_") or op.startswith("rfid_") or op in _TECHNICIAN:
-            return self._technician(now, ctl, op, args)
+            # Loaded for this request and forgotten after it: link/readouts.py
+            # (no session needed), link/service.py (the rest).
+            if op in _READOUTS:
+                from firmware.link import readouts
+                try:
+                    return readouts.answer(ctl, op, args)
+                finally:
+                    forget("firmware.link.readouts")
+            from firmware.link import service
+            try:
+                return service.answer(self, ctl, now, op, args)
+            finally:
+                forget("firmware.link.service")
         if op == "hand":
             st = ctl.follower.public()
             out = {"ok": True, "active": st is not None}
@@ -283,21 +295,6 @@ class LinkServer:
                 out.append({"t": t, "code": code, "name": name, "detail": detail})
             return {"ok": True, "faults": out, "total": len(ctl.fault_log)}
         raise codec.LinkError("unknown_op", "no request %r" % op)
-
-    def _technician(self, now, ctl, op, args):
-        """Loaded for this request and forgotten after it: link/readouts.py
-        (no session needed), link/service.py (the rest)."""
-        if op in _READOUTS:
-            from firmware.link import readouts
-            try:
-                return readouts.answer(ctl, op, args)
-            finally:
-                forget("firmware.link.readouts")
-        from firmware.link import service
-        try:
-            return service.answer(self, ctl, now, op, args)
-        finally:
-            forget("firmware.link.service")
 
     def _status(self, now, ctl):
         from firmware.controller.builder import NAMES as BUILDER
