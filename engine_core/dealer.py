@@ -1,14 +1,14 @@
 """Dealer and streak across hands (spec §10)."""
 
 from engine_core.check import is_int
-from engine_core.dice import SEATS, is_seat, random_seat
+from engine_core.dice import SEATS, random_seat
 
 
 class Dealership:
     """Who deals, and how many hands in a row the dealer has won."""
 
     def __init__(self, dealer, wins_in_row=0):
-        if not is_seat(dealer):
+        if not is_int(dealer, 0, SEATS - 1):
             raise ValueError("dealer must be a seat 0..3, not %r" % (dealer,))
         if not is_int(wins_in_row, 0, 1 << 30):
             raise ValueError("wins_in_row must be >= 0, not %r" % (wins_in_row,))
@@ -30,7 +30,7 @@ class Dealership:
         """`winner`: the winning seat, or None for a draw (和局)."""
         if winner is None:
             return
-        if not is_seat(winner):
+        if not is_int(winner, 0, SEATS - 1):
             raise ValueError("winner must be a seat 0..3 or None, not %r" % (winner,))
         if winner == self.dealer:
             self.wins_in_row += 1

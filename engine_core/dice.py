@@ -5,14 +5,7 @@ a seeded generator in tests). Choices use rejection sampling so that no face
 and no seat is favoured: 256 is not a multiple of 6.
 """
 
-from engine_core.check import is_int
-
-SEATS = 4
-
-
-def is_seat(v):
-    """A seat number 0..3 (True/False compare equal to 1/0: not seats)."""
-    return is_int(v, 0, SEATS - 1)
+SEATS = 4        # seats 0..3: is_int(v, 0, SEATS - 1), which refuses True/False
 
 
 def chosen_seat(dealer, dice_sum):

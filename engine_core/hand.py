@@ -15,7 +15,7 @@ except ImportError:  # CPython
 
 from engine_core import tiles
 from engine_core.check import is_int
-from engine_core.dice import SEATS, is_seat
+from engine_core.dice import SEATS
 from engine_core.wall import Geometry, Wall, HEAD, TAIL, IRREGULAR, GOLD
 
 NEW = const(0)
@@ -41,7 +41,7 @@ _GOLD = const(2)             # n: the dice's sum, or 0 for the tail method
 _DRAW = const(3)
 _KONG = const(4)             # n: what the kong adds to R
 _NOT_NOW = const("%s: not allowed in phase %s (only in %s)")
-_NOT_SEAT = const("seat must be 0..3, not %r")
+_NOT_SEAT = const("%s must be 0..3, not %r")
 
 
 class Refused(Exception):
@@ -57,16 +57,16 @@ class Hand:
         self.wall = Wall(Geometry(ruleset.stacks, 0, 2), bytes(ruleset.n_tiles))
         self._seats = bytearray(_FLOWERS + SEATS * _N_FLOWER)
         # What a refused event puts back: phase, reserve, gold (small ints:
-        # no allocation) and a copy of the seat bytes.
-        self._saved = [0, 0, 0, bytearray(len(self._seats))]
+        # no allocation), a copy of the seat bytes and one of the wall's `how`.
+        self._saved = [0, 0, 0, bytearray(len(self._seats)), bytearray(ruleset.n_tiles)]
         self.reset(dealer, dice_sum, tile_ids)
 
     def reset(self, dealer, dice_sum, tile_ids):
         """Another hand in the same buffers: what the controller does at
         every hand, so that following hands allocates nothing."""
         rules = self.rules
-        if not is_seat(dealer):
-            raise ValueError("dealer must be a seat 0..3, not %r" % (dealer,))
+        if not is_int(dealer, 0, SEATS - 1):
+            raise ValueError(_NOT_SEAT % ("dealer", dealer))
         if len(tile_ids) != rules.n_tiles:
             raise ValueError("%s needs %d tiles, not %d"
                              % (rules.name, rules.n_tiles, len(tile_ids)))
@@ -151,8 +151,8 @@ class Hand:
 
     def draw(self, seat):
         """§8: a normal head draw is due for `seat`."""
-        if not is_seat(seat):
-            raise Refused(_NOT_SEAT % (seat,))
+        if not is_int(seat, 0, SEATS - 1):
+            raise Refused(_NOT_SEAT % ("seat", seat))
         if self.phase != PLAY and self.phase != FINAL:
             raise Refused("draw: not allowed in phase %s" % self.phase_name)
         d = self.drawable
@@ -166,8 +166,8 @@ class Hand:
 
     def kong(self, seat, concealed):
         """§8: a kong raises R, then the seat takes one tile from the tail."""
-        if not is_seat(seat):
-            raise Refused(_NOT_SEAT % (seat,))
+        if not is_int(seat, 0, SEATS - 1):
+            raise Refused(_NOT_SEAT % ("seat", seat))
         if self.phase != PLAY:
             raise Refused(_NOT_NOW % ("kong", self.phase_name, PHASE_NAMES[PLAY]))
         self._atomic(_KONG, seat,
@@ -191,7 +191,7 @@ class Hand:
         wall = self.wall
         seats = self._seats
         saved = self._saved
-        wall.save()
+        saved[4][:] = wall.how
         saved[0] = self.phase
         saved[1] = self.reserve
         saved[2] = self.gold
@@ -225,12 +225,15 @@ class Hand:
                             else:
                                 seats[_HAND + seat] += 1
             elif step == _GOLD and n:
-                # By the dice: count n stacks back from the tail (§7).
+                # By the dice: count n stacks back from the tail (§7) and
+                # turn up the stack's upper tile (the bottom once the top is
+                # gone; stack_back counts only stacks holding a tile).
                 i = wall.stack_back(n)
                 while True:
                     if i < 0:
                         raise Refused("reveal_gold: fewer than %d stacks left to count" % n)
-                    tid = self._take(wall.upper_pos(i), GOLD, self.dealer)
+                    p = 2 * i + 1 if wall.how[2 * i] else 2 * i
+                    tid = self._take(p, GOLD, self.dealer)
                     if not tiles.is_flower(tid):
                         break
                     i = wall.stack_back(1, i - 1)
@@ -255,7 +258,7 @@ class Hand:
                 while tiles.is_flower(tid):
                     tid = self._take(wall.tail_pos(), TAIL, seat)
         except Refused:
-            wall.restore()
+            wall.restore(saved[4])
             seats[:] = saved[3]
             self.phase = saved[0]
             self.reserve = saved[1]

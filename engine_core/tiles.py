@@ -63,9 +63,9 @@ def is_flower(tid):
     return tid >= _FIRST_HONOR
 
 
-def counts_of(codes):
+def counts_of(seq):
     """Multiset of a list of codes as a bytearray indexed by tile id."""
     out = bytearray(N_KINDS)
-    for c in codes:
+    for c in seq:
         out[tile_id(c)] += 1
     return out

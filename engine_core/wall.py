@@ -80,7 +80,6 @@ class Wall:
         n = 2 * geo.n_stacks               # positions
         self.tile = bytearray(n)           # tile id per draw-order position
         self.how = bytearray(n)            # _IN_WALL or how it left
-        self._saved = bytearray(n)
         self.reset(tile_ids)
 
     def reset(self, tile_ids):
@@ -92,28 +91,30 @@ class Wall:
             self.tile[p] = tile_ids[g.slot_of_pos[p]]
             self.how[p] = _IN_WALL
         self.count = n                     # W, tiles still in the wall
-        self._head = 0                     # no tile before this position
-        self._tail = g.n_stacks - 1        # no tile after this stack
+        # The head and tail caches, named _first and _last because the
+        # firmware interns those names already (one name fewer on the board).
+        self._first = 0                    # no tile before this position
+        self._last = g.n_stacks - 1        # no tile after this stack
 
     # -- where the next tiles come from -------------------------------------
 
     def head_pos(self):
         """The next head position (lowest position still in the wall), or -1."""
         how = self.how
-        p = self._head
+        p = self._first
         n = len(how)
         while p < n and how[p]:
             p += 1
-        self._head = p
+        self._first = p
         return p if p < n else -1
 
     def tail_stack(self):
         """The last draw-order stack still holding a tile, or -1."""
         how = self.how
-        i = self._tail
+        i = self._last
         while i >= 0 and how[2 * i] and how[2 * i + 1]:
             i -= 1
-        self._tail = i
+        self._last = i
         return i
 
     def tail_pos(self):
@@ -135,12 +136,6 @@ class Wall:
                     return i
             i -= 1
         return -1
-
-    def upper_pos(self, i):
-        """The uppermost position still in stack i, or -1."""
-        if not self.how[2 * i]:
-            return 2 * i
-        return 2 * i + 1 if not self.how[2 * i + 1] else -1
 
     # -- tiles leaving and coming back --------------------------------------
 
@@ -175,20 +170,19 @@ class Wall:
             return NOT_EMPTY
         self.how[p] = _IN_WALL
         self.count += 1
-        if p < self._head:
-            self._head = p
-        if (p >> 1) > self._tail:
-            self._tail = p >> 1
+        if p < self._first:
+            self._first = p
+        if (p >> 1) > self._last:
+            self._last = p >> 1
         return IRREGULAR
 
     # -- all-or-nothing events ----------------------------------------------
 
-    def save(self):
-        self._saved[:] = self.how
-
-    def restore(self):
-        how = self.how
-        how[:] = self._saved
+    def restore(self, how):
+        """The wall as before an event: `how` is the copy of self.how the
+        caller took then (Hand keeps it with the rest of what it puts back;
+        the argument reuses the attribute's interned name)."""
+        self.how[:] = how
         # `count` is the positions still in the wall: counted again rather
         # than saved (one attribute, and its name, fewer; refusals are rare).
         n = 0
@@ -196,5 +190,5 @@ class Wall:
             if not k:
                 n += 1
         self.count = n
-        self._head = 0                     # caches are lower/upper bounds:
-        self._tail = self.geo.n_stacks - 1  # widen them, the scans re-narrow
+        self._first = 0                    # caches are lower/upper bounds:
+        self._last = self.geo.n_stacks - 1  # widen them, the scans re-narrow
