@@ -176,6 +176,13 @@ def soak(hands, seed=1, fault_rate=0.1, log=None, fuzz_frames=0, live_burst=50):
                         _live_fuzz(link, fuzz_rng, live_burst, live)
                     if log and out["hands"] % 50 == 0:
                         log("%d hands, %d faults" % (out["hands"], out["faults"]))
+            # The last result's next set may still be rising: the controller
+            # counts a lift when it begins, the table when the walls reach
+            # the top, so compare once they are up.
+            st = link.request("status")
+            if st["state"] == "lifting":
+                link.wait_event(lambda e: e["ev"] == "state" and e["t"] >= st["uptime"]
+                                and e["state"] != "lifting", timeout=60)
             counters = link.request("counters")
             link_after = link.request("status")["link"]
         table = sim.table.counters()
