@@ -70,6 +70,8 @@ SHARE_FAULT = 0.05              # cuts in power_lost before `clear` (the marker 
 SHARE_WALL = 0.0                # cuts in play at a wall-clock instant (--wall-share)
 WALL_S = (0.0, 3.0)             # wall seconds after the start: ~0..150 s virtual
 FAULT_LOG = 16
+STALLED = 10                    # cuts in a row, each > 60 s after a start, with no lift:
+                                # the table no longer builds (a failure, not a pass)
 
 
 class Cutter:
@@ -140,6 +142,7 @@ class Run:
         self.cutter = Cutter(sim.table)
         self.state = "idle"          # the firmware's last state event
         self.state_at_cut = "idle"
+        self.stalled = 0             # cuts in a row long after a start with no lift
         self.seen = {"hands": 0, "cycles": 0, "lifts": 0, "power_lost": 0}
         self.prev = None             # the last counters answer
         self.log_at = 0              # table.log entries already looked at
@@ -225,6 +228,7 @@ class Run:
             wall = self.rng.random() < self.share_wall
         restarts = self.sim.restarts
         self.pump()
+        lifts = self.seen["lifts"]
         if wall:
             # Killed at a wall-clock instant, wherever it is: in a tick, in
             # a save, writing an event. The table's time of the cut is the
@@ -256,6 +260,12 @@ class Run:
             "boot after the cut at %d" % cut_t)
         state_at_cut = self.state_at_cut
         self._check_boot(n, cut_t, state_at_cut, boot, restarts)
+        if delay > 60000 and not wall:
+            self.stalled = self.stalled + 1 if self.seen["lifts"] == lifts else 0
+            if self.stalled >= STALLED:
+                raise Failure("the table no longer builds: %d cuts in a row more than 60 s "
+                              "after a start with no lift (other faults %s)"
+                              % (self.stalled, self.out["other_faults"]))
 
     def _check_boot(self, n, cut_t, state_at_cut, boot, restarts):
         out = self.out
