@@ -1,6 +1,6 @@
 """Dealer and streak across hands (spec §10)."""
 
-from engine_core.check import is_int
+from engine_core.tiles import is_int
 from engine_core.dice import SEATS, random_seat
 
 

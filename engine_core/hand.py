@@ -14,7 +14,7 @@ except ImportError:  # CPython
         return x
 
 from engine_core import tiles
-from engine_core.check import is_int
+from engine_core.tiles import is_int
 from engine_core.dice import SEATS
 from engine_core.wall import Geometry, Wall, HEAD, TAIL, IRREGULAR, GOLD
 

@@ -15,7 +15,7 @@ import json
 import sys
 
 from engine_core import tiles
-from engine_core.check import is_int
+from engine_core.tiles import is_int
 from engine_core.hand import Hand, Refused
 from engine_core.rulesets import RulesetError, load
 

@@ -12,7 +12,7 @@ except ImportError:  # CPython
         return x
 
 from engine_core import tiles
-from engine_core.check import is_int
+from engine_core.tiles import is_int
 
 # The tables are string constants, parsed when a ruleset is loaded: on a
 # board strings stay in flash (ROMFS) while tuples and dicts would take heap.

@@ -69,3 +69,12 @@ def counts_of(seq):
     for c in seq:
         out[tile_id(c)] += 1
     return out
+
+
+def is_int(v, lo, hi):
+    """A whole number lo..hi: the one integer check of every input. True and
+    False are ints that compare equal to 1/0 on both interpreters; as input
+    they are mistakes, so they are refused. (Here rather than in a module of
+    its own: a module costs the controller's heap its object and two
+    interned names.)"""
+    return isinstance(v, int) and v is not True and v is not False and lo <= v <= hi

@@ -11,7 +11,7 @@ except ImportError:  # CPython (host-side tests)
 
 import json
 
-from engine_core.check import is_int
+from engine_core.tiles import is_int
 from engine_core import rulesets
 
 _FORMAT = const(1)
