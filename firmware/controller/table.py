@@ -22,13 +22,13 @@ except ImportError:  # CPython (host-side tests)
     def const(x):
         return x
 
-from firmware import faults
+from firmware import faults, persist
 from firmware.controller import builder as bld
 from firmware.controller.follower import HandFollower
 from firmware.drivers import panel
 from firmware.drivers import motion as lft
 from firmware.drivers import rfid
-from firmware.hal import forget, ticks_add, ticks_diff
+from firmware.hal import ticks_add, ticks_diff
 from engine_core.dealer import Dealership
 from engine_core.hand import DRAW
 
@@ -431,11 +431,10 @@ class TableController:
     # -- what survives a power cut ------------------------------------------
 
     def _save(self):
-        """Counters and fault log to the flash (persist.py, loaded for it).
-        Never raises: a failed save (a full or failing flash, no heap for
-        it now) is counted in `unsaved`, and the table goes on."""
+        """Counters and fault log to the flash (persist.py). Never raises: a
+        failed save (a full or failing flash, no heap for it now) is counted
+        in `unsaved`, and the table goes on."""
         try:
-            from firmware import persist
             faults = []
             for code in range(len(self.fault_counts)):
                 if self.fault_counts[code]:
@@ -446,13 +445,10 @@ class TableController:
                 "learned": list(lft.learned)})    # the motions' learned times (motion.py)
         except Exception:
             self.unsaved += 1
-        finally:
-            forget("firmware.persist")
 
     def _restore(self):
         """At boot: the counters and the fault log as last saved; a damaged
         file starts them from zero and says so (`lost`)."""
-        from firmware import persist
         try:
             saved = persist.load(self.hal.store + _COUNTERS)
             if saved:
@@ -475,8 +471,6 @@ class TableController:
             # Damaged, or whole but of another shape (another firmware's):
             # nothing of it is taken, and `counters` says so.
             self.lost = "%s: counting again from zero" % e
-        finally:
-            forget("firmware.persist")
 
     def _enter(self, now, state):
         self.state = state
