@@ -43,6 +43,20 @@ _LEVEL_LANES = const(0)            # the RFID level of the walls being built
 AUDIT_FAULTS = (_MISSING_TILE, _EXTRA_TILE, _UNKNOWN_TAG)
 
 
+_EVENT_KINDS = const(16)           # codes a fault event names: more do not fit its frame
+
+
+def _kinds(codes, detail):
+    """An audit fault's detail: the tile codes, at most _EVENT_KINDS of them
+    (a whole lane missing is ~40 kinds, past the link's 200-byte event), and
+    `count`, how many kinds in all, when they are more."""
+    if len(codes) > _EVENT_KINDS:
+        detail["count"] = len(codes)
+        codes = codes[:_EVENT_KINDS]
+    detail["tiles"] = codes
+    return detail
+
+
 class Builder:
     def __init__(self, plate, lanes, rfid, tags, tile_counts, lane_idle_ms, build_max_ms):
         """`tile_counts`: the ruleset's multiset (a bytearray by tile id)."""
@@ -217,11 +231,11 @@ class Builder:
         extra = [tiles.CODES[t] for t in range(tiles.N_KINDS) if have[t] > self.want[t]]
         if extra:
             # No slots: they would tell where tiles of these walls lie.
-            self._fail(_EXTRA_TILE, {"tiles": extra})
+            self._fail(_EXTRA_TILE, _kinds(extra, {}))
         elif missing:
             # A lane that jammed just before the others filled looks the same
             # (its tiles stay on the plate): name the short lane too.
-            self._fail(_MISSING_TILE, {"tiles": missing, "lane": self._short_lane()})
+            self._fail(_MISSING_TILE, _kinds(missing, {"lane": self._short_lane()}))
         elif self.starved:
             # Every tile is there yet a lane is short: a lane lost count.
             self._fail(_LANE_JAM, {"lane": self._short_lane(), "count": -1})

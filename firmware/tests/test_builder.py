@@ -278,3 +278,21 @@ def test_resume_after_a_long_stop_finishes_the_set():
     rig.run()
     assert rig.b.fault == 0 and rig.b.state == bld.READY
     assert [lane.count for lane in rig.lanes] == [36, 36, 36, 36]
+
+
+def test_a_whole_lane_missing_names_sixteen_kinds_and_fits_a_fault_event():
+    """~40 kinds short (a lane's tiles left on the plate): the detail names
+    the first 16 and counts them all, so the fault event still fits the
+    link's event frame (it was dropped as too big)."""
+    from firmware.link import codec, frame
+    uids = full_set()
+    for tid in range(40):
+        uids.remove(uid(tiles.CODES[tid], 0))
+    rig = Rig(split(uids, (26, 26, 26, 26)))
+    rig.run()
+    assert rig.b.fault == 20
+    d = rig.b.detail
+    assert d["count"] == 40 and d["tiles"] == [tiles.CODES[t] for t in range(16)], d
+    buf = bytearray(frame.OVERHEAD + 200)          # the link server's event buffer
+    ev = {"code": 20, "name": "missing_tile", "detail": d, "ev": "fault", "t": 999999999}
+    assert codec.write_event(buf, 255, ev, reveal=True) <= len(buf)
