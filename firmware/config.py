@@ -87,26 +87,6 @@ class Rules:
     Ruleset class lives in a module the firmware drops after boot)."""
 
 
-def _config(data, path):
-    rules = rulesets.load(data.get("ruleset"))
-    cfg = Config()
-    cfg.rules = r = Rules()
-    for key in ("name", "stacks", "n_tiles", "reserve_base", "gold_method", "final_group",
-                "set_is_quad", "gold_in_reserve", "kong_exposed", "kong_concealed", "quad"):
-        setattr(r, key, getattr(rules, key))
-    cfg.path = path                        # `config_get` reads the file again
-    cfg.ruleset = data.get("ruleset")
-    cfg.ruleset_name = rules.name
-    cfg.stacks = rules.stacks
-    cfg.n_tiles = rules.n_tiles
-    cfg.tile_counts = rules.tile_counts()
-    cfg.tile_sets = data["tile_sets"]
-    cfg.pins = data["pins"]
-    for key, _, _ in timings():
-        setattr(cfg, key, data["timings"][key])
-    return cfg
-
-
 def _error(field, text):
     """The error to raise (`raise _error(...)`: the checker then knows the
     check stops there)."""
@@ -126,7 +106,7 @@ def check(data, path=None):
     if data.get("format") != _FORMAT:
         raise _error("format", "must be %d" % _FORMAT)
     try:
-        rulesets.load(data.get("ruleset"))
+        rules = rulesets.load(data.get("ruleset"))
     except rulesets.RulesetError as e:
         raise ValueError("config: %s" % e)
     if not is_int(data.get("tile_sets"), 1, 2):
@@ -170,7 +150,23 @@ def check(data, path=None):
     for name in given:
         if name not in known_names:
             raise _error("timings." + name, "is not a known timing")
-    return _config(data, path)
+    # Good: the values as plain attributes.
+    cfg = Config()
+    cfg.rules = r = Rules()
+    for key in ("name", "stacks", "n_tiles", "reserve_base", "gold_method", "final_group",
+                "set_is_quad", "gold_in_reserve", "kong_exposed", "kong_concealed", "quad"):
+        setattr(r, key, getattr(rules, key))
+    cfg.path = path or ""                  # `config_get` reads the file again
+    cfg.ruleset = data.get("ruleset")
+    cfg.ruleset_name = rules.name
+    cfg.stacks = rules.stacks
+    cfg.n_tiles = rules.n_tiles
+    cfg.tile_counts = rules.tile_counts()
+    cfg.tile_sets = data["tile_sets"]
+    cfg.pins = pins
+    for key, _, _ in known:
+        setattr(cfg, key, given[key])
+    return cfg
 
 
 def load(path):

@@ -78,26 +78,6 @@ class TagTable:
         return self.ids[i] if self._equal(i, buf, at) else UNKNOWN
 
 
-def _parse(line, number):
-    """(uid, tile id) of a line, None for a blank or comment line."""
-    line = line.split("#")[0].strip()
-    if not line:
-        return None
-    parts = line.split()
-    if len(parts) != 2 or len(parts[0]) != 8:
-        raise ValueError("tags line %d: expected 'UID code' with an 8-digit hex UID, not %r"
-                       % (number, line))
-    # Not char by char: each one-character string would be an interned
-    # name for good (docs/firmware.md, Memory).
-    if parts[0].lower().strip("0123456789abcdef"):
-        raise ValueError("tags line %d: %r is not a hex UID" % (number, parts[0]))
-    uid = int(parts[0], 16)
-    try:
-        return uid, tiles.tile_id(parts[1])
-    except ValueError:
-        raise ValueError("tags line %d: unknown tile code %r" % (number, parts[1]))
-
-
 def load(path):
     """Read the tag table; ValueError names the first wrong line ("tags...")."""
     try:
@@ -113,9 +93,22 @@ def load(path):
             number = 0
             for line in f:
                 number += 1
-                entry = _parse(line, number)
-                if entry is not None:
-                    table.add(entry[0], entry[1])
+                line = line.split("#")[0].strip()
+                if not line:
+                    continue               # blank, or a comment
+                parts = line.split()
+                if len(parts) != 2 or len(parts[0]) != 8:
+                    raise ValueError("tags line %d: expected 'UID code' with an 8-digit hex "
+                                     "UID, not %r" % (number, line))
+                # Not char by char: each one-character string would be an
+                # interned name for good (docs/firmware.md, Memory).
+                if parts[0].lower().strip("0123456789abcdef"):
+                    raise ValueError("tags line %d: %r is not a hex UID" % (number, parts[0]))
+                try:
+                    tid = tiles.tile_id(parts[1])
+                except ValueError:
+                    raise ValueError("tags line %d: unknown tile code %r" % (number, parts[1]))
+                table.add(int(parts[0], 16), tid)
     except OSError as e:
         raise ValueError("tags: cannot read %s (%s)" % (path, e))
     return table

@@ -14,7 +14,7 @@ reboot it checks:
 
 * **nothing persisted is corrupt**: `counters.json` in the flash store
   loads (its CRC) and has the shape the firmware takes (persist.load and
-  the checks of TableController._restore); `config.json` still validates
+  the checks TableController.boot makes); `config.json` still validates
   (firmware.config.load), `tags.txt` still parses (firmware.tags.load) and
   both are byte for byte what the table was given; `service.key` is the
   key; `counters` answers with no `lost` and no failed save (`unsaved`);

@@ -123,7 +123,11 @@ class Builder:
         state = self.state
         if state == _FEEDING:
             self._feed(now)
-        elif self.reading() and self._answered(now):
+        elif self.reading():
+            self._ask(now)
+            if self._asking or not self.rfid.done(_LEVEL_LANES):
+                return                 # the side's answer is not in (the driver times out)
+            self.rfid.release()
             # A side read: the lane CHECKING asked about, or the next side of
             # an audit or a recount (then the set, or feeding again).
             side = self._side
@@ -205,14 +209,6 @@ class Builder:
     def reading(self):
         """The builder needs the reader now (its reads come first)."""
         return self.state == AUDITING or self.state == _CHECKING or self.state == _RECOUNTING
-
-    def _answered(self, now):
-        """True once this side's answer is in (the driver times out)."""
-        self._ask(now)
-        if self._asking or not self.rfid.done(_LEVEL_LANES):
-            return False
-        self.rfid.release()
-        return True
 
     def _check_set(self):
         wall = self.wall

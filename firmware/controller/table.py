@@ -102,7 +102,30 @@ class TableController:
     def boot(self, now):
         for lifter in self.d.lifters:  # where they are, before anyone asks
             lifter.poll(now)
-        self._restore()
+        # The counters and the fault log as last saved; a damaged file
+        # starts them from zero and says so (`lost`).
+        try:
+            saved = persist.load(self.hal.store + _COUNTERS)
+            if saved:
+                cycles, hands, lifts = saved["cycles"], saved["hands"], saved["lifts"]
+                fed, log = list(saved["tiles_fed"]), list(saved["log"])
+                counts = bytearray(len(self.fault_counts))
+                for code, n in saved["faults"]:
+                    counts[code] = n
+                learned = lft.learned[:]   # none in an older file: learning starts
+                got = saved.get("learned", list(learned))
+                for i in range(len(got)):
+                    learned[i] = got[i]
+                if len(fed) != 4 or len(log) > _FAULT_LOG or list(learned) != got:
+                    raise ValueError("not this firmware's counters")
+                self.cycles, self.hands, self.lifts = cycles, hands, lifts
+                self.tiles_fed, self.fault_log = fed, log
+                self.fault_counts[:] = counts
+                lft.learned[:] = learned
+        except (ValueError, KeyError, TypeError, IndexError, OverflowError) as e:
+            # Damaged, or whole but of another shape (another firmware's):
+            # nothing of it is taken, and `counters` says so.
+            self.lost = "%s: counting again from zero" % e
         if self.hal.flag(_MARK):
             self._fault(now, _POWER_LOST, {"reason": "restarted during a cycle"})
             self.resume_state = _IDLE
@@ -445,32 +468,6 @@ class TableController:
                 "learned": list(lft.learned)})    # the motions' learned times (motion.py)
         except Exception:
             self.unsaved += 1
-
-    def _restore(self):
-        """At boot: the counters and the fault log as last saved; a damaged
-        file starts them from zero and says so (`lost`)."""
-        try:
-            saved = persist.load(self.hal.store + _COUNTERS)
-            if saved:
-                cycles, hands, lifts = saved["cycles"], saved["hands"], saved["lifts"]
-                fed, log = list(saved["tiles_fed"]), list(saved["log"])
-                counts = bytearray(len(self.fault_counts))
-                for code, n in saved["faults"]:
-                    counts[code] = n
-                learned = lft.learned[:]   # none in an older file: learning starts
-                got = saved.get("learned", list(learned))
-                for i in range(len(got)):
-                    learned[i] = got[i]
-                if len(fed) != 4 or len(log) > _FAULT_LOG or list(learned) != got:
-                    raise ValueError("not this firmware's counters")
-                self.cycles, self.hands, self.lifts = cycles, hands, lifts
-                self.tiles_fed, self.fault_log = fed, log
-                self.fault_counts[:] = counts
-                lft.learned[:] = learned
-        except (ValueError, KeyError, TypeError, IndexError, OverflowError) as e:
-            # Damaged, or whole but of another shape (another firmware's):
-            # nothing of it is taken, and `counters` says so.
-            self.lost = "%s: counting again from zero" % e
 
     def _enter(self, now, state):
         self.state = state

@@ -114,8 +114,37 @@ class Rfid:
             if x != f[n - 2] or b != _ETX:
                 self._failed(n)
                 return
-            if f[1] == (_SCAN_SIDE | _REPLY) and self.state == WAITING:
-                self._store(f)
+            if f[1] != (_SCAN_SIDE | _REPLY) or self.state != WAITING:
+                return
+            # A reply to our scan: (slot, UID) of every slot of the side
+            # holding a tag.
+            side = f[3]
+            count = f[4]
+            per_side = len(self.seen) // 4
+            first = side * per_side
+            ok = side == self.side and 2 + count * 5 == f[2]
+            for j in range(count if ok else 0):    # every slot must be of the side asked
+                slot = f[5 + j * 5]
+                if slot < first or slot >= first + per_side:
+                    ok = False
+            if not ok:                             # well-formed but inconsistent
+                self.bad_frames += 1
+                self.fault = _RFID_CRC
+                self.detail = {"side": self.side, "ms": self.reply_ms}
+                self.state = IDLE
+                return
+            for s in range(first, first + per_side):
+                self.seen[s] = 0
+            for j in range(count):
+                at = 5 + j * 5
+                slot = f[at]
+                u = self.uids
+                u[4 * slot] = f[at + 1]
+                u[4 * slot + 1] = f[at + 2]
+                u[4 * slot + 2] = f[at + 3]
+                u[4 * slot + 3] = f[at + 4]
+                self.seen[slot] = 1
+            self.state = DONE
 
     def _failed(self, n):
         """A frame that does not check out. A reply may have begun inside it
@@ -132,32 +161,3 @@ class Rfid:
                 for k in range(j, n):       # writes land at or below k: safe
                     self._byte(f[k])
                 return
-
-    def _store(self, f):
-        side = f[3]
-        count = f[4]
-        per_side = len(self.seen) // 4
-        first = side * per_side
-        ok = side == self.side and 2 + count * 5 == f[2]
-        for j in range(count if ok else 0):    # every slot must be of the side asked
-            slot = f[5 + j * 5]
-            if slot < first or slot >= first + per_side:
-                ok = False
-        if not ok:                             # well-formed but inconsistent
-            self.bad_frames += 1
-            self.fault = _RFID_CRC
-            self.detail = {"side": self.side, "ms": self.reply_ms}
-            self.state = IDLE
-            return
-        for s in range(first, first + per_side):
-            self.seen[s] = 0
-        for j in range(count):
-            at = 5 + j * 5
-            slot = f[at]
-            u = self.uids
-            u[4 * slot] = f[at + 1]
-            u[4 * slot + 1] = f[at + 2]
-            u[4 * slot + 2] = f[at + 3]
-            u[4 * slot + 3] = f[at + 4]
-            self.seen[slot] = 1
-        self.state = DONE
