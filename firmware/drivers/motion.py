@@ -25,6 +25,16 @@ except ImportError:  # CPython (host-side tests)
 
 from firmware.hal import ticks_add, ticks_diff
 
+# A lifter's states (first: the learned timing below names them). Those
+# only tests name are private constants (no interned name); NAMES names
+# them all.
+UNKNOWN = 0
+BOTTOM = 1
+_RISING = const(2)
+TOP = 3
+_LOWERING = const(4)
+NAMES = ("unknown", "bottom", "rising", "top", "lowering")
+
 
 # -- learned timing ----------------------------------------------------------
 
@@ -82,7 +92,7 @@ def slow():
     if k < 0:
         return None
     s[_SLOW] = 0
-    f = {"name": "plate" if k == _PLATE_K else NAMES[LOWERING if k & 4 else RISING],
+    f = {"name": "plate" if k == _PLATE_K else NAMES[_LOWERING if k & 4 else _RISING],
          "ms": s[_SLOW + 1], "learned": s[_SLOW + 2]}
     if k < _PLATE_K:
         f["side"] = k & 3
@@ -239,12 +249,6 @@ class Lane:
 
 _LIFT_STUCK = const(12)
 
-UNKNOWN = 0
-BOTTOM = 1
-RISING = 2
-TOP = 3
-LOWERING = 4
-NAMES = ("unknown", "bottom", "rising", "top", "lowering")
 _GUARD_MS = const(1000)            # past a move's deadline, the HAL turns it off itself
 _LEAVE_MS = const(600)             # the start switch must open this soon after a move begins
 
@@ -276,26 +280,26 @@ class Lifter:
     # Asked again on the way (the controller lowers all four at a hand's
     # end), a move goes on, timed from its start.
     def lift(self, now):
-        if self.state != TOP and self.state != RISING:
-            self._move(now, self.up, self.down, RISING)
+        if self.state != TOP and self.state != _RISING:
+            self._move(now, self.up, self.down, _RISING)
 
     def lower(self, now):
-        if self.state != BOTTOM and self.state != LOWERING:
-            self._move(now, self.down, self.up, LOWERING)
+        if self.state != BOTTOM and self.state != _LOWERING:
+            self._move(now, self.down, self.up, _LOWERING)
 
     def _move(self, now, on, off, state):
         self.hal.write(off, 0)     # never both: one off before the other on
         self.hal.write(on, 1)
         # A move from the other end is a whole one: its time is learned.
-        k = self.side if state == RISING else self.side + 4
-        learned[4 * k + 3] = _FULL if self.state == (BOTTOM if state == RISING else TOP) else 0
+        k = self.side if state == _RISING else self.side + 4
+        learned[4 * k + 3] = _FULL if self.state == (BOTTOM if state == _RISING else TOP) else 0
         self.state = state
         self._started = now
 
     def stop(self):
         self.hal.write(self.up, 0)
         self.hal.write(self.down, 0)
-        if self.state == RISING or self.state == LOWERING:
+        if self.state == _RISING or self.state == _LOWERING:
             self.state = UNKNOWN   # stopped on the way: nothing to time or learn
 
     def halt(self):
@@ -311,8 +315,8 @@ class Lifter:
             self._fail(_SENSOR_STUCK, "top and bottom switches both closed")
             return
         state = self.state
-        if state == RISING or state == LOWERING:
-            up = state == RISING
+        if state == _RISING or state == _LOWERING:
+            up = state == _RISING
             k = self.side if up else self.side + 4
             ms = ticks_diff(now, self._started)
             if top if up else bottom:

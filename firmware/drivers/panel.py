@@ -35,7 +35,7 @@ from firmware.hal import ticks_add, ticks_diff
 
 _BUZZER_MAX_MS = const(3000)   # the HAL's guard: the longest beep is 1 s
 
-NONE = const(0)
+_NONE = const(0)               # no gesture (private: tests compare with 0)
 SINGLE = const(1)
 DOUBLE = const(2)
 HOLD = const(3)
@@ -96,9 +96,9 @@ class Keys:
                 count[seat] = 0
 
     def take_gesture(self, seat):
-        """The seat's finished gesture (SINGLE, DOUBLE, HOLD) once, or NONE."""
+        """The seat's finished gesture (SINGLE, DOUBLE, HOLD) once, or 0."""
         g = self.gesture[seat]
-        self.gesture[seat] = NONE
+        self.gesture[seat] = _NONE
         return g
 
     def take_press(self, seat):
@@ -112,7 +112,7 @@ class Keys:
         """Forget presses and gestures not yet taken (and one in progress)."""
         for seat in range(len(self.pressed)):
             self.pressed[seat] = 0
-            self.gesture[seat] = NONE
+            self.gesture[seat] = _NONE
             if self._count[seat] != _HELD:     # a hold's release must still add nothing
                 self._count[seat] = 0
 

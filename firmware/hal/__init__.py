@@ -92,14 +92,14 @@ class HalCommon:
     deadlines come first (a lane's idle time, the build's, a lifter's
     switch); this catches the bug that forgets one, so that no bug can
     leave a motor running. Both backends inherit it: they call
-    `_guard_init` once, `_guard` when they claim an output, `_switched`
+    `HalCommon.__init__` once, `_guard` when they claim an output, `_switched`
     when one changes, `_watch` at every tick, and give `_off(pin)`."""
     store: str
 
     # One array of (pin, max_ms, on since or -1) per guarded output: one
     # object rather than four, and names cost heap too (docs/firmware.md).
 
-    def _guard_init(self):
+    def __init__(self):
         self.tripped = -1
         self._g = array("i", bytes(12 * _GUARDS))
         self._g_n = 0

@@ -69,7 +69,7 @@ class Esp32Hal(HalCommon):
         self._edges = array("I", bytes(4 * _PINS))
         self._wdt = None
         self.link = UsbLink()
-        self._guard_init()
+        HalCommon.__init__(self)
 
     def ticks_ms(self):
         return time.ticks_ms()

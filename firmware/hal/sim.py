@@ -126,7 +126,7 @@ class SimHal(HalCommon):
         self._wdt = bytearray(frame.OVERHEAD + 2)
         self._var = bytearray(frame.OVERHEAD + _UART_TX_MAX + 1)
         self._seq = 0
-        self._guard_init()
+        HalCommon.__init__(self)
         self._sleeping = False     # a TICK is out, its NOW not yet in
         self._wake = None          # the bus and the link, to wait on both
         if self.link is not None:

@@ -13,3 +13,16 @@ def test_the_link_servers_audit_faults_are_the_builders():
 
 def test_the_link_servers_technician_requests_include_the_readouts():
     assert set(server._READOUTS) <= set(server._TECHNICIAN)
+
+
+def test_the_followers_copy_of_the_readers_waiting_state():
+    from firmware.controller import follower
+    from firmware.drivers import rfid
+    assert follower._WAITING == rfid._WAITING == 1
+
+
+def test_the_hidden_driver_states_are_where_their_names_say():
+    from firmware.drivers import motion, panel
+    assert motion.NAMES[motion._RISING] == "rising"
+    assert motion.NAMES[motion._LOWERING] == "lowering"
+    assert panel._NONE == 0

@@ -1,7 +1,9 @@
 """Seat keys and buzzer (firmware/drivers/panel.py, Keys and Buzzer) on the fake HAL: debounce,
 one press taken once, the buzzer turning itself off."""
 
-from firmware.drivers.panel import DOUBLE, HOLD, NONE, SINGLE, Buzzer, Keys
+from firmware.drivers.panel import DOUBLE, HOLD, SINGLE, Buzzer, Keys
+
+NONE = 0                 # take_gesture's "no gesture" (a private constant there)
 from firmware.tests.fakehal import FakeHal
 
 PINS = (1, 2, 41, 42)

@@ -51,14 +51,14 @@ def test_lift_reaches_top_on_the_top_switch_and_turns_off():
     lifter.lift(hal.at(0))
     never_both(hal)
     assert hal.level(UP) == 1 and hal.level(DOWN) == 0
-    assert lifter.state == lft.RISING
+    assert lifter.state == lft.NAMES.index("rising")
     t = 10
     while t < 2500:
         if t == 300:
             hal.set(BOTTOM, 0)           # left the bottom
         lifter.poll(hal.at(t))
         never_both(hal)
-        assert lifter.state == lft.RISING and hal.level(UP) == 1, t
+        assert lifter.state == lft.NAMES.index("rising") and hal.level(UP) == 1, t
         t += 10
     hal.set(TOP, 1)
     lifter.poll(hal.at(2500))
@@ -82,7 +82,7 @@ def test_lower_reaches_bottom_and_up_down_never_together():
     lifter.lower(200)                    # reversed while rising
     never_both(hal)
     assert hal.level(DOWN) == 1 and hal.level(UP) == 0
-    assert lifter.state == lft.LOWERING
+    assert lifter.state == lft.NAMES.index("lowering")
     lifter.lift(300)                     # and again
     never_both(hal)
     assert hal.level(UP) == 1 and hal.level(DOWN) == 0

@@ -21,7 +21,7 @@ class GuardedPins(QuietBoard, HalCommon):
         self.out = {}
         self.level = {}
         self.turned_off = []
-        self._guard_init()
+        HalCommon.__init__(self)
 
     def output(self, pin, max_ms):
         self.out[pin] = 0
