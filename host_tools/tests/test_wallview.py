@@ -139,3 +139,9 @@ def test_rich_view_renders_without_leaking_tiles():
         text = buf.getvalue()
         assert "ends as a draw" in text and "seat 0" in text
         assert set(SUIT_CODE.findall(text)) == {view["state"]["gold"]}
+
+
+def test_every_named_ruleset_is_a_choice(capsys):
+    """--ruleset took the characters of the rulesets' table as its choices."""
+    for name in ("fuzhou144", "luoyuan144", "luoyuan128"):
+        assert wallview.main(["--seed", "3", "--plain", "--ruleset", name]) == 0
