@@ -176,13 +176,15 @@ def soak(hands, seed=1, fault_rate=0.1, log=None, fuzz_frames=0, live_burst=50):
                         _live_fuzz(link, fuzz_rng, live_burst, live)
                     if log and out["hands"] % 50 == 0:
                         log("%d hands, %d faults" % (out["hands"], out["faults"]))
-            # The last result's next set may still be rising: the controller
-            # counts a lift when it begins, the table when the walls reach
-            # the top, so compare once they are up.
+            # Compare where both count the same tiles: the controller counts
+            # the tiles of the walls it lifts when the lift begins, the table
+            # the tiles fed into the lanes. After the last result the next
+            # set may be still building or rising; with the walls up (the
+            # dealer's turn) the lanes are empty until the dice are shown.
             st = link.request("status")
-            if st["state"] == "lifting":
+            if st["state"] in ("building", "lifting"):
                 link.wait_event(lambda e: e["ev"] == "state" and e["t"] >= st["uptime"]
-                                and e["state"] != "lifting", timeout=60)
+                                and e["state"] == "dealer", timeout=120)
             counters = link.request("counters")
             link_after = link.request("status")["link"]
         table = sim.table.counters()
