@@ -12,7 +12,10 @@ down travel `up_ms` units/ms, so the top is `up_ms * down_ms` and every
 crossing time is exact.
 
 When a platform reaches the top, the wall it carries is on the table top
-(in play) and the platform comes down empty.
+(in play) and the platform comes down empty. A platform that is not rising
+and whose bottom switch is closed is at the bottom for the lanes and the
+reader (`on_bottom`), even stopped a little way up (a power cut in the
+first `switch_lag_ms` of a rise): the switch is all the firmware knows.
 """
 
 
@@ -44,9 +47,19 @@ class Lifter:
             return 0
         return 1 if self.up else -1
 
+    def on_bottom(self):
+        """The platform is at the bottom for the lanes and the reader: at
+        its stop, or not rising and still within the bottom switch's lever
+        travel (stopped in the first `switch_lag_ms` of a rise: a power cut
+        or a stop there). The switch is closed there, and the firmware can
+        know no more than the switch (docs/hardware.md: closed = at the
+        bottom), so a platform it sees at the bottom is one the lanes stack
+        on and the reader reads; otherwise it would never lower it again."""
+        return self.pos == 0 or (self.at_bottom and self.direction() <= 0)
+
     def idle_at_bottom(self):
         """A lane can stack onto this platform."""
-        return self.pos == 0 and self.direction() <= 0
+        return self.direction() <= 0 and self.on_bottom()
 
     def set_drive(self, up=None, down=None):
         if up is not None:

@@ -127,7 +127,7 @@ class RfidReader:
         table = self.table
         if level == LEVEL_TOP:
             return dict(table.top_walls[side])
-        if table.lifters[side].pos != 0:
+        if not table.lifters[side].on_bottom():
             return {}
         return table.lanes[side].wall.slots()
 
