@@ -285,14 +285,21 @@ class VirtualTable:
         back into the tray: every lane starts an empty wall. The walls
         cannot be kept: whoever fixed a tile in them knows where it lies."""
         q = self.plate.queue
-        for lane in self.lanes:
-            q.extend(t for t in lane.wall.tiles if t is not None)
-            if lane.chute is not None:
-                q.append(lane.chute)
-                lane.clear_chute()
-            lane.walls[-1] = Wall(lane.side, self.stacks)
+        q.extend(self._take_from_lanes())
         self.fault_rng.shuffle(q)
         self.log_event("technician", -1, "lanes emptied into the tray")
+
+    def _take_from_lanes(self):
+        """Every tile of the lanes' walls and chutes, taken out by hand: each
+        lane starts an empty wall."""
+        out = []
+        for lane in self.lanes:
+            out.extend(t for t in lane.wall.tiles if t is not None)
+            if lane.chute is not None:
+                out.append(lane.chute)
+                lane.clear_chute()
+            lane.walls[-1] = Wall(lane.side, self.stacks)
+        return out
 
     def technician_sorts_the_sets(self):
         """After a power cut the hand in play is lost and the parlour puts
@@ -303,14 +310,8 @@ class VirtualTable:
         between the first and the last new wall reaching the top: half the
         next set is then on the table top, half in the tray, and no build
         can finish.) Returns how many tiles were gathered."""
-        tiles = list(self.plate.queue) + self.pile
+        tiles = list(self.plate.queue) + self.pile + self._take_from_lanes()
         self.plate.queue.clear()
-        for lane in self.lanes:
-            tiles.extend(t for t in lane.wall.tiles if t is not None)
-            if lane.chute is not None:
-                tiles.append(lane.chute)
-                lane.clear_chute()
-            lane.walls[-1] = Wall(lane.side, self.stacks)
         for side in range(4):
             tiles.extend(self.top_walls[side].values())
             self.top_walls[side] = {}
