@@ -91,7 +91,7 @@ class LinkClient:
         """Send a hand-made REQUEST payload (bytes) - diagnostics and tests of
         the controller's error handling. A RESPONSE is checked against `op`
         (None: only an ERROR answer is expected; a RESPONSE is bad_response)."""
-        return self._call(op, lambda seq: frame.encode(codec.REQUEST, seq, payload), timeout)
+        return self._call(op, lambda seq: frame.encode(link_codec.REQUEST, seq, payload), timeout)
 
     def _call(self, op, build, timeout):
         timeout = self.timeout if timeout is None else timeout
@@ -275,7 +275,7 @@ class LinkClient:
 
     def _dispatch(self, kind, seq, payload):
         with self._cond:
-            if kind in (codec.RESPONSE, codec.ERROR):
+            if kind in (link_codec.RESPONSE, link_codec.ERROR):
                 slot = self._pending.get(seq)
                 if slot is not None and slot[1] is None:
                     slot[1] = (kind, payload)
@@ -283,7 +283,7 @@ class LinkClient:
                 else:
                     self._reject("an answer no request waits for (late or repeated)",
                                  kind, seq, payload)
-            elif kind == codec.EVENT:
+            elif kind == link_codec.EVENT:
                 try:
                     ev = link_codec.decode(kind, payload)
                 except LinkError as e:

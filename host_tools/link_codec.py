@@ -9,16 +9,22 @@ import json
 from firmware.link import codec, frame
 from firmware.link.codec import LinkError
 
-# The error codes: on the wire (the controller's), and the host's own.
-ERRORS = codec._ERRORS              # pyright: ignore[reportPrivateUsage]  (compiled away on the controller)
-HOST_ERRORS = codec._HOST_ERRORS    # pyright: ignore[reportPrivateUsage]
+# The codec's tables and frame kinds are private constants, compiled away
+# on the controller (no global, no interned name there): the host's names
+# for them. The error codes: on the wire (the controller's), and the host's own.
+# pyright: reportPrivateUsage=false
+REQUEST, RESPONSE, EVENT, ERROR = codec._REQUEST, codec._RESPONSE, codec._EVENT, codec._ERROR
+REQUESTS, RESPONSES, EVENTS = codec._REQUESTS, codec._RESPONSES, codec._EVENTS
+ERROR_FIELDS, NESTED, SECRET = codec._ERROR_FIELDS, codec._NESTED, codec._SECRET
+ERRORS = codec._ERRORS
+HOST_ERRORS = codec._HOST_ERRORS
 
 
 def encode_request(seq, op, **args):
     """One REQUEST frame as bytes; LinkError if op/args are not in the table."""
     buf, args = bytearray(frame.OVERHEAD + frame.MAX_PAYLOAD), dict(args, op=op)
     try:
-        n = codec.write(buf, codec.REQUEST, seq, args, codec.REQUESTS, "op", "op", None, False,
+        n = codec.write(buf, REQUEST, seq, args, REQUESTS, "op", "op", None, False,
                         "unknown_op")
     except LinkError as e:
         raise LinkError(e.code if e.code in ("too_big", "unknown_op") else "bad_request", e.message)
@@ -28,25 +34,25 @@ def encode_request(seq, op, **args):
 def decode(kind, payload, op=None):
     """A RESPONSE (to request `op`) or EVENT payload as a dict checked
     against the table; an ERROR as a LinkError (returned: the caller raises)."""
-    code = "bad_event" if kind == codec.EVENT else "bad_response"
+    code = "bad_event" if kind == EVENT else "bad_response"
     try:
         obj = json.loads(str(payload, "utf-8"))
     except Exception as e:
         raise LinkError(code, "payload is not UTF-8 JSON (%s)" % e)
     if type(obj) is not dict:
         raise LinkError(code, "payload is not a JSON object")
-    if kind == codec.ERROR and obj.get("ok") is False:
-        codec.check(obj, codec.ERROR_FIELDS, -1, "ok", code)
+    if kind == ERROR and obj.get("ok") is False:
+        codec.check(obj, ERROR_FIELDS, -1, "ok", code)
         return LinkError(obj["error"], obj["message"], obj)
-    if kind == codec.EVENT:
-        spec, head, name = codec.EVENTS, "ev", obj.get("ev")
-    elif kind == codec.RESPONSE and obj.get("ok") is True and obj.get("op") == op:
-        spec, head, name = codec.RESPONSES, "ok", op
+    if kind == EVENT:
+        spec, head, name = EVENTS, "ev", obj.get("ev")
+    elif kind == RESPONSE and obj.get("ok") is True and obj.get("op") == op:
+        spec, head, name = RESPONSES, "ok", op
     else:
         raise LinkError(code, "not a response to %s: %r" % (op, obj))
     p = codec.find(spec, name, 0, len(spec), "\n")
     if p < 0:
         raise LinkError(code, "%s %r is not in the table"
-                        % ("ev" if kind == codec.EVENT else "op", name))
+                        % ("ev" if kind == EVENT else "op", name))
     codec.check(obj, spec, p, head, code)
     return obj

@@ -43,6 +43,7 @@ import sys
 import time
 
 from firmware.link import codec, frame
+from host_tools import link_codec
 
 # What a mutant is, by kind: (name, weight).
 KINDS = (("flipped", 3), ("truncated", 2), ("length", 2), ("oversized", 1),
@@ -61,12 +62,12 @@ _ANY = (0, -1, 2 ** 31, 2 ** 64, 1.5, "x", "", "é\u4e2d", None, True, [], {}, [
 
 
 def raw_request(seq, obj):
-    return frame.encode(codec.REQUEST, seq, json.dumps(obj, separators=(",", ":")).encode())
+    return frame.encode(link_codec.REQUEST, seq, json.dumps(obj, separators=(",", ":")).encode())
 
 
 def _almost_request(rng):
     """JSON that is nearly a request: bytes a host with a bug could send."""
-    names = [line.split()[0] for line in codec.REQUESTS.strip().split("\n")]
+    names = [line.split()[0] for line in link_codec.REQUESTS.strip().split("\n")]
     k = rng.randrange(8)
     if k == 0:                                     # a read op with a wrong-typed field
         return json.dumps({"op": rng.choice(_READ_OPS), rng.choice(["n", "key", "proto"]):
@@ -123,14 +124,14 @@ def mutants(rng, n, base, counts=None):
                 good = bytearray(raw_request(seq, {"op": "status", "pad": pad}))
         elif kind == "random_payload":            # a good CRC around anything
             payload = bytes(rng.randrange(256) for _ in range(rng.randrange(0, 150)))
-            good = bytearray(frame.encode(codec.REQUEST, seq, payload))
+            good = bytearray(frame.encode(link_codec.REQUEST, seq, payload))
         elif kind == "bad_json":                  # a good CRC around nearly a request
             text = _almost_request(rng)
             payload = text if isinstance(text, bytes) else text.encode()
-            good = bytearray(frame.encode(codec.REQUEST, seq, payload[:frame.MAX_PAYLOAD]))
+            good = bytearray(frame.encode(link_codec.REQUEST, seq, payload[:frame.MAX_PAYLOAD]))
         elif kind == "other_kind":
             good = bytearray(frame.encode(rng.choice([k for k in range(256)
-                                                      if k != codec.REQUEST]), seq, b"{}"))
+                                                      if k != link_codec.REQUEST]), seq, b"{}"))
         elif kind == "sync_noise":                # a sync pair, then anything
             good = bytearray(b"\xa5\x5a" + bytes(rng.randrange(256)
                                                  for _ in range(rng.randrange(0, 40))))
@@ -229,7 +230,7 @@ def inprocess(frames, seed=1, burst=50, log=None):
             if answers != got:
                 problems.append("%d good frames, %d answers" % (got, answers))
             for f in line.out[answers_before:]:
-                if f[2] not in (codec.RESPONSE, codec.ERROR) or binascii.crc_hqx(
+                if f[2] not in (link_codec.RESPONSE, link_codec.ERROR) or binascii.crc_hqx(
                         f[2:-2], 0xFFFF) != f[-2] | f[-1] << 8:
                     problems.append("a malformed answer %s" % f.hex())
             if r.dropped + good[0] + r.n + r.backlog() != fed:
@@ -245,11 +246,10 @@ def inprocess(frames, seed=1, burst=50, log=None):
             now += 10
             server.poll(now)
             ans = [f for f in line.out[mark:] if f[3] == seq]
-            if len(ans) != 1 or ans[0][2] != codec.RESPONSE:
+            if len(ans) != 1 or ans[0][2] != link_codec.RESPONSE:
                 problems.append("the valid %s (seq %d) got %r" % (req["op"], seq, ans))
             else:
-                from host_tools import link_codec
-                obj = link_codec.decode(codec.RESPONSE, ans[0][frame.HEADER:-2], req["op"])
+                obj = link_codec.decode(link_codec.RESPONSE, ans[0][frame.HEADER:-2], req["op"])
                 if obj.get("ok") is not True:
                     problems.append("the valid %s got %r" % (req["op"], obj))
                 else:

@@ -24,7 +24,8 @@ import time
 from collections import Counter
 
 from host_tools import fault_table
-from firmware.link import codec, frame
+from firmware.link import frame
+from host_tools import link_codec
 from host_tools.link_client import LinkClient, LinkError
 from host_tools.mjctl import describe_fault
 
@@ -555,7 +556,7 @@ def tile_multiset(tiles):
 
 def raw_request(seq, obj):
     """A REQUEST frame built by hand (canonical payload)."""
-    return frame.encode(codec.REQUEST, seq, json.dumps(obj, separators=(",", ":")).encode())
+    return frame.encode(link_codec.REQUEST, seq, json.dumps(obj, separators=(",", ":")).encode())
 
 
 def physical_walls(target):

@@ -99,7 +99,7 @@ def test_a_retried_request_is_answered_again_without_acting_twice(target):
     target.status()        # answered after both: their answers have been read
     answers = [r for r in link.rejected if r[2] == seq]
     assert len(answers) == 2, list(link.rejected)
-    assert answers[0][1] == codec.RESPONSE and answers[0][3] == answers[1][3], answers
+    assert answers[0][1] == link_codec.RESPONSE and answers[0][3] == answers[1][3], answers
     assert link_codec.decode(answers[0][1], answers[0][3], "start")["state"] == "building"
     st = target.status()
     assert st["state"] == "building"

@@ -24,13 +24,20 @@ import json
 from firmware.link import frame
 
 PROTO_VERSION = 5          # bumped by any change of the tables below
-REQUEST, RESPONSE, EVENT, ERROR = 0x10, 0x11, 0x12, 0x13
+# The frame kinds and the tables below are private constants: compiled
+# into the functions that use them, they leave no global and no interned
+# name on the controller (docs/firmware.md, Memory). The host reads them
+# through host_tools/link_codec.py.
+_REQUEST = const(0x10)
+_RESPONSE = const(0x11)
+_EVENT = const(0x12)
+_ERROR = const(0x13)
 
 # The tables: one line per message, "name field:type field:type ...", every
 # field but the head ("op" of a request, "ok" of a response, "ev" of an
 # event). Types: int str bool list dict any; "?" may be null, "*" may be
 # absent. Fields are listed sorted; the writer sorts the keys it writes.
-REQUESTS = (
+_REQUESTS = const(
     "hello proto:int\n"
     "status\n"
     "start\n"
@@ -53,7 +60,7 @@ REQUESTS = (
     "rfid_audit session:str*\n"
     "rfid_learn session:str*\n"
 )
-RESPONSES = (              # "op" echoes the request's
+_RESPONSES = const(        # "op" echoes the request's
     "hello build:str fw:str op:str proto:int table:str\n"
     "status cycles:int dealer:int? dice:list? fault:dict? heap:dict* lanes:list lifters:list"
     " link:dict* op:str phase:str state:str tiles_per_side:list uptime:int\n"
@@ -80,7 +87,7 @@ RESPONSES = (              # "op" echoes the request's
     "rfid_audit kinds:int op:str tags:int tiles:list unknown:int\n"
     "rfid_learn changed:int new:int op:str restart:bool tags:int\n"
 )
-EVENTS = (                 # "t": ms since boot; the other fields are public facts
+_EVENTS = const(           # "t": ms since boot; the other fields are public facts
     "state phase:str* state:str t:int\n"
     "fault code:int detail:dict name:str t:int\n"
     "dice a:int b:int dealer:int gold:bool* t:int\n"
@@ -97,7 +104,7 @@ EVENTS = (                 # "t": ms since boot; the other fields are public fac
     "scanned sides:int t:int tags:int\n"
     "slow learned:int ms:int name:str side:int* t:int\n"
 )
-ERROR_FIELDS = "error:str message:str op:str* proto:int*"      # head "ok": false
+_ERROR_FIELDS = const("error:str message:str op:str* proto:int*")   # head "ok": false
 # The error codes are for the host and the docs (the controller writes
 # them as literals): private constants, compiled away on the controller
 # (no object, no name), read by host_tools/link_codec.py.
@@ -105,9 +112,9 @@ _ERRORS = const("bad_json bad_kind bad_request unknown_op proto_mismatch"     # 
           " busy refused auth_failed no_session session_expired not_found too_big internal"
           " config_invalid firmware_corrupt")
 _HOST_ERRORS = const("not_public bad_value bad_response bad_event timeout closed")
-NESTED = ("alloc bad_crc cmd code count detail dropped end errors expected free garbage got"
+_NESTED = const("alloc bad_crc cmd code count detail dropped end errors expected free garbage got"
           " lane ms name overruns pin reason requests seat sensor side slot slots state t")   # keys of nested objects
-SECRET = ("tile", "tiles", "uid")     # at any depth, only with reveal=True
+_SECRET = const(("tile", "tiles", "uid"))   # at any depth, only with reveal=True
 
 
 class LinkError(Exception):
@@ -277,7 +284,7 @@ def _value(buf, i, v, mode, spec=None, lo=0, e=0, head=None):
             break
         prev = k
         sub = mode
-        if mode == 1 and k in SECRET:
+        if mode == 1 and k in _SECRET:
             raise LinkError("not_public", "field %s is not %s" % (k, "public"))
         if spec is not None:
             q = find(spec, k, lo, e, " ")
@@ -288,7 +295,7 @@ def _value(buf, i, v, mode, spec=None, lo=0, e=0, head=None):
             bad = bad or not f
             if spec.startswith("any", q + 1):
                 sub = 0
-        elif mode and k not in SECRET and find(NESTED, k, 0, len(NESTED), " ") < 0:
+        elif mode and k not in _SECRET and find(_NESTED, k, 0, len(_NESTED), " ") < 0:
             raise LinkError("not_public", "field %s is not %s" % (k[:32], "declared"))
         if i != start:
             buf[i] = 44
@@ -322,7 +329,7 @@ def write(buf, kind, seq, obj, spec, key, head, value, reveal, code="bad_value")
     except (IndexError, RuntimeError):  # past the buffer (a cycle ends there too)
         for k in obj:                   # the guard first, as when it fits
             if k != head and (type(k) is not str or find(spec, k, lo, e, " ") < 0
-                              or (mode == 1 and k in SECRET)):
+                              or (mode == 1 and k in _SECRET)):
                 raise LinkError("not_public", "field %s is not %s" % (str(k)[:32], "declared"))
         check(obj, spec, p, head, "bad_value")
         i = len(buf)
@@ -336,7 +343,7 @@ def write(buf, kind, seq, obj, spec, key, head, value, reveal, code="bad_value")
 def decode_request(reader):
     """Controller: (op, args) of the REQUEST frame in a FrameReader, or a
     LinkError; a hello of another protocol version is "proto_mismatch"."""
-    if reader.kind != REQUEST:
+    if reader.kind != _REQUEST:
         raise LinkError("bad_kind", "kind 0x%02x is not a request" % reader.kind)
     try:
         obj = json.loads(str(reader.buf[frame.HEADER:frame.HEADER + reader.length], "utf-8"))
@@ -349,10 +356,10 @@ def decode_request(reader):
         raise LinkError("bad_request", "field %s: missing" % "op")
     if type(op) is not str:
         raise LinkError("bad_request", "field %s: must be %s%s" % ("op", "str", ""))
-    p = find(REQUESTS, op, 0, len(REQUESTS), "\n")
+    p = find(_REQUESTS, op, 0, len(_REQUESTS), "\n")
     if p < 0:
         raise LinkError("unknown_op", "%s %r is not in the table" % ("op", op[:32]))
-    check(obj, REQUESTS, p, "op", "bad_request")
+    check(obj, _REQUESTS, p, "op", "bad_request")
     del obj["op"]
     if op == "hello" and obj["proto"] != PROTO_VERSION:
         raise LinkError("proto_mismatch", "host speaks protocol %d, controller %d" % (
@@ -362,16 +369,16 @@ def decode_request(reader):
 
 def write_response(buf, seq, obj, reveal=False):
     """RESPONSE {"ok": true, "op": .., results} sealed in buf; its length."""
-    return write(buf, RESPONSE, seq, obj, RESPONSES, "op", "ok", True, reveal)
+    return write(buf, _RESPONSE, seq, obj, _RESPONSES, "op", "ok", True, reveal)
 
 
 def write_event(buf, seq, obj, reveal=False):
     """EVENT {"ev": .., "t": ms, public fields} sealed in buf; its length."""
-    return write(buf, EVENT, seq, obj, EVENTS, "ev", "ev", None, reveal)
+    return write(buf, _EVENT, seq, obj, _EVENTS, "ev", "ev", None, reveal)
 
 
 def write_error(buf, seq, obj):
     """ERROR {"ok": false, "error": .., "message": ..} from a dict or LinkError."""
     if isinstance(obj, LinkError):
         obj = dict(obj.info or {}, error=obj.code, message=obj.message)
-    return write(buf, ERROR, seq, obj, ERROR_FIELDS, None, "ok", False, False)
+    return write(buf, _ERROR, seq, obj, _ERROR_FIELDS, None, "ok", False, False)

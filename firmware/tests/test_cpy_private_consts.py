@@ -11,6 +11,18 @@ def test_the_link_servers_audit_faults_are_the_builders():
     assert tuple(server._AUDIT_FAULTS) == tuple(builder.AUDIT_FAULTS)
 
 
+def test_the_link_servers_secret_keys_are_the_codecs():
+    """The keys that name tiles (the server's copy checks fault logs)."""
+    from firmware.link import codec
+    assert server._SECRET == codec._SECRET
+
+
+def test_the_link_server_tests_request_kind_is_the_codecs():
+    from firmware.link import codec
+    from firmware.tests import test_link_server
+    assert test_link_server.REQUEST == codec._REQUEST
+
+
 def test_the_link_servers_technician_requests_include_the_readouts():
     assert set(server._READOUTS) <= set(server._TECHNICIAN)
 

@@ -40,10 +40,10 @@ def table(spec):
 
 
 # The codec keeps its tables as strings (they stay in ROM on the controller).
-REQUESTS, RESPONSES, EVENTS = table(codec.REQUESTS), table(codec.RESPONSES), table(codec.EVENTS)
-ERROR_FIELDS = field_list(codec.ERROR_FIELDS)
+REQUESTS, RESPONSES, EVENTS = table(link_codec.REQUESTS), table(link_codec.RESPONSES), table(link_codec.EVENTS)
+ERROR_FIELDS = field_list(link_codec.ERROR_FIELDS)
 ERRORS, HOST_ERRORS, NESTED = (link_codec.ERRORS.split(), link_codec.HOST_ERRORS.split(),
-                               codec.NESTED.split())
+                               link_codec.NESTED.split())
 
 # ---- strategies: messages drawn from the codec's own table ----
 
@@ -283,7 +283,7 @@ def test_tables_are_well_formed():
     """The reader of the tables finds fields by text: every line is a name
     and "field:type" words, sorted and unique, with a known type."""
     kind = re.compile(r"(int|str|bool|list|dict|any)\??\*?$")
-    for spec, head in ((codec.REQUESTS, "op"), (codec.RESPONSES, "ok"), (codec.EVENTS, "ev")):
+    for spec, head in ((link_codec.REQUESTS, "op"), (link_codec.RESPONSES, "ok"), (link_codec.EVENTS, "ev")):
         assert spec.endswith("\n") and "\n\n" not in spec and "  " not in spec
         names = [line.split(" ")[0] for line in spec.splitlines()]
         assert len(set(names)) == len(names) and all(re.fullmatch("[a-z_]+", n) for n in names)
@@ -296,8 +296,8 @@ def test_tables_are_well_formed():
     assert all(f["t"] == "int" for f in EVENTS.values())
     assert list(ERROR_FIELDS) == sorted(ERROR_FIELDS) and "ok" not in ERROR_FIELDS
     assert all(kind.match(t) for t in ERROR_FIELDS.values())
-    assert NESTED == sorted(set(NESTED)) and " ".join(NESTED) == codec.NESTED
-    assert type(codec.SECRET) is tuple and not set(codec.SECRET) & set(NESTED)
+    assert NESTED == sorted(set(NESTED)) and " ".join(NESTED) == link_codec.NESTED
+    assert type(link_codec.SECRET) is tuple and not set(link_codec.SECRET) & set(NESTED)
     assert not set(ERRORS) & set(HOST_ERRORS)
 
 
@@ -327,7 +327,7 @@ def test_request_round_trip(req, seq):
         assume(e.code != "too_big")
         raise
     r = one_frame(data)
-    assert (r.kind, r.seq) == (codec.REQUEST, seq)
+    assert (r.kind, r.seq) == (link_codec.REQUEST, seq)
     assert r.payload() == canonical(dict(args, op=op), "op", op)
     assert codec.decode_request(r) == (op, args)
 
@@ -336,9 +336,9 @@ def test_request_round_trip(req, seq):
 def test_response_round_trip(obj):
     # A field named for tiles (rfid_audit's) goes out only when revealed;
     # test_guard_refuses_undeclared_and_secret_fields shows it refused otherwise.
-    data = write(codec.write_response, obj, reveal=any(k in codec.SECRET for k in obj))
+    data = write(codec.write_response, obj, reveal=any(k in link_codec.SECRET for k in obj))
     r = one_frame(data)
-    assert (r.kind, r.seq) == (codec.RESPONSE, 7)
+    assert (r.kind, r.seq) == (link_codec.RESPONSE, 7)
     assert r.payload() == canonical(obj, "ok", True)
     assert link_codec.decode(r.kind, r.payload(), obj["op"]) == dict(obj, ok=True)
 
@@ -347,7 +347,7 @@ def test_response_round_trip(obj):
 def test_event_round_trip(obj, seq):
     data = write(codec.write_event, obj, seq)
     r = one_frame(data)
-    assert (r.kind, r.seq) == (codec.EVENT, seq)
+    assert (r.kind, r.seq) == (link_codec.EVENT, seq)
     assert r.payload() == canonical(obj, "ev", obj["ev"])
     assert link_codec.decode(r.kind, r.payload()) == obj
 
@@ -356,7 +356,7 @@ def test_event_round_trip(obj, seq):
 def test_error_round_trip(obj):
     data = write(codec.write_error, obj)
     r = one_frame(data)
-    assert r.kind == codec.ERROR and r.payload() == canonical(obj, "ok", False)
+    assert r.kind == link_codec.ERROR and r.payload() == canonical(obj, "ok", False)
     err = link_codec.decode(r.kind, r.payload(), "status")
     assert isinstance(err, LinkError)
     assert (err.code, err.message, err.info) == (obj["error"], obj["message"], dict(obj, ok=False))
@@ -380,7 +380,7 @@ def test_too_big_answer_and_the_error_that_replaces_it():
         codec.write_response(buf, 3, big)
     assert e.value.code == "too_big"
     n = codec.write_error(buf, 3, e.value)
-    err = link_codec.decode(codec.ERROR, bytes(buf[frame.HEADER:n - 2]), "faults")
+    err = link_codec.decode(link_codec.ERROR, bytes(buf[frame.HEADER:n - 2]), "faults")
     assert err.code == "too_big" and "512" in err.message
 
 
@@ -395,7 +395,7 @@ def test_proto_mismatch_names_both_versions():
 # ---- decode_request: every malformed request is a clear LinkError ----
 
 
-def request_error(payload, kind=codec.REQUEST):
+def request_error(payload, kind=link_codec.REQUEST):
     r = one_frame(frame.encode(kind, 1, payload))
     with pytest.raises(LinkError) as e:
         codec.decode_request(r)
@@ -428,7 +428,7 @@ def test_decode_request_errors(payload, code, words):
 
 
 def test_decode_request_refuses_other_kinds():
-    for kind in (codec.RESPONSE, codec.EVENT, codec.ERROR, 0x02, 0x81):
+    for kind in (link_codec.RESPONSE, link_codec.EVENT, link_codec.ERROR, 0x02, 0x81):
         assert request_error(b'{"op":"status"}', kind).code == "bad_kind"
 
 
@@ -438,7 +438,7 @@ def test_decode_request_refuses_other_kinds():
            st.one_of(SCALARS, st.sampled_from(sorted(REQUESTS))), max_size=3)))
 def test_decode_request_never_crashes(payload):
     assume(len(payload) <= frame.MAX_PAYLOAD)
-    r = one_frame(frame.encode(codec.REQUEST, 9, payload))
+    r = one_frame(frame.encode(link_codec.REQUEST, 9, payload))
     try:
         op, args = codec.decode_request(r)
     except LinkError as e:
@@ -467,7 +467,7 @@ def test_guard_refuses_undeclared_and_secret_fields(obj, reveal):
     assert buf[:frame.HEADER] == bytes(frame.HEADER)          # nothing was sealed
 
 
-@given(events(), st.sampled_from(codec.SECRET + ("hand", "wall_tiles")), SCALARS)
+@given(events(), st.sampled_from(link_codec.SECRET + ("hand", "wall_tiles")), SCALARS)
 def test_guard_refuses_any_extra_event_field(obj, key, value):
     assume(key not in obj)
     with pytest.raises(LinkError) as e:
@@ -486,7 +486,7 @@ def test_an_rfid_audit_answer_names_tiles_only_when_revealed():
 def test_reveal_lets_an_audit_fault_name_its_tile():
     obj = {"ev": "fault", "t": 9, "code": 20, "name": "missing_tile", "detail": {"tile": "1z"}}
     data = write(codec.write_event, obj, reveal=True)
-    assert link_codec.decode(codec.EVENT, data[6:-2]) == obj
+    assert link_codec.decode(link_codec.EVENT, data[6:-2]) == obj
 
 
 def test_responses_and_requests_are_checked_too():
@@ -510,13 +510,13 @@ def test_responses_and_requests_are_checked_too():
 
 def test_host_checks_answers_and_events():
     ev = write(codec.write_event, {"ev": "lane", "t": 1, "lane": 2, "count": 9})[6:-2]
-    for kind, payload, op in [(codec.EVENT, b'{"ev":"lane","t":1,"lane":2}', None),
-                              (codec.EVENT, b'{"ev":"gold","t":1,"tile":"5b"}', None),
-                              (codec.EVENT, b"\xff", None),
-                              (codec.RESPONSE, b'{"ok":true,"op":"start"}', "start"),
-                              (codec.RESPONSE, b'{"ok":true,"op":"start","state":"x"}', "status"),
-                              (codec.RESPONSE, ev, "status"),
-                              (codec.ERROR, b'{"ok":false,"error":"busy"}', "start")]:
+    for kind, payload, op in [(link_codec.EVENT, b'{"ev":"lane","t":1,"lane":2}', None),
+                              (link_codec.EVENT, b'{"ev":"gold","t":1,"tile":"5b"}', None),
+                              (link_codec.EVENT, b"\xff", None),
+                              (link_codec.RESPONSE, b'{"ok":true,"op":"start"}', "start"),
+                              (link_codec.RESPONSE, b'{"ok":true,"op":"start","state":"x"}', "status"),
+                              (link_codec.RESPONSE, ev, "status"),
+                              (link_codec.ERROR, b'{"ok":false,"error":"busy"}', "start")]:
         with pytest.raises(LinkError) as e:
             link_codec.decode(kind, payload, op)
         assert e.value.code in ("bad_event", "bad_response")
@@ -529,7 +529,7 @@ def test_protocol_doc_lists_every_message_field_and_code():
     for entries in (REQUESTS, RESPONSES, EVENTS):
         for spec in entries.values():
             names |= set(spec)
-    names |= set(NESTED) | set(codec.SECRET) | set(ERROR_FIELDS)
+    names |= set(NESTED) | set(link_codec.SECRET) | set(ERROR_FIELDS)
     assert names - words == set()
     assert "PROTO_VERSION = %d" % codec.PROTO_VERSION in doc
 
@@ -609,13 +609,13 @@ def test_micropython_decodes_and_writes_the_same_bytes(reqs, messages):
             encoded.append(link_codec.encode_request(len(encoded), op, **args).hex())
         except LinkError:
             pass                                   # too big: nothing to send
-    bad = [frame.encode(codec.REQUEST, 200 + k, p).hex() for k, p in enumerate(BAD_REQUESTS[:-1])]
+    bad = [frame.encode(link_codec.REQUEST, 200 + k, p).hex() for k, p in enumerate(BAD_REQUESTS[:-1])]
     job = {"requests": encoded + bad, "messages": [list(m) for m in messages]}
     assert run_micropython(job) == cpython_side(job)
 
 
 def test_micropython_refuses_bad_requests_with_the_same_codes():
-    job = {"requests": [frame.encode(codec.REQUEST, 1, p).hex() for p in BAD_REQUESTS],
+    job = {"requests": [frame.encode(link_codec.REQUEST, 1, p).hex() for p in BAD_REQUESTS],
            "messages": [["event", {"ev": "lane", "t": 1, "lane": 0, "count": 1, "tile": "1m"}],
                         ["event", {"ev": "state", "t": 1, "state": "x" * 600}],
                         ["response", {"op": "status"}]]}
@@ -786,7 +786,7 @@ class FakeController(threading.Thread):
         out = self.garbage
         if self.truncate_before:
             self.truncate_before -= 1
-            out += frame.encode(codec.EVENT, 99, b"z" * 300)[:40]
+            out += frame.encode(link_codec.EVENT, 99, b"z" * 300)[:40]
         if self.spoil:
             self.spoil -= 1
             spoiled = bytearray(answer)
@@ -964,7 +964,7 @@ def test_wait_event_still_finds_its_event_when_a_full_queue_drops_old_ones(pty_l
         for k in range(1, 40):
             payload = json.dumps({"ev": "lane", "t": k, "lane": 0, "count": k},
                                  sort_keys=True, separators=(",", ":")).encode()
-            link._dispatch(codec.EVENT, k & 0xFF, payload)   # as the reader thread does
+            link._dispatch(link_codec.EVENT, k & 0xFF, payload)   # as the reader thread does
             time.sleep(0.001)
     t = threading.Thread(target=feed)
     t.start()

@@ -13,7 +13,7 @@ code may appear (walls not in play); none is injected here."""
 import re
 import time
 
-from firmware.link import codec
+from host_tools import link_codec
 from host_tools.link_client import LinkClient, LinkError
 from host_tools.vtable.hand_players import HandPlayers
 from host_tools.vtable.launcher import SimTable
@@ -34,7 +34,7 @@ DURING_HAND = (("counters", {}), ("sensors", {}), ("service_log", {}), ("faults"
 def _walk(obj, path, found):
     if isinstance(obj, dict):
         for k, v in obj.items():
-            if k in codec.SECRET:
+            if k in link_codec.SECRET:
                 found.append((path + "." + k, v))
             _walk(v, path + "." + k, found)
     elif isinstance(obj, (list, tuple)):

@@ -7,6 +7,7 @@ runs 1,000,000 (docs/reliability.md); hw_tests/test_link.py does the live
 link."""
 
 from firmware.link import codec, frame
+from host_tools import link_codec
 from host_tools import linkfuzz
 
 FRAMES = 50000
@@ -39,7 +40,7 @@ def test_mutants_keep_the_seq_and_each_kind_is_what_it_says():
     frames = linkfuzz.mutants(rng, 2000, 100, kinds)
     assert sum(kinds.values()) == len(frames) == 2000
     for f in frames:
-        if len(f) > 3 and f[:2] == b"\xa5\x5a" and f[2] == codec.REQUEST:
+        if len(f) > 3 and f[:2] == b"\xa5\x5a" and f[2] == link_codec.REQUEST:
             assert 100 <= f[3] < 164
     big = [f for f in frames if len(f) > frame.OVERHEAD + 160 and f[:2] == b"\xa5\x5a"]
     assert big                                  # over the controller's request buffer
