@@ -17,28 +17,30 @@ from engine_core.tiles import is_int
 # The tables are string constants, parsed when a ruleset is loaded: on a
 # board strings stay in flash (ROMFS) while tuples and dicts would take heap.
 
+# Private constants (`_X = const(...)`): compiled away on the board, no
+# global and no interned name (docs/firmware.md, Memory).
+
 # name, tile set, stacks per side, reserve base, gold method; the other
-# parameters take DEFAULTS.
-NAMED = """fuzhou144 full144 18 18 tail
+# parameters take the defaults of _OVERRIDES.
+_NAMED = const("""fuzhou144 full144 18 18 tail
 luoyuan144 full144 18 20 dice
-luoyuan128 luoyuan128 16 18 dice"""
-DEFAULT_NAME = "fuzhou144"
+luoyuan128 luoyuan128 16 18 dice""")      # the first is the default
 
 # Tile sets as runs of tile ids (tiles.CODES) with their copies.
 _SETS = const("""full144 0-26:4 27-33:4 34-41:1
 luoyuan128 0-26:4 27-30:4 33-33:4""")
 
 # Override key, kind, minimum (maximum: the tiles of the set) and default;
-# "-" has no default: it comes from NAMED. A ruleset's tile set and stacks
+# "-" has no default: it comes from _NAMED. A ruleset's tile set and stacks
 # are the physical machine and cannot be overridden.
-OVERRIDES = """reserve_base int 4 -
+_OVERRIDES = const("""reserve_base int 4 -
 final_group int 0 4
 set_is_quad bool 0 false
 gold_in_reserve bool 0 false
 kong_exposed int 0 1
 kong_concealed int 0 2
 quad int 0 2
-gold_method method 0 -"""
+gold_method method 0 -""")
 _GOLD_METHODS = const("tail dice")
 
 
@@ -47,11 +49,8 @@ def _rows(table):
 
 
 def names():
-    return [row[0] for row in _rows(NAMED)]
-
-
-def override_keys():
-    return [row[0] for row in _rows(OVERRIDES)]
+    """The named rulesets; the first is the default."""
+    return [row[0] for row in _rows(_NAMED)]
 
 
 class RulesetError(ValueError):
@@ -115,13 +114,6 @@ class Ruleset:
                 out.append((tiles.CODES[tid], have[tid], want[tid], slots))
         return out
 
-    def as_dict(self):
-        d = {"name": self.name, "stacks": self.stacks,
-             "reserve_base": self.reserve_base, "gold_method": self.gold_method}
-        for k in override_keys():
-            d[k] = getattr(self, k)
-        return d
-
 
 def _check(key, kind, low, value, n_tiles):
     if kind == "bool":
@@ -141,7 +133,7 @@ def load(spec=None):
     Raises RulesetError with a sentence a technician can act on.
     """
     if spec is None:
-        spec = DEFAULT_NAME
+        spec = names()[0]
     overrides = {}
     if isinstance(spec, dict):
         overrides = dict(spec)
@@ -152,7 +144,7 @@ def load(spec=None):
     else:
         base = spec
     named = None
-    for row in _rows(NAMED):
+    for row in _rows(_NAMED):
         if row[0] == base:
             named = row
     if named is None:
@@ -160,14 +152,14 @@ def load(spec=None):
     stacks = int(named[2])
     params = {"reserve_base": int(named[3]), "gold_method": named[4]}
     kinds = {}
-    for key, kind, low, default in _rows(OVERRIDES):
+    for key, kind, low, default in _rows(_OVERRIDES):
         kinds[key] = (kind, int(low))
         if default != "-":
             params[key] = (default == "true") if kind == "bool" else int(default)
     for key in sorted(overrides):
         if key not in kinds:
             raise RulesetError("ruleset: unknown parameter %r (known: base, %s)"
-                               % (key, ", ".join(override_keys())))
+                               % (key, ", ".join([row[0] for row in _rows(_OVERRIDES)])))
         _check(key, kinds[key][0], kinds[key][1], overrides[key], stacks * 8)
         params[key] = overrides[key]
     return Ruleset(base, named[1], stacks, params)

@@ -21,7 +21,7 @@ import time
 from engine_core import tiles
 from engine_core.hand import Hand
 from engine_core.replay import apply, state
-from engine_core.rulesets import DEFAULT_NAME, load, names
+from engine_core.rulesets import load, names
 from engine_core.wall import GOLD, IRREGULAR
 from host_tools.hand_script import random_hand
 
@@ -245,7 +245,7 @@ def run_live(scenario, seed, delay):
 def main(argv=None):
     ap = argparse.ArgumentParser(prog="python -m host_tools.wallview", description=__doc__.split("\n")[0])
     ap.add_argument("--seed", type=int, default=None, help="hand seed (default: random)")
-    ap.add_argument("--ruleset", default=DEFAULT_NAME, choices=names())
+    ap.add_argument("--ruleset", default=names()[0], choices=names())
     ap.add_argument("--delay", type=float, default=None,
                     help="seconds between events (default 0.25 on a terminal, 0 plain)")
     ap.add_argument("--plain", action="store_true", help="plain text, one line per event")

@@ -29,7 +29,7 @@ except ImportError:  # CPython (host-side tests)
 from engine_core import tiles
 from engine_core.hand import DEALT, DRAW, FINAL, NEW, PHASE_NAMES, PLAY, REPLACED, Hand, Refused
 from engine_core.tiles import NO_TILE
-from firmware.drivers import panel as dsp
+from firmware.drivers import panel
 from firmware.hal import ticks_add, ticks_diff
 from firmware.tags import UNKNOWN
 
@@ -426,10 +426,10 @@ class HandFollower:
         if r[at] == _OP_GOLD:
             self.display.show_gold(now, r[at + 7])
         phase = r[at + 3]
-        alert = dsp.ALERT_FINAL if phase == FINAL else dsp.ALERT_DRAW if phase == DRAW \
-            else dsp.ALERT_NONE
+        alert = panel.ALERT_FINAL if phase == FINAL else panel.ALERT_DRAW if phase == DRAW \
+            else panel.ALERT_NONE
         if alert != shown[3]:
             shown[3] = alert
             self.display.show_alert(now, alert)
-            if alert != dsp.ALERT_NONE:
-                self.buzzer.beep(now, 300 if alert == dsp.ALERT_FINAL else 1000)
+            if alert != panel.ALERT_NONE:
+                self.buzzer.beep(now, 300 if alert == panel.ALERT_FINAL else 1000)

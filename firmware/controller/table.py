@@ -23,10 +23,10 @@ except ImportError:  # CPython (host-side tests)
         return x
 
 from firmware import faults, persist
-from firmware.controller import builder as bld
+from firmware.controller import builder
 from firmware.controller.follower import HandFollower
 from firmware.drivers import panel
-from firmware.drivers import motion as lft
+from firmware.drivers import motion
 from firmware.drivers import rfid
 from firmware.hal import ticks_add, ticks_diff
 from engine_core.dealer import Dealership
@@ -78,7 +78,7 @@ class TableController:
         self.cfg = cfg
         self.d = devices
         self.emit = emit
-        self.builder = bld.Builder(devices.plate, devices.lanes, devices.rfid, devices.tags,
+        self.builder = builder.Builder(devices.plate, devices.lanes, devices.rfid, devices.tags,
                                    cfg.tile_counts, cfg.lane_idle_ms, cfg.build_max_ms)
         self.state = _BOOT
         self.fault = 0
@@ -112,7 +112,7 @@ class TableController:
                 counts = bytearray(len(self.fault_counts))
                 for code, n in saved["faults"]:
                     counts[code] = n
-                learned = lft.learned[:]   # none in an older file: learning starts
+                learned = motion.learned[:]   # none in an older file: learning starts
                 got = saved.get("learned", list(learned))
                 for i in range(len(got)):
                     learned[i] = got[i]
@@ -121,7 +121,7 @@ class TableController:
                 self.cycles, self.hands, self.lifts = cycles, hands, lifts
                 self.tiles_fed, self.fault_log = fed, log
                 self.fault_counts[:] = counts
-                lft.learned[:] = learned
+                motion.learned[:] = learned
         except (ValueError, KeyError, TypeError, IndexError, OverflowError) as e:
             # Damaged, or whole but of another shape (another firmware's):
             # nothing of it is taken, and `counters` says so.
@@ -138,7 +138,7 @@ class TableController:
             return "the table is %s, not idle" % NAMES[self.state]
         self.cycle_started = now
         self.hal.set_flag(_MARK, True)
-        self.builder.state = bld.EMPTY
+        self.builder.state = builder.EMPTY
         self._lower_all(now)           # the builder starts once the platforms are down
         self._enter(now, _BUILDING)
         return None
@@ -201,13 +201,13 @@ class TableController:
         self.emit("cleared", {"code": code, "resume": NAMES[self.resume_state]})
         target = self.resume_state
         b = self.builder           # building now, or the next set during a hand
-        if code in bld.AUDIT_FAULTS:
+        if code in builder.AUDIT_FAULTS:
             # The technician fixed a tile and tipped the lanes into the tray
             # (faults.py): build this set again from the start.
-            b.state = bld.EMPTY
-        elif b.state == bld.AUDITING:
+            b.state = builder.EMPTY
+        elif b.state == builder.AUDITING:
             b.audit_again(now)
-        elif b.state != bld.EMPTY and b.state != bld.READY:
+        elif b.state != builder.EMPTY and b.state != builder.READY:
             b.resume(now)              # reads every wall again, then feeds
         if target == _LIFTING:
             # The set was lifted and counted when the lift began: only the
@@ -234,7 +234,7 @@ class TableController:
         d.display.poll(now)
         d.keys.poll(now)
         d.buzzer.poll(now)
-        slow = lft.slow()                  # a motion past its learned time (issue 6)
+        slow = motion.slow()                  # a motion past its learned time (issue 6)
         if slow:
             self.emit("slow", slow)
         if self.jogging is not None or self.scan_side >= 0:
@@ -253,7 +253,7 @@ class TableController:
         if state == _BUILDING or (state == _IN_HAND and self.cfg.tile_sets == 2):
             self._build(now)
         if state == _LIFTING:
-            if self._all(lft.TOP):
+            if self._all(motion.TOP):
                 self.d.display.show_dealer(now, self.dealership.dealer, self.dealership.streak)
                 self.d.keys.clear()
                 self._enter(now, _DEALER)
@@ -319,7 +319,7 @@ class TableController:
         lifter, and says what it did; a scan reads the four sides in turn."""
         j = self.jogging
         if j is not None:
-            at_switch = j in self.d.lifters and (j.state == lft.TOP or j.state == lft.BOTTOM)
+            at_switch = j in self.d.lifters and (j.state == motion.TOP or j.state == motion.BOTTOM)
             if at_switch or ticks_diff(now, self.jog_until) >= 0:
                 self.jogging = None
                 if j in self.d.lifters:
@@ -359,17 +359,17 @@ class TableController:
 
     def _build(self, now):
         b = self.builder
-        if b.state == bld.EMPTY:
-            if self._all(lft.BOTTOM):
+        if b.state == builder.EMPTY:
+            if self._all(motion.BOTTOM):
                 b.start(now)
             return
         b.step(now)
         if b.fault:
             self._fault(now, b.fault, b.detail)
-        elif b.state == bld.READY and self.state == _BUILDING:
+        elif b.state == builder.READY and self.state == _BUILDING:
             self.emit("walls", {"tiles_per_side": b.tiles_per_side()})
             self._lift(now)
-        elif b.state == bld.READY and not self.next_ready:
+        elif b.state == builder.READY and not self.next_ready:
             self.next_ready = True
             self.emit("walls", {"tiles_per_side": b.tiles_per_side(), "next": True})
 
@@ -389,13 +389,13 @@ class TableController:
         if self.next_ready:
             self.next_ready = False
             self._lift(now)
-        elif self.builder.state != bld.EMPTY:
+        elif self.builder.state != builder.EMPTY:
             # Two sets, the next one half built when the hand ended: go on
             # building it (the lanes hold its tiles; counting again from
             # zero would overfill them and end in a false lane_jam).
             self._enter(now, _BUILDING)
         else:
-            self.builder.state = bld.EMPTY
+            self.builder.state = builder.EMPTY
             self._lower_all(now)
             self._enter(now, _BUILDING)
 
@@ -410,7 +410,7 @@ class TableController:
         for slot in range(len(self.in_play)):
             if self.in_play[slot] != 0xFF:       # tiles.NO_TILE
                 self.tiles_fed[slot // per] += 1
-        self.builder.state = bld.EMPTY
+        self.builder.state = builder.EMPTY
         for lifter in self.d.lifters:
             lifter.lift(now)
         self._save()
@@ -465,7 +465,7 @@ class TableController:
             persist.save(self.hal.store + _COUNTERS, {
                 "cycles": self.cycles, "hands": self.hands, "lifts": self.lifts,
                 "tiles_fed": self.tiles_fed, "faults": faults, "log": self.fault_log,
-                "learned": list(lft.learned)})    # the motions' learned times (motion.py)
+                "learned": list(motion.learned)})    # the motions' learned times (motion.py)
         except Exception:
             self.unsaved += 1
 
