@@ -53,7 +53,10 @@ def timings():
 class Config:
     """The checked values as plain attributes: the ruleset's as the firmware
     needs them (`ruleset` keeps the spec as written, for whoever needs the
-    whole ruleset later), the pins, the tile sets, every timing. No methods
+    whole ruleset later), the pins, the tile sets; `timings` is the file's
+    object as checked, {name: ms} (its names are not attribute names: on
+    the board each name an attribute would be costs an interned name for
+    good, docs/firmware.md, Memory). No methods
     on purpose: nothing then ties the object to this module, which the
     firmware drops from its heap after boot. (The annotations are for the
     type checker; MicroPython keeps nothing of them.)"""
@@ -66,20 +69,7 @@ class Config:
     tile_counts: bytearray
     tile_sets: int
     pins: dict | None
-    tick_ms: int
-    plate_duty: int
-    plate_rev_ms: int
-    lane_idle_ms: int
-    build_max_ms: int
-    lift_up_ms: int
-    lift_down_ms: int
-    dice_roll_ms: int
-    key_debounce_ms: int
-    key_double_ms: int
-    key_hold_ms: int
-    draw_grace_ms: int
-    rfid_reply_ms: int
-    display_ack_ms: int
+    timings: dict
 
 
 class Rules:
@@ -164,8 +154,7 @@ def check(data, path=None):
     cfg.tile_counts = rules.tile_counts()
     cfg.tile_sets = data["tile_sets"]
     cfg.pins = pins
-    for key, _, _ in known:
-        setattr(cfg, key, given[key])
+    cfg.timings = given            # every known timing, checked; nothing else
     return cfg
 
 

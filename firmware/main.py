@@ -81,7 +81,7 @@ def run(hal, config, tags, root="", required=False, table="esp32"):
     hal.sleep_until(hal.ticks_ms())          # learn the time (sim: first TICK)
     hal.wdt_start(_WATCHDOG_MS)
     ctl.boot(hal.ticks_ms())
-    tick = cfg.tick_ms
+    tick = cfg.timings["tick_ms"]
     t = hal.ticks_ms()
     while True:
         now = hal.ticks_ms()

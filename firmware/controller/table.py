@@ -79,14 +79,16 @@ class TableController:
         self.d = devices
         self.emit = emit
         self.builder = builder.Builder(devices.plate, devices.lanes, devices.rfid, devices.tags,
-                                   cfg.tile_counts, cfg.lane_idle_ms, cfg.build_max_ms)
+                                       cfg.tile_counts, cfg.timings["lane_idle_ms"],
+                                       cfg.timings["build_max_ms"])
         self.state = _BOOT
         self.fault = 0
         self.fault_log = []        # bounded: the last _FAULT_LOG faults
         self.cycles = 0
         self.cycle_started = 0
         self.follower = HandFollower(cfg.rules, devices.rfid, self.builder,
-                                     devices.display, devices.buzzer, emit, cfg.draw_grace_ms)
+                                     devices.display, devices.buzzer, emit,
+                                     cfg.timings["draw_grace_ms"])
         self.in_play = bytearray(cfg.n_tiles)    # tile id per slot of the walls lifted
         self.gold_rolling = False  # the dealer's second roll: the gold by the dice
         self.hands = 0
