@@ -21,13 +21,17 @@ HOST_ERRORS = codec._HOST_ERRORS
 
 
 def encode_request(seq, op, **args):
-    """One REQUEST frame as bytes; LinkError if op/args are not in the table."""
+    """One REQUEST frame as bytes; LinkError if op/args are not in the table,
+    or not ASCII (the controller refuses other bytes: docs/protocol.md)."""
     buf, args = bytearray(frame.OVERHEAD + frame.MAX_PAYLOAD), dict(args, op=op)
     try:
         n = codec.write(buf, REQUEST, seq, args, REQUESTS, "op", "op", None, False,
                         "unknown_op")
     except LinkError as e:
         raise LinkError(e.code if e.code in ("too_big", "unknown_op") else "bad_request", e.message)
+    payload = buf[frame.HEADER:n - 2]
+    if not payload.isascii():
+        raise LinkError("bad_request", "requests are ASCII: %r" % bytes(payload)[:60])
     return bytes(buf[:n])
 
 

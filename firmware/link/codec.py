@@ -345,6 +345,25 @@ def decode_request(reader):
     LinkError; a hello of another protocol version is "proto_mismatch"."""
     if reader.kind != _REQUEST:
         raise LinkError("bad_kind", "kind 0x%02x is not a request" % reader.kind)
+    # Requests are ASCII, escapes too (\u0000-\u007f). Strings are written
+    # back a character at a time (an error names an undeclared key), and
+    # MicroPython interns each character it reads out of a str, for good:
+    # keys of ever new characters filled the heap (1,000 took 18 KB,
+    # firmware/tests/test_mpy_link_names.py). ASCII bounds that at the 95
+    # printable ones (docs/protocol.md).
+    b, i, e = reader.buf, frame.HEADER, frame.HEADER + reader.length
+    while i < e:
+        c = b[i]
+        if c == 92 and i + 1 < e and b[i + 1] == 117:            # \uXXXX
+            if i + 5 >= e or b[i + 2] != 48 or b[i + 3] != 48 or not 48 <= b[i + 4] <= 55:
+                raise LinkError("bad_request", "requests are ASCII: a \\u escape above"
+                                " U+007F at byte %d" % (i - frame.HEADER))
+            i += 6
+        elif c >= 128:
+            raise LinkError("bad_request", "requests are ASCII: byte 0x%02x at %d"
+                            % (c, i - frame.HEADER))
+        else:
+            i += 2 if c == 92 else 1   # an escaped pair: "\\u" is a backslash and a u
     try:
         obj = json.loads(str(reader.buf[frame.HEADER:frame.HEADER + reader.length], "utf-8"))
     except Exception as e:             # never a crash, whatever the bytes are

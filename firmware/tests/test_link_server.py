@@ -68,3 +68,32 @@ def test_garbage_is_read_at_most_eight_times_a_poll():
 def frame_seq(data):
     return data[3]              # sync x2, kind, seq
 
+
+
+def _answers(server, line, payloads):
+    """Each payload as one request, answered: [(kind, answer)]."""
+    import json
+    line.data = b"".join(frame.encode(REQUEST, (seq + 1) & 0xFF, p) for seq, p in enumerate(payloads))
+    line.at = 0
+    t = 0
+    while len(line.out) < len(payloads) and t < 10 * len(payloads):
+        server.poll(t)
+        t += 1
+    return [(f[2], json.loads(str(f[frame.HEADER:-2], "utf-8"))) for f in line.out]
+
+
+def test_a_request_that_is_not_ascii_is_refused_and_named():
+    server, line = _server(b"")
+    got = _answers(server, line, [
+        b'{"op":"\xe4\xb8\x80"}',                  # a raw UTF-8 character
+        b'{"op":"\\u00e9"}',                       # an escape above U+007F
+        b'{"op":"\\u0041"}',                       # an ASCII escape: read, then unknown
+        b'{"op":"\\\\u4e00"}',                     # a backslash and a u: ASCII
+        b'{"op":"status","x":"\\u4E00"}',
+    ])
+    assert [a["error"] for _, a in got] == ["bad_request", "bad_request", "unknown_op",
+                                          "unknown_op", "bad_request"], got
+    assert "byte 0xe4 at 7" in got[0][1]["message"], got[0]
+    assert "\\u escape above U+007F at byte 7" in got[1][1]["message"], got[1]
+    assert "'A'" in got[2][1]["message"], got[2]
+    assert server.requests == 5 and server.errors == 5

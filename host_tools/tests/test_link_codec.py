@@ -321,11 +321,16 @@ def test_a_key_must_match_a_whole_name_of_the_table():
 @given(requests(), st.integers(0, 255))
 def test_request_round_trip(req, seq):
     op, args = req
+    ascii_ = canonical(dict(args, op=op), "op", op).isascii()
     try:
         data = link_codec.encode_request(seq, op, **args)
     except LinkError as e:
         assume(e.code != "too_big")
+        if not ascii_:             # requests are ASCII (docs/protocol.md)
+            assert e.code == "bad_request" and "ASCII" in e.message
+            return
         raise
+    assert ascii_
     r = one_frame(data)
     assert (r.kind, r.seq) == (link_codec.REQUEST, seq)
     assert r.payload() == canonical(dict(args, op=op), "op", op)
@@ -407,7 +412,7 @@ def request_error(payload, kind=link_codec.REQUEST):
 @pytest.mark.parametrize("payload,code,words", [
     (b"", "bad_json", "JSON"),
     (b'{"op":"status"', "bad_json", "JSON"),
-    (b'{"op":"st\xffatus"}', "bad_json", "UTF-8"),
+    (b'{"op":"st\xffatus"}', "bad_request", "ASCII"),
     (b"[1,2]", "bad_request", "not a JSON object"),
     (b'"status"', "bad_request", "not a JSON object"),
     (b"42", "bad_request", "not a JSON object"),
@@ -589,7 +594,7 @@ def cpython_side(job):
 
 
 BAD_REQUESTS = [b'{"op":"reboot"}', b'{"op":"hello","proto":99}', b'{"op":"hello","proto":"1"}',
-                b'[1]', b'{"op":"status","x":1}', b"\xff\xfe"]
+                b'[1]', b'{"op":"status","x":1}', b"\xff\xfe", b'{"op":']
 
 
 @given(st.lists(requests(), max_size=10),
@@ -608,7 +613,7 @@ def test_micropython_decodes_and_writes_the_same_bytes(reqs, messages):
         try:
             encoded.append(link_codec.encode_request(len(encoded), op, **args).hex())
         except LinkError:
-            pass                                   # too big: nothing to send
+            pass                                   # too big, or not ASCII: nothing to send
     bad = [frame.encode(link_codec.REQUEST, 200 + k, p).hex() for k, p in enumerate(BAD_REQUESTS[:-1])]
     job = {"requests": encoded + bad, "messages": [list(m) for m in messages]}
     assert run_micropython(job) == cpython_side(job)
@@ -621,7 +626,8 @@ def test_micropython_refuses_bad_requests_with_the_same_codes():
                         ["response", {"op": "status"}]]}
     mp, cp = run_micropython(job), cpython_side(job)
     assert [x[0] for x in mp["requests"]] == [x[0] for x in cp["requests"]] == [
-        "!unknown_op", "!proto_mismatch", "!bad_request", "!bad_request", "!bad_request", "!bad_json"]
+        "!unknown_op", "!proto_mismatch", "!bad_request", "!bad_request", "!bad_request",
+        "!bad_request", "!bad_json"]          # \xff\xfe: not ASCII; {"op": not JSON
     assert mp["frames"] == cp["frames"] == ["!not_public", "!too_big", "!bad_value"]
 
 
@@ -973,3 +979,11 @@ def test_wait_event_still_finds_its_event_when_a_full_queue_drops_old_ones(pty_l
     t.join()
     assert found == [30, 35, 39]
     assert link.stats()["events_dropped"] > 0
+
+
+def test_the_host_refuses_to_send_a_request_that_is_not_ascii():
+    """The controller would refuse it (docs/protocol.md, requests are ASCII)."""
+    with pytest.raises(LinkError) as e:
+        link_codec.encode_request(1, "config_get", key="timings.\u00e9")
+    assert e.value.code == "bad_request" and "ASCII" in e.value.message
+    assert link_codec.encode_request(1, "config_get", key="timings.tick_ms")
