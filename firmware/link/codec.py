@@ -133,7 +133,11 @@ def find(spec, k, lo, e, sep):
     n = len(k)
     q = spec.find(k, lo, e)
     while q >= 0:
-        if (q == lo or spec[q - 1] == sep) and (q + n == e or spec[q + n] in " :\n"):
+        # startswith, not spec[q + n]: a character read out of a str is a
+        # new interned name on MicroPython (decode_request).
+        if (q == lo or spec.startswith(sep, q - 1)) and (
+                q + n == e or spec.startswith(" ", q + n) or spec.startswith(":", q + n)
+                or spec.startswith("\n", q + n)):
             return q + n
         q = spec.find(k, q + 1, e)
     return -1
