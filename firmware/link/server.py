@@ -117,6 +117,9 @@ class LinkServer:
         except codec.LinkError:
             self.errors += 1           # a bug: an undeclared field; seen in status
             return
+        except MemoryError:            # the writer allocates nothing (codec), but
+            self.dropped += 1          # never raise into the loop's fault path
+            return
         self._send(self.ev, n)
 
     def _audit_detail(self, result):
@@ -199,18 +202,25 @@ class LinkServer:
             n = codec.write_response(self.tx, seq, result, reveal=self._audit_detail(result))
         except codec.LinkError as e:
             self.errors += 1
-            info = {"error": e.code, "message": e.message}
-            if e.info:
-                for k in e.info:
-                    info[k] = e.info[k]
-            n = codec.write_error(self.tx, seq, info)
+            n = 0
+            try:
+                n = codec.write_error(self.tx, seq, e)
+            except MemoryError:        # no heap even for the error's fields
+                pass
         except MemoryError:
+            self.errors += 1
+            n = 0
+        if not n:
             # The answer did not fit in the heap now: say so rather than
             # leave the host waiting (the control loop itself allocates
-            # nothing, so the table is not at risk).
-            self.errors += 1
-            n = codec.write_error(self.tx, seq, {"error": "internal", "message":
-                                                 "out of memory for this answer: ask again"})
+            # nothing, so the table is not at risk). If even that does not
+            # fit, no answer: the host asks again, nothing raises.
+            try:
+                n = codec.write_error(self.tx, seq, {"error": "internal", "message":
+                                                     "out of memory for this answer: ask again"})
+            except MemoryError:
+                self.dropped += 1
+                return
         st[_IN_LAST_SEQ] = seq
         st[_IN_LAST_CRC] = crc
         st[_IN_LAST_AT] = now

@@ -38,3 +38,26 @@ def test_keys_of_ever_new_characters_do_not_grow_the_heap():
     grown = gc.mem_alloc() - before
     assert answered[0] == 1020 and server.errors == 1020
     assert grown < 1024, grown
+
+
+def test_the_first_write_of_any_ascii_character_adds_no_name():
+    """The codec interned every ASCII character when it was imported, so
+    the first message to carry one allocates nothing: play never grows the
+    name pool (whose next block, 7 KB, a full heap could not give)."""
+    import micropython
+    from firmware.link import codec
+    text = bytes(range(128)).decode()          # not chr(): that would intern them here
+    buf = bytearray(frame.OVERHEAD + frame.MAX_PAYLOAD)
+    first = {"ev": "refused", "t": 1, "seat": 0, "reason": text[:64]}
+    second = {"ev": "refused", "t": 2, "seat": 1, "reason": text[64:]}
+    gc.collect()
+    a = b = 0
+    micropython.heap_lock()
+    try:
+        a = codec.write_event(buf, 1, first)
+        b = codec.write_event(buf, 2, second)
+    except MemoryError:
+        pass
+    finally:
+        micropython.heap_unlock()
+    assert a > 0 and b > 0, (a, b)
