@@ -19,6 +19,7 @@ except ImportError:  # CPython (host-side tests)
 import gc
 
 from firmware.hal import forget, ticks_add, ticks_diff
+from firmware.link import codec
 from firmware.link.server import LinkServer
 
 _FW_VERSION = const("0.1.0")
@@ -61,6 +62,9 @@ def run(hal, config, tags, root="", required=False, table="esp32"):
     # say so).
     from firmware.controller.table import TableController
     from firmware.devices import Devices
+    # Every character the link may write, interned now: later, the name
+    # pool's next block would have to come from a full heap (codec).
+    codec.intern_ascii()
     # The table's service key (32 bytes, make deploy provisions it), or
     # None: then every service session is refused, saying why.
     key = None

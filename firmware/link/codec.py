@@ -117,17 +117,6 @@ _NESTED = const("alloc bad_crc cmd code count detail dropped end errors expected
 _SECRET = const(("tile", "tiles", "uid"))   # at any depth, only with reveal=True
 
 
-# The writer reads a str a character at a time (`v[j]`: no allocation),
-# and MicroPython interns each character so read, for good: the first
-# time a character is written, the name pool grows, and the pool's next
-# block (7 KB on the unix port, at the 621st name) must then come out of
-# a heap that play has filled (a cycle in 90 KB died of it). So every
-# ASCII character is interned here, at import, while the heap is empty:
-# play then adds no name. Requests are ASCII (decode_request), and so is
-# every string the controller makes.
-list(map(chr, range(128)))
-
-
 class LinkError(Exception):
     """code: in ERRORS or HOST_ERRORS (host_tools/link_codec.py); message: for a human; info: more fields."""
     def __init__(self, code, message="", info=None):
@@ -416,3 +405,16 @@ def write_error(buf, seq, obj):
     if isinstance(obj, LinkError):
         obj = dict(obj.info or {}, error=obj.code, message=obj.message)
     return write(buf, _ERROR, seq, obj, _ERROR_FIELDS, None, "ok", False, False)
+
+
+def intern_ascii():
+    """The writer reads a str a character at a time (`v[j]`: no allocation),
+    and MicroPython interns each character so read, for good: the first
+    time a character is written, the name pool grows, and the pool's next
+    block (7 KB on the unix port, at the 621st name) must then come out of
+    a heap that play has filled (a cycle in 90 KB died of it). main.run
+    calls this once, after the modules are loaded and before the big
+    objects are made: every ASCII character is interned then, and play adds
+    no name. Requests are ASCII (decode_request), and so is every string
+    the controller makes."""
+    list(map(chr, range(128)))

@@ -41,11 +41,12 @@ def test_keys_of_ever_new_characters_do_not_grow_the_heap():
 
 
 def test_the_first_write_of_any_ascii_character_adds_no_name():
-    """The codec interned every ASCII character when it was imported, so
-    the first message to carry one allocates nothing: play never grows the
-    name pool (whose next block, 7 KB, a full heap could not give)."""
+    """After codec.intern_ascii() (main.run calls it at boot), the first
+    message to carry any ASCII character allocates nothing: play never
+    grows the name pool (whose next block, 7 KB, a full heap could not give)."""
     import micropython
     from firmware.link import codec
+    codec.intern_ascii()
     text = bytes(range(128)).decode()          # not chr(): that would intern them here
     buf = bytearray(frame.OVERHEAD + frame.MAX_PAYLOAD)
     first = {"ev": "refused", "t": 1, "seat": 0, "reason": text[:64]}
