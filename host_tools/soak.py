@@ -90,9 +90,10 @@ class BriskPlayers(HandPlayers):
       the flowers and the gold from the tail (`tail_ms`, `gold_ms`), the
       deal's start after the dice, a win's key hold, a draw's grace time;
     * the next set is still built during the hand: a build takes about
-      28 s from the walls up, a brisk hand about 45 s (a win after a few
-      events ends before its build, and the table finishes the build
-      first, as at any pace after an early win);
+      28 s from the walls up, a brisk hand 36-57 s in play (mean 50 s,
+      seed 9; a win after a few events would end before its build, and the
+      table would finish the build first, as at any pace after an early
+      win);
     * faults still land at a random moment of the minute after the walls
       are up: during the build (its first ~28 s), during the play, and
       some after the hand, in the lift or the dice (`landed` in the
@@ -190,9 +191,9 @@ def soak(hands, seed=1, fault_rate=0.1, log=None, fuzz_frames=0, live_burst=50,
     """Play `hands` hands on one table; the summary dict (its "ok": it passed).
     live_burst: fuzzed frames on the link after each hand's result;
     fuzz_frames: frames fed in process to the link server (linkfuzz);
-    pace: the players' (PACES); max_wall: wall seconds after which no new
-    hand is waited for (the end's checks still run; "complete" says whether
-    every hand asked for was played)."""
+    pace: the players' (PACES); max_wall: wall seconds after which the
+    hand whose dice come next is the last (the end's checks still run;
+    "complete" says whether every hand asked for was played)."""
     rng = random.Random(seed)
     fuzz_rng = random.Random("soak-linkfuzz:%s" % seed)
     out = {"hands": 0, "mismatches": 0, "faults": 0, "stuck": 0, "firmware_errors": 0,
@@ -210,7 +211,10 @@ def soak(hands, seed=1, fault_rate=0.1, log=None, fuzz_frames=0, live_burst=50,
             observed = []
             last = []                  # the last events, for a stuck table's report
             hand_at = time.monotonic()
-            while out["hands"] < hands:
+            ending = False             # the last hand's dice are shown: no more dice
+            played = False             # ... its result has come
+            walls_up = False           # ... and the next set is up: the end
+            while not walls_up:
                 ev = link.next_event(timeout=STUCK_S)
                 if ev is None or time.monotonic() - hand_at > HAND_S:
                     out["stuck"] += 1
@@ -221,6 +225,8 @@ def soak(hands, seed=1, fault_rate=0.1, log=None, fuzz_frames=0, live_burst=50,
                 name = ev["ev"]
                 if name == "fault":
                     out["faults"] += 1
+                    kinds = out.setdefault("fault_kinds", {})
+                    kinds[ev["name"]] = kinds.get(ev["name"], 0) + 1
                     out["firmware_errors"] += ev["name"] == "firmware_error"
                     if log:
                         log("fault %s at %d ms: %s" % (ev["name"], ev["t"], ev["detail"]))
@@ -229,6 +235,20 @@ def soak(hands, seed=1, fault_rate=0.1, log=None, fuzz_frames=0, live_burst=50,
                         out["stuck"] += 1
                         break
                     link.request("clear")
+                elif name == "dice" and not ev.get("gold") and (
+                        out["hands"] == hands - 1
+                        or (max_wall is not None and time.monotonic() - t0 >= max_wall)):
+                    # The last hand's dice. Compare the counters where both
+                    # count the same tiles: the controller counts the tiles
+                    # of the walls it lifts when the lift begins, the table
+                    # the tiles fed into the lanes, and the next set is built
+                    # from the dice on. So nobody presses the dice key again:
+                    # after this hand the table lifts the set built during
+                    # it and waits at the dealer's turn with empty lanes.
+                    sim.table.players.auto_dice = False
+                    ending = True
+                elif name == "state" and ev["state"] == "dealer":
+                    walls_up = played
                 elif name == "hand":
                     if ev["n"] == 0:
                         observed = []
@@ -244,22 +264,12 @@ def soak(hands, seed=1, fault_rate=0.1, log=None, fuzz_frames=0, live_burst=50,
                             out["hands"], parlour.hands[-1], observed, want))
                     out["results"]["draw" if ev["winner"] is None else "win"] += 1
                     out["hands"] += 1
+                    played = ending
                     hand_at = time.monotonic()
                     if live_burst:
                         _live_fuzz(link, fuzz_rng, live_burst, live)
                     if log and out["hands"] % 50 == 0:
                         log("%d hands, %d faults" % (out["hands"], out["faults"]))
-                    if max_wall is not None and time.monotonic() - t0 >= max_wall:
-                        break          # at a result, as after the last hand (below)
-            # Compare where both count the same tiles: the controller counts
-            # the tiles of the walls it lifts when the lift begins, the table
-            # the tiles fed into the lanes. After the last result the next
-            # set may be still building or rising; with the walls up (the
-            # dealer's turn) the lanes are empty until the dice are shown.
-            st = link.request("status")
-            if st["state"] in ("building", "lifting"):
-                link.wait_event(lambda e: e["ev"] == "state" and e["t"] >= st["uptime"]
-                                and e["state"] == "dealer", timeout=120)
             counters = link.request("counters")
             link_after = link.request("status")["link"]
         table = sim.table.counters()
@@ -268,6 +278,10 @@ def soak(hands, seed=1, fault_rate=0.1, log=None, fuzz_frames=0, live_burst=50,
         live["bad_crc"] = link_after["bad_crc"] - link_before["bad_crc"]
         live["errors"] = link_after["errors"] - link_before["errors"]
         out["injected"] = len(tech.injected)
+        out["injected_kinds"] = {}
+        for _t, kind in tech.injected:
+            kind = kind.split(":")[0]
+            out["injected_kinds"][kind] = out["injected_kinds"].get(kind, 0) + 1
         out["landed"] = tech.landed
         out["traceback"] = "Traceback" in sim.firmware_log()
         out["counters"] = {k: counters[k] for k in ("cycles", "hands", "lifts", "tiles_fed")}
@@ -385,6 +399,11 @@ def _totals(hands, outs, wall_s, inprocess):
     for key in ("faults", "injected", "mismatches", "stuck", "firmware_errors", "restarts"):
         out[key] = total(key)
     out["landed"] = {k: sum(o["landed"][k] for o in whole) for k in whole[0]["landed"]} if whole else {}
+    for key in ("fault_kinds", "injected_kinds"):     # by name: reported, injected
+        out[key] = {}
+        for o in whole:
+            for k, n in o.get(key, {}).items():
+                out[key][k] = out[key].get(k, 0) + n
     out["traceback"] = any(o["traceback"] for o in whole)
     out["counters_equal"] = bool(whole) and all(o["counters_equal"] for o in whole)
     out["counters"] = {"lifts": sum(o["counters"]["lifts"] for o in whole),
@@ -477,8 +496,8 @@ def main(argv=None):
 
 
 def _line(o):
-    return ("%(hands)d hands (%(results)s), %(faults)d faults (%(injected)d injected, "
-            "landed %(landed)s), %(mismatches)d mismatches, %(stuck)d stuck, "
+    return ("%(hands)d hands (%(results)s), %(faults)d faults %(fault_kinds)s (%(injected)d "
+            "injected %(injected_kinds)s, landed %(landed)s), %(mismatches)d mismatches, %(stuck)d stuck, "
             "%(firmware_errors)d firmware errors, %(restarts)d restarts; counters %(counters)s, "
             "the table's %(table_counts)s, equal: %(counters_equal)s; "
             "%(virtual_s)s s virtual in %(wall_s)s s" % o)
