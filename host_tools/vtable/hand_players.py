@@ -45,6 +45,8 @@ class HandPlayers:
     deal_ms = 150           # between tiles while dealing
     tail_ms = 400           # between tiles taken from the tail (flowers, gold)
     think_ms = (1500, 4000)  # before each draw, kong or stray take
+    key_think_ms = None     # before a kong's key, a win's key or a stray take, if
+                            # not think_ms (a brisker pace's draws: host_tools/soak.py)
     press_ms = 1200         # kong: key press to the replacement taken
     tap_ms = 120            # a short press; a double's second starts tap + gap later
     tap_gap_ms = 150
@@ -259,7 +261,8 @@ class HandPlayers:
                 break
             if events[-1]["op"] == "draw" and rng.random() < self.win_rate:
                 self.result = {"winner": events[-1]["seat"]}
-                self.timeline.append((self._t + think, len(events) - 1, None, "win"))
+                self.timeline.append((self._t + self._key_think(think, events), len(events) - 1,
+                                      None, "win"))
                 break
             if hand.phase == PLAY and r < self.kong_rate:
                 who = rng.randrange(4)
@@ -275,8 +278,21 @@ class HandPlayers:
             else:
                 ev = {"op": "draw", "seat": seat}
                 nxt = (seat + 1) % 4
+            if ev["op"] != "draw":
+                think = self._key_think(think, events)
             if self._play(ev, think, self.tail_ms):
                 seat = nxt
+
+    def _key_think(self, think, events):
+        """The pause before a kong's key, a win's key or a stray take:
+        `think` unless `key_think_ms` is set (one more draw of the rng only
+        then, so the parlour's hands stay what they were)."""
+        if self.key_think_ms is None:
+            return think
+        think = self.rng.randint(*self.key_think_ms)
+        if events[-1]["op"] == "take":
+            think += self.after_take_ms
+        return think
 
     def _stray_slot(self, hand):
         """A slot still in the wall that is neither the head nor the tail,
@@ -295,11 +311,15 @@ class Parlour:
     them, the current one last.
 
         parlour = Parlour(table, seed=3)     # attaches itself to the table
+
+    `players_class`: a HandPlayers subclass, e.g. one with another pace
+    (host_tools/soak.py); `players`: its keyword arguments.
     """
 
-    def __init__(self, table, seed, **players):
+    def __init__(self, table, seed, players_class=None, **players):
         self.table = table
         self.seed = seed
+        self.players_class = players_class or HandPlayers
         self.players = players
         self.hands = []
         table.attach(self)
@@ -309,8 +329,8 @@ class Parlour:
         return self.hands[-1] if self.hands else None
 
     def walls_up(self, now):
-        hp = HandPlayers(self.table, seed="%s:%d" % (self.seed, len(self.hands)),
-                         attach=False, **self.players)
+        hp = self.players_class(self.table, seed="%s:%d" % (self.seed, len(self.hands)),
+                                attach=False, **self.players)
         self.hands.append(hp)
         hp.walls_up(now)
 
