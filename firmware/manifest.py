@@ -58,7 +58,7 @@ def _line(root, line, buf, listed, build):
     """Check one line of the manifest; the build id so far."""
     if line.startswith("# build "):
         return line[8:]
-    if not line or line.startswith("#"):   # not line[0]: MicroPython would intern it
+    if not line or line.startswith("#"):
         return build
     parts = line.split()
     if len(parts) != 2 or len(parts[0]) != 64:

@@ -133,11 +133,7 @@ def find(spec, k, lo, e, sep):
     n = len(k)
     q = spec.find(k, lo, e)
     while q >= 0:
-        # startswith, not spec[q + n]: a character read out of a str is a
-        # new interned name on MicroPython (decode_request).
-        if (q == lo or spec.startswith(sep, q - 1)) and (
-                q + n == e or spec.startswith(" ", q + n) or spec.startswith(":", q + n)
-                or spec.startswith("\n", q + n)):
+        if (q == lo or spec[q - 1] == sep) and (q + n == e or spec[q + n] in " :\n"):
             return q + n
         q = spec.find(k, q + 1, e)
     return -1
@@ -353,8 +349,8 @@ def decode_request(reader):
     # back a character at a time (an error names an undeclared key), and
     # MicroPython interns each character it reads out of a str, for good:
     # keys of ever new characters filled the heap (1,000 took 18 KB,
-    # firmware/tests/test_mpy_link_names.py). ASCII bounds that at the 95
-    # printable ones (docs/protocol.md).
+    # firmware/tests/test_mpy_link_names.py). The boot interns all of ASCII
+    # (intern_ascii), so an ASCII request adds no name (docs/protocol.md).
     b, i, e = reader.buf, frame.HEADER, frame.HEADER + reader.length
     while i < e:
         c = b[i]
