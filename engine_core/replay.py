@@ -17,7 +17,7 @@ import sys
 from engine_core import tiles
 from engine_core.tiles import is_int
 from engine_core.hand import Hand, Refused
-from engine_core.rulesets import RulesetError, load
+from engine_core.rulesets import load
 
 KEYS = ("ruleset", "dealer", "dice", "tiles", "events")
 
@@ -47,7 +47,7 @@ def build(scn):
             raise Malformed("missing key %r" % key)
     try:
         rules = load(scn.get("ruleset"))   # absent: the default, fuzhou144
-    except RulesetError as e:
+    except ValueError as e:        # the ruleset's: it names what is wrong
         raise Malformed(str(e))
     if not is_int(scn["dealer"], 0, 3):
         raise Malformed("dealer must be a seat 0..3, not %r" % (scn["dealer"],))

@@ -53,10 +53,6 @@ def names():
     return [row[0] for row in _rows(_NAMED)]
 
 
-class RulesetError(ValueError):
-    pass
-
-
 class Ruleset:
     """One checked ruleset. Attributes are read-only by convention."""
 
@@ -118,19 +114,20 @@ class Ruleset:
 def _check(key, kind, low, value, n_tiles):
     if kind == "bool":
         if value is not True and value is not False:
-            raise RulesetError("ruleset: %s must be true or false, not %r" % (key, value))
+            raise ValueError("ruleset: %s must be true or false, not %r" % (key, value))
     elif kind == "method":
         if value not in _GOLD_METHODS.split():
-            raise RulesetError("ruleset: gold_method must be 'tail' or 'dice', not %r" % (value,))
+            raise ValueError("ruleset: gold_method must be 'tail' or 'dice', not %r" % (value,))
     elif not is_int(value, low, n_tiles):
-        raise RulesetError("ruleset: %s must be a whole number %d..%d, not %r"
+        raise ValueError("ruleset: %s must be a whole number %d..%d, not %r"
                            % (key, low, n_tiles, value))
 
 
 def load(spec=None):
     """A Ruleset from a name, a {"base": name, ...overrides} object, or None.
 
-    Raises RulesetError with a sentence a technician can act on.
+    Raises ValueError with a sentence a technician can act on (no class of
+    its own: the firmware forgets this module after boot, but a name stays).
     """
     if spec is None:
         spec = names()[0]
@@ -138,7 +135,7 @@ def load(spec=None):
     if isinstance(spec, dict):
         overrides = dict(spec)
         if "base" not in overrides:
-            raise RulesetError("ruleset: an override object needs \"base\": one of %s"
+            raise ValueError("ruleset: an override object needs \"base\": one of %s"
                                % ", ".join(names()))
         base = overrides.pop("base")
     else:
@@ -148,7 +145,7 @@ def load(spec=None):
         if row[0] == base:
             named = row
     if named is None:
-        raise RulesetError("ruleset: unknown name %r (known: %s)" % (base, ", ".join(names())))
+        raise ValueError("ruleset: unknown name %r (known: %s)" % (base, ", ".join(names())))
     stacks = int(named[2])
     params = {"reserve_base": int(named[3]), "gold_method": named[4]}
     kinds = {}
@@ -158,7 +155,7 @@ def load(spec=None):
             params[key] = (default == "true") if kind == "bool" else int(default)
     for key in sorted(overrides):
         if key not in kinds:
-            raise RulesetError("ruleset: unknown parameter %r (known: base, %s)"
+            raise ValueError("ruleset: unknown parameter %r (known: base, %s)"
                                % (key, ", ".join([row[0] for row in _rows(_OVERRIDES)])))
         _check(key, kinds[key][0], kinds[key][1], overrides[key], stacks * 8)
         params[key] = overrides[key]

@@ -77,10 +77,12 @@ class Rules:
     Ruleset class lives in a module the firmware drops after boot)."""
 
 
-def _error(field, text):
+def _error(text):
     """The error to raise (`raise _error(...)`: the checker then knows the
-    check stops there)."""
-    return ValueError("config: %s %s" % (field, text))
+    check stops there). `text` names the field: whole messages as long
+    literals, not a field and a short text (each literal of ten characters
+    or fewer is an interned name, for good: docs/firmware.md, Memory)."""
+    return ValueError("config: %s" % text)
 
 
 def _field(name, i):
@@ -92,54 +94,54 @@ def check(data, path=None):
     Checks first and builds a message only on failure: at boot the heap is
     at its fullest, and garbage strings fragment it."""
     if not isinstance(data, dict):
-        raise _error("(top level)", "must be an object")
+        raise _error("(top level) must be an object")
     if data.get("format") != _FORMAT:
-        raise _error("format", "must be %d" % _FORMAT)
+        raise _error("format must be %d" % _FORMAT)
     try:
         rules = rulesets.load(data.get("ruleset"))
-    except rulesets.RulesetError as e:
+    except ValueError as e:        # the ruleset's: it names what is wrong
         raise ValueError("config: %s" % e)
     if not is_int(data.get("tile_sets"), 1, 2):
-        raise _error("tile_sets", "must be 1 or 2")
+        raise _error("tile_sets must be 1 or 2")
     pins = data.get("pins")
     if not isinstance(pins, dict):
-        raise _error("pins", "must be an object")
+        raise _error("pins must be an object")
     names = (_SINGLE_PINS + " " + _QUAD_PINS).split()
     n_single = len(_SINGLE_PINS.split())
     owner = bytearray(b"\xff" * 49)       # GPIO -> 4 x name index + list position
     for k in range(len(names)):
         name = names[k]
         if name not in pins:
-            raise _error("pins." + name, "is missing")
+            raise _error("pins.%s is missing" % name)
         quad = k >= n_single
         if quad and not (isinstance(pins[name], list) and len(pins[name]) == 4):
-            raise _error("pins." + name, "must be a list of 4 GPIO numbers (sides/seats 0..3)")
+            raise _error("pins.%s must be a list of 4 GPIO numbers (sides/seats 0..3)" % name)
         gpios = pins[name] if quad else [pins[name]]
         for i in range(len(gpios)):
             gpio = gpios[i]
             if not (is_int(gpio, 0, 48) and gpio in _GPIOS):
-                raise _error(_field(name, i if quad else -1),
-                      "must be a usable ESP32-S3 GPIO, not %r" % (gpio,))
+                raise _error("%s must be a usable ESP32-S3 GPIO, not %r"
+                             % (_field(name, i if quad else -1), gpio))
             if owner[gpio] != 0xFF:
                 o = owner[gpio]
                 other = _field(names[o >> 2], (o & 3) if (o >> 2) >= n_single else -1)
-                raise _error(_field(name, i if quad else -1), "GPIO %d is also %s" % (gpio, other))
+                raise _error("%s GPIO %d is also %s" % (_field(name, i if quad else -1), gpio, other))
             owner[gpio] = 4 * k + i
     for name in pins:
         if name not in names:
-            raise _error("pins." + name, "is not a known pin")
+            raise _error("pins.%s is not a known pin" % name)
     given = data.get("timings")
     if not isinstance(given, dict):
-        raise _error("timings", "must be an object")
+        raise _error("timings must be an object")
     known = timings()
     for name, low, high in known:
         if not is_int(given.get(name), low, high):
-            raise _error("timings." + name, "must be a whole number %d..%d, not %r"
-                  % (low, high, given.get(name)))
+            raise _error("timings.%s must be a whole number %d..%d, not %r"
+                         % (name, low, high, given.get(name)))
     known_names = [k[0] for k in known]
     for name in given:
         if name not in known_names:
-            raise _error("timings." + name, "is not a known timing")
+            raise _error("timings.%s is not a known timing" % name)
     # Good: the values as plain attributes.
     cfg = Config()
     cfg.rules = r = Rules()

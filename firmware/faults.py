@@ -9,10 +9,18 @@ only `name_of`; the host's readers of the table, cause and fix included,
 are host_tools/fault_table.py): on a board a string
 stays in flash (ROMFS) while a dict of tuples would take heap, and the
 controller only ever needs a name, when a fault happens. A block is
-"code name", the cause, the fix, then a blank line.
+"code name", the cause, the fix, then a blank line. A private constant:
+no global, no interned name on the controller; the host reads it as
+`faults._TABLE` (CPython).
 """
 
-TABLE = """10 lane_jam
+try:
+    from micropython import const  # pyright: ignore[reportAssignmentType]  (CPython defines it below)
+except ImportError:  # CPython (host-side tests)
+    def const(x):
+        return x
+
+_TABLE = const("""10 lane_jam
 A lane stopped counting tiles while the plate was turning: a tile is stuck in the lane's chute or the lane motor does not turn.
 Open the lane cover named in the detail, clear the chute, check the lane motor turns by hand; then clear the fault.
 
@@ -74,17 +82,17 @@ Note the pin, the firmware version and `mjctl log`, report it; clear the fault t
 
 50 firmware_error
 The controller's program hit a bug (the detail names it); every motor was stopped.
-Note the detail and the firmware version (`mjctl status`), report it; clear the fault to go on, or restart the table."""
+Note the detail and the firmware version (`mjctl status`), report it; clear the fault to go on, or restart the table.""")
 
 
 def _block_at(code):
-    """Index in TABLE of the block of `code`, or -1. Found with find() so
+    """Index in _TABLE of the block of `code`, or -1. Found with find() so
     that naming a fault allocates next to nothing (a fault may come when the
     heap is at its fullest)."""
     key = "%d " % code
-    i = TABLE.find(key)
-    while i > 0 and not (TABLE[i - 1] == "\n" and TABLE[i - 2] == "\n"):
-        i = TABLE.find(key, i + 1)
+    i = _TABLE.find(key)
+    while i > 0 and not _TABLE.startswith("\n\n", i - 2):   # not _TABLE[i - 1]: a name (codec._utf8)
+        i = _TABLE.find(key, i + 1)
     return i
 
 
@@ -92,5 +100,5 @@ def name_of(code):
     i = _block_at(code)
     if i < 0:
         return "unknown"
-    start = TABLE.find(" ", i) + 1
-    return TABLE[start:TABLE.find("\n", start)]
+    start = _TABLE.find(" ", i) + 1
+    return _TABLE[start:_TABLE.find("\n", start)]

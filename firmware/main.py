@@ -19,7 +19,6 @@ except ImportError:  # CPython (host-side tests)
 import gc
 
 from firmware.hal import forget, ticks_add, ticks_diff
-from firmware.link import codec
 from firmware.link.server import LinkServer
 
 _FW_VERSION = const("0.1.0")
@@ -41,7 +40,7 @@ def run(hal, config, tags, root="", required=False, table="esp32"):
     from firmware import manifest
     try:
         build = manifest.check(root, required) or "dev"
-    except ValueError as e:                # ManifestError: a file changed or missing
+    except ValueError as e:                # the manifest's: a file changed or missing
         return _boot_fault(hal, LinkServer(hal, _FW_VERSION, "?", table),
                            _FIRMWARE_CORRUPT, str(e))
     finally:
@@ -62,9 +61,6 @@ def run(hal, config, tags, root="", required=False, table="esp32"):
     # say so).
     from firmware.controller.table import TableController
     from firmware.devices import Devices
-    # Every character the link may write, interned now: later, the name
-    # pool's next block would have to come from a full heap (codec).
-    codec.intern_ascii()
     # The table's service key (32 bytes, make deploy provisions it), or
     # None: then every service session is refused, saying why.
     key = None

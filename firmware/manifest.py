@@ -22,54 +22,47 @@ import binascii
 import hashlib
 import os
 
-NAME = "manifest.txt"
+_NAME = const("manifest.txt")   # host_tools/deploy.py reads it (CPython) to write the file
 _CHUNK = const(512)
 _CODE = const("engine_core firmware")     # the folders whose modules must be listed
 
 
-class ManifestError(ValueError):
-    pass
-
-
 def check(root, required):
     """The build id of a good manifest at `root` ("" or a path ending in
-    "/"), or ManifestError saying what is wrong. With no manifest: an
-    error when `required` (a board), else None (a development run)."""
+    "/"), or ValueError saying what is wrong. With no manifest: an
+    error when `required` (a board), else None (a development run).
+    Private names and ValueError, no class of its own: this module leaves
+    the heap after boot, but each name it had stays interned (docs/
+    firmware.md, Memory)."""
     try:
-        f = open(root + NAME)
+        f = open(root + _NAME)
     except OSError:
         if required:
-            raise ManifestError("no %s: the firmware was not installed by make deploy" % NAME)
+            raise ValueError("no %s: the firmware was not installed by make deploy" % _NAME)
         return None
     build = "?"
     listed = {}
     buf = bytearray(_CHUNK)
     with f:
         for line in f:                     # a line at a time: boot is the fullest heap
-            build = _line(root, line.strip(), buf, listed, build)
+            line = line.strip()
+            if line.startswith("# build "):
+                build = line[8:]
+            elif line and not line.startswith("#"):
+                parts = line.split()
+                if len(parts) != 2 or len(parts[0]) != 64:
+                    raise ValueError("%s: a line is not `SHA256 PATH`: %r" % (_NAME, line[:40]))
+                digest, path = parts
+                got = sha256_of(root + path, buf)
+                if got is None:
+                    raise ValueError("%s is missing" % path)
+                if got != digest:
+                    raise ValueError("%s has changed since it was deployed" % path)
+                listed[path] = True
     for top in _CODE.split():
         stray = _unlisted(root, top, listed)
         if stray:
-            raise ManifestError("%s is not in the manifest" % stray)
-    return build
-
-
-def _line(root, line, buf, listed, build):
-    """Check one line of the manifest; the build id so far."""
-    if line.startswith("# build "):
-        return line[8:]
-    if not line or line.startswith("#"):
-        return build
-    parts = line.split()
-    if len(parts) != 2 or len(parts[0]) != 64:
-        raise ManifestError("%s: a line is not `SHA256 PATH`: %r" % (NAME, line[:40]))
-    digest, path = parts
-    got = sha256_of(root + path, buf)
-    if got is None:
-        raise ManifestError("%s is missing" % path)
-    if got != digest:
-        raise ManifestError("%s has changed since it was deployed" % path)
-    listed[path] = True
+            raise ValueError("%s is not in the manifest" % stray)
     return build
 
 
@@ -90,19 +83,19 @@ def sha256_of(path, buf):
     return binascii.hexlify(h.digest()).decode()
 
 
-def _unlisted(root, folder, listed):
-    """A module file under `folder` that the manifest does not list, or None."""
+def _unlisted(root, path, listed):
+    """A module file under the folder `path` that the manifest does not list, or None."""
     try:
-        entries = os.listdir(root + folder)
+        entries = os.listdir(root + path)
     except OSError:
         return None
     for name in entries:
-        path = folder + "/" + name
+        sub = path + "/" + name
         if name.endswith(".mpy") or name.endswith(".py"):
-            if path not in listed:
-                return path
+            if sub not in listed:
+                return sub
         elif "." not in name:
-            stray = _unlisted(root, path, listed)
+            stray = _unlisted(root, sub, listed)
             if stray:
                 return stray
     return None

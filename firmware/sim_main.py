@@ -7,40 +7,41 @@ BUS_FD and LINK_FD are pty file descriptors inherited from the launcher
 seeded generator, so a virtual table run is reproducible from its seed.
 """
 
+import random
 import sys
 
 from firmware.hal.sim import SimHal
 from firmware.main import run
 
 
-def _seeded(seed):
-    import random
-    random.seed(seed)
-    # The unix port's generator is poorly mixed right after seed(): the
-    # low bit of its first output is always 0, so the first byte drawn
-    # (the first dealer, uniform(rand, 4)) was only ever seat 0 or 2.
-    random.getrandbits(32)
-    random.getrandbits(32)
-
-    def rand(n):
-        return bytes(random.getrandbits(8) for _ in range(n))
-    return rand
+def _rand(n):
+    """The seeded "hardware" RNG. (Named as the sim HAL's attribute: a
+    function's name is an interned name for good, docs/firmware.md, Memory.)"""
+    return bytes(random.getrandbits(8) for _ in range(n))
 
 
 def main(argv):
     if len(argv) not in (6, 7):
         print("usage: micropython -m firmware.sim_main BUS_FD LINK_FD CONFIG TAGS STORE_DIR [SEED]")
         sys.exit(2)
-    # With a seed the "hardware" RNG is seeded; without, the sim HAL's own.
-    rand = _seeded(int(argv[6])) if len(argv) == 7 else None
+    # With a seed the "hardware" RNG is a seeded generator; without, the sim
+    # HAL's own.
+    seeded = len(argv) == 7
+    if seeded:
+        random.seed(int(argv[6]))
+        # The unix port's generator is poorly mixed right after seed(): the
+        # low bit of its first output is always 0, so the first byte drawn
+        # (the first dealer, uniform(rand, 4)) was only ever seat 0 or 2.
+        random.getrandbits(32)
+        random.getrandbits(32)
     store = argv[5]
     if not store.endswith("/"):
         store += "/"
-    hal = SimHal(int(argv[1]), int(argv[2]), store, rand)
+    hal = SimHal(int(argv[1]), int(argv[2]), store, _rand if seeded else None)
     # The code's root: the ROMFS image or a deployed virtual board carry a
     # manifest, checked like a board's; the .py sources (development) none.
     here = __file__                # firmware/ is a namespace package on the device
-    root = here[:here.rfind("firmware/")]
+    root = here[:here.rfind("firmware")]
     run(hal, argv[3], argv[4], root, False, "sim")
 
 

@@ -28,10 +28,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+from firmware import manifest
 from host_tools.mpenv import DEVICE_PACKAGES, ROOT
 
 STAGE = ROOT / "build" / "deploy"
-MANIFEST = "manifest.txt"
+MANIFEST = manifest._NAME                 # the name the boot check opens
 KEY = "service.key"                       # the table's key for service sessions (issue 5)
 KEY_BYTES = 32
 # The board's entry point, run at every boot: code, manifest, config and

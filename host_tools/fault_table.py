@@ -1,9 +1,9 @@
 """The host's reader of the firmware's fault table (firmware/faults.py,
-TABLE: the one source). The controller itself only ever names a fault
+_TABLE: the one source). The controller itself only ever names a fault
 (`name_of`); cause, fix and the list of codes are read here, on the PC, so
 that their code does not take the controller's heap."""
 
-from firmware.faults import TABLE, _block_at, name_of
+from firmware.faults import _TABLE as TABLE, _block_at, name_of
 
 __all__ = ["name_of", "describe", "codes", "code_of"]
 

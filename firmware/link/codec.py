@@ -4,13 +4,15 @@ Canonical JSON (same bytes on both interpreters) written in place into the
 frame buffer, no intermediate string. Guard: every key written must be declared,
 and SECRET keys (tile identities) need reveal=True, else LinkError("not_public").
 
-Memory (the controller runs in a 64 KB heap, this module from ROMFS): the
-tables are string constants, whose text stays in ROM, and are read in place
-with find/startswith; a tuple or dict built at import would live in the heap
-(a constant tuple too: it is built when the module is loaded). Writing a
-message allocates nothing: keys are put in order by selection, not sorted
-into a list, and no function here holds a comprehension or a closure (its
-captured locals would be heap cells at every call).
+Memory (the controller's heap is small, and this module runs from ROMFS):
+the tables are string constants, whose text stays in ROM, and are read in
+place with find/startswith; a tuple or dict built at import would live in
+the heap (a constant tuple too: it is built when the module is loaded).
+Writing a message allocates nothing and interns no name: keys are put in
+order by selection, not sorted into a list, a string's bytes are copied
+through one buffer (_utf8), never read a character at a time, and no
+function here holds a comprehension or a closure (its captured locals
+would be heap cells at every call).
 """
 
 try:
@@ -133,7 +135,11 @@ def find(spec, k, lo, e, sep):
     n = len(k)
     q = spec.find(k, lo, e)
     while q >= 0:
-        if (q == lo or spec[q - 1] == sep) and (q + n == e or spec[q + n] in " :\n"):
+        # startswith, not spec[q - 1]: MicroPython interns a character read
+        # out of a str, for good (_utf8)
+        if (q == lo or spec.startswith(sep, q - 1)) and (
+                q + n == e or spec.startswith(" ", q + n) or spec.startswith(":", q + n)
+                or spec.startswith("\n", q + n)):
             return q + n
         q = spec.find(k, q + 1, e)
     return -1
@@ -179,7 +185,7 @@ def check(obj, spec, p, head, code):
             ill = ill or not f
             req += f == 1
     if bad is not None:
-        raise LinkError(code, "field %s is not %s" % (bad[:32], "declared"))
+        raise LinkError(code, "field %s is not declared" % bad[:32])
     if not ill and req == spec.count(":", lo, e) - spec.count("*", lo, e):
         return
     for f in spec[lo:e].split():       # what is wrong (the error path may allocate)
@@ -188,7 +194,31 @@ def check(obj, spec, p, head, code):
             if "*" not in t:
                 raise LinkError(code, "field %s: missing" % k)
         elif not _fits(obj[k], t, 0):
-            raise LinkError(code, "field %s: must be %s%s" % (k, t.rstrip("?*"), " or null" * ("?" in t)))
+            # "?" and "*" are MicroPython's own names; "?*" would be one more
+            raise LinkError(code, ("field %s: must be %s or null" if "?" in t else "field %s: must be %s")
+                            % (k, t.split("?")[0].rstrip("*")))
+
+
+_text = bytearray(frame.MAX_PAYLOAD)    # the str being written, as UTF-8 (_utf8)
+
+
+def _utf8(v):
+    """The UTF-8 bytes of the str v (a lone surrogate as ED Ax xx, as
+    MicroPython holds it). MicroPython interns, for good, each character
+    read out of a str (`v[j]`, iteration, chr()): written that way, every
+    character a message carried was a name of the pool, whose next block
+    (7 KB on the unix port) a full heap cannot give. bytearray.extend takes
+    a str's own bytes instead, into _text: no name, and no allocation while
+    v fits (a longer one cannot go in a frame: IndexError, "too_big").
+    CPython has no buffer in a str: there it is encoded."""
+    if len(v) > frame.MAX_PAYLOAD:
+        raise IndexError("a str longer than a frame")
+    _text[:] = b""
+    try:
+        _text.extend(v)
+    except TypeError:                  # CPython
+        return v.encode("utf-8", "surrogatepass")
+    return _text
 
 
 def _value(buf, i, v, mode, spec=None, lo=0, e=0, head=None):
@@ -205,40 +235,39 @@ def _value(buf, i, v, mode, spec=None, lo=0, e=0, head=None):
     fields "bad_value" once every key passed the guard."""
     t = type(v)
     if t is str:
+        b, j = _utf8(v), 0
         buf[i] = 34
         i += 1
-        for j in range(len(v)):        # by index: no allocation
-            c = ord(v[j])
-            if 32 <= c < 128 and c != 34 and c != 92:
+        while j < len(b):
+            c = b[j]
+            j += 1
+            if c == 0xED and j + 1 < len(b) and b[j] >= 0xA0:   # a lone surrogate
+                c = 0xD000 | (b[j] & 63) << 6 | b[j + 1] & 63
+                j += 2
+            elif c >= 32 and c != 34 and c != 92:           # UTF-8 bytes as they are
                 buf[i] = c
                 i += 1
-            elif c >= 128 and not 0xD800 <= c < 0xE000:
-                n = 1 if c < 0x800 else 2 if c < 0x10000 else 3    # continuation bytes
-                buf[i] = (0xFF00 >> (n + 1)) & 0xFF | c >> 6 * n
-                for k in range(1, n + 1):
-                    buf[i + k] = 0x80 | (c >> 6 * (n - k)) & 63
-                i += n + 1
+                continue
+            buf[i] = 92
+            if c == 34 or c == 92:
+                buf[i + 1] = c
+                i += 2
+            elif 8 <= c <= 13 and c != 11:
+                buf[i + 1] = b"btn_fr"[c - 8]
+                i += 2
             else:
-                buf[i] = 92
-                if c == 34 or c == 92:
-                    buf[i + 1] = c
-                    i += 2
-                elif 8 <= c <= 13 and c != 11:
-                    buf[i + 1] = ord("btn_fr"[c - 8])
-                    i += 2
-                else:
-                    buf[i + 1] = 117   # u
-                    for k in range(4):
-                        n = (c >> 12 - 4 * k) & 15
-                        buf[i + 2 + k] = n + (48 if n < 10 else 87)
-                    i += 6
+                buf[i + 1] = 117   # u
+                for k in range(4):
+                    n = (c >> 12 - 4 * k) & 15
+                    buf[i + 2 + k] = n + (48 if n < 10 else 87)
+                i += 6
         buf[i] = 34
         return i + 1
     if v is None or t is bool:
-        v = "null" if v is None else "true" if v else "false"
-        for j in range(len(v)):
-            buf[i + j] = ord(v[j])
-        return i + len(v)
+        b = _utf8("null" if v is None else "true" if v else "false")
+        for j in range(len(b)):
+            buf[i + j] = b[j]
+        return i + len(b)
     if t is int:
         if v < 0:
             buf[i] = 45
@@ -276,8 +305,8 @@ def _value(buf, i, v, mode, spec=None, lo=0, e=0, head=None):
         for key in v:
             if type(key) is not str:
                 if mode:
-                    raise LinkError("not_public", "field %s is not %s" % (repr(key)[:32], "declared"))
-                raise LinkError("bad_value", "a %s cannot go on the link" % ("%s key" % type(key).__name__))
+                    raise LinkError("not_public", "field %s is not declared" % repr(key)[:32])
+                raise LinkError("bad_value", "a %s key cannot go on the link" % type(key).__name__)
             if key != head and (prev is None or key > prev) and (k is None or key < k):
                 k = key
         if k is None:
@@ -285,18 +314,18 @@ def _value(buf, i, v, mode, spec=None, lo=0, e=0, head=None):
         prev = k
         sub = mode
         if mode == 1 and k in _SECRET:
-            raise LinkError("not_public", "field %s is not %s" % (k, "public"))
+            raise LinkError("not_public", "field %s is not public" % k)
         if spec is not None:
             q = find(spec, k, lo, e, " ")
             if q < 0:
-                raise LinkError("not_public", "field %s is not %s" % (k[:32], "declared"))
+                raise LinkError("not_public", "field %s is not declared" % k[:32])
             f = _fits(v[k], spec, q + 1)
             req += f == 1
             bad = bad or not f
             if spec.startswith("any", q + 1):
                 sub = 0
         elif mode and k not in _SECRET and find(_NESTED, k, 0, len(_NESTED), " ") < 0:
-            raise LinkError("not_public", "field %s is not %s" % (k[:32], "declared"))
+            raise LinkError("not_public", "field %s is not declared" % k[:32])
         if i != start:
             buf[i] = 44
         i = _value(buf, i + 1, k, 0)
@@ -330,11 +359,11 @@ def write(buf, kind, seq, obj, spec, key, head, value, reveal, code="bad_value")
         for k in obj:                   # the guard first, as when it fits
             if k != head and (type(k) is not str or find(spec, k, lo, e, " ") < 0
                               or (mode == 1 and k in _SECRET)):
-                raise LinkError("not_public", "field %s is not %s" % (str(k)[:32], "declared"))
+                raise LinkError("not_public", "field %s is not declared" % str(k)[:32])
         check(obj, spec, p, head, "bad_value")
         i = len(buf)
     if value is not None and obj.get(head, value) is not value:
-        raise LinkError("bad_value", "field %s: must be %s%s" % (head, value, ""))
+        raise LinkError("bad_value", "field %s: must be %s" % (head, value))
     if i - h > frame.MAX_PAYLOAD or i + 2 > len(buf):
         raise LinkError("too_big", "payload over %d bytes" % min(frame.MAX_PAYLOAD, len(buf) - 8))
     return frame.seal(buf, kind, seq, i - h)
@@ -345,12 +374,9 @@ def decode_request(reader):
     LinkError; a hello of another protocol version is "proto_mismatch"."""
     if reader.kind != _REQUEST:
         raise LinkError("bad_kind", "kind 0x%02x is not a request" % reader.kind)
-    # Requests are ASCII, escapes too (\u0000-\u007f). Strings are written
-    # back a character at a time (an error names an undeclared key), and
-    # MicroPython interns each character it reads out of a str, for good:
-    # keys of ever new characters filled the heap (1,000 took 18 KB,
-    # firmware/tests/test_mpy_link_names.py). The boot interns all of ASCII
-    # (intern_ascii), so an ASCII request adds no name (docs/protocol.md).
+    # Requests are ASCII, escapes too (\u0000-\u007f; docs/protocol.md):
+    # every name and value of the protocol is, so a request that is not is
+    # refused here, whole, before its text is held anywhere.
     b, i, e = reader.buf, frame.HEADER, frame.HEADER + reader.length
     while i < e:
         c = b[i]
@@ -374,7 +400,7 @@ def decode_request(reader):
     if op is None:
         raise LinkError("bad_request", "field %s: missing" % "op")
     if type(op) is not str:
-        raise LinkError("bad_request", "field %s: must be %s%s" % ("op", "str", ""))
+        raise LinkError("bad_request", "field op: must be str")
     p = find(_REQUESTS, op, 0, len(_REQUESTS), "\n")
     if p < 0:
         raise LinkError("unknown_op", "%s %r is not in the table" % ("op", op[:32]))
@@ -401,16 +427,3 @@ def write_error(buf, seq, obj):
     if isinstance(obj, LinkError):
         obj = dict(obj.info or {}, error=obj.code, message=obj.message)
     return write(buf, _ERROR, seq, obj, _ERROR_FIELDS, None, "ok", False, False)
-
-
-def intern_ascii():
-    """The writer reads a str a character at a time (`v[j]`: no allocation),
-    and MicroPython interns each character so read, for good: the first
-    time a character is written, the name pool grows, and the pool's next
-    block (7 KB on the unix port, at the 621st name) must then come out of
-    a heap that play has filled (a cycle in 90 KB died of it). main.run
-    calls this once, after the modules are loaded and before the big
-    objects are made: every ASCII character is interned then, and play adds
-    no name. Requests are ASCII (decode_request), and so is every string
-    the controller makes."""
-    list(map(chr, range(128)))

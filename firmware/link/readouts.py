@@ -15,7 +15,7 @@ except ImportError:  # CPython (host-side tests)
 import json
 
 from engine_core.dice import roll
-from firmware.drivers.motion import NAMES as LIFT
+from firmware.drivers import motion
 from firmware.link.codec import LinkError
 
 _DICE_TEST_MAX = const(500)        # rolls per request: the loop waits for them
@@ -64,7 +64,7 @@ def sensors(ctl):
             "lifters": [[hal.read(l.top), hal.read(l.bottom)] for l in d.lifters],
             "keys": list(d.keys.stable),
             "motors": [int(d.plate.running)] + [int(l.running) for l in d.lanes],
-            "moving": [LIFT[l.state] for l in d.lifters],
+            "moving": [motion.NAMES[l.state] for l in d.lifters],
             "buzzer": int(d.buzzer.on)}
 
 

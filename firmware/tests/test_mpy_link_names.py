@@ -40,25 +40,60 @@ def test_keys_of_ever_new_characters_do_not_grow_the_heap():
     assert grown < 1024, grown
 
 
-def test_the_first_write_of_any_ascii_character_adds_no_name():
-    """After codec.intern_ascii() (main.run calls it at boot), the first
-    message to carry any ASCII character allocates nothing: play never
-    grows the name pool (whose next block, 7 KB, a full heap could not give)."""
+def _fresh(first):
+    """128 CJK characters from U+`first` as a str, made from their UTF-8
+    bytes (chr() would intern each one here)."""
+    out = bytearray()
+    for cp in range(first, first + 128):
+        out.extend(bytes((0xE0 | cp >> 12, 0x80 | (cp >> 6) & 63, 0x80 | cp & 63)))
+    return out.decode()
+
+
+def _locked(fn):
     import micropython
-    from firmware.link import codec
-    codec.intern_ascii()
-    text = bytes(range(128)).decode()          # not chr(): that would intern them here
-    buf = bytearray(frame.OVERHEAD + frame.MAX_PAYLOAD)
-    first = {"ev": "refused", "t": 1, "seat": 0, "reason": text[:64]}
-    second = {"ev": "refused", "t": 2, "seat": 1, "reason": text[64:]}
     gc.collect()
-    a = b = 0
     micropython.heap_lock()
     try:
-        a = codec.write_event(buf, 1, first)
-        b = codec.write_event(buf, 2, second)
+        return fn()
     except MemoryError:
-        pass
+        return "MemoryError"
     finally:
         micropython.heap_unlock()
-    assert a > 0 and b > 0, (a, b)
+
+
+def test_reading_new_characters_out_of_a_str_allocates():
+    """The premise of the next test, in this process: reading 128 new
+    characters out of a str interns them, which needs heap (a new chunk
+    for their text, a larger pool), so under heap_lock it fails."""
+    text = _fresh(0x6100)
+
+    def read_each():
+        for c in text:
+            pass
+    assert _locked(read_each) == "MemoryError"
+
+
+def test_the_first_write_of_new_characters_adds_no_name():
+    """The writer takes a str's bytes (codec._utf8), never a character out
+    of it: the first messages to carry 128 new characters, all of ASCII
+    and a lone surrogate allocate nothing, so play never grows the name
+    pool (whose next block, 7 KB, a full heap could not give), and the
+    text arrives whole."""
+    import json
+    from firmware.link import codec
+    cjk = _fresh(0x6200)
+    text = bytes(range(128)).decode()
+    lone = json.loads('"a\\ud800b"')            # MicroPython's json makes them
+    buf = bytearray(frame.OVERHEAD + frame.MAX_PAYLOAD)
+    msgs = [{"ev": "refused", "t": 1, "seat": 0, "reason": s}
+            for s in (cjk, text[:64], text[64:], lone)]
+
+    n = _locked(lambda: codec.write_event(buf, 1, msgs[0]))
+    assert n != "MemoryError" and n > 0
+    got = json.loads(bytes(buf[frame.HEADER:frame.HEADER + n - frame.OVERHEAD]).decode())
+    assert got["reason"] == cjk
+    for m in msgs[1:]:
+        n = _locked(lambda: codec.write_event(buf, 2, m))
+        assert n != "MemoryError" and n > 0
+        assert json.loads(bytes(buf[frame.HEADER:frame.HEADER + n - frame.OVERHEAD]).decode())["reason"] \
+            == m["reason"]

@@ -42,8 +42,5 @@ cfg.pins = None
 mark("Devices()")
 from firmware.controller.table import TableController  # noqa: E402
 mark("import_controller")
-from firmware.link import codec  # noqa: E402
-codec.intern_ascii()               # as main.run does here
-mark("intern_ascii")
 ctl = TableController(hal, cfg, dev, link.emit)
 mark("TableController()")

@@ -699,7 +699,8 @@ def test_import_heap_from_romfs(tmp_path):
     """Heap taken by importing frame and codec from a ROMFS image (bytecode
     and constants in ROM, as on the board; the controller has a 64 KB heap).
     frame's figure includes the firmware and firmware.link packages and the
-    qstr pool its names open: about 1.3 KB before frame.py's own objects."""
+    qstr pool its names open: about 1.3 KB before frame.py's own objects.
+    codec's includes the 512 B it writes a str's bytes through (_utf8)."""
     stage = tmp_path / "stage"
     for rel in ("firmware/__init__.py", "firmware/link/__init__.py",
                 "firmware/link/frame.py", "firmware/link/codec.py"):
@@ -715,7 +716,7 @@ def test_import_heap_from_romfs(tmp_path):
     assert p.returncode == 0, p.stdout + p.stderr
     words = p.stdout.split()
     heap = dict(zip(words[::2], map(int, words[1::2])))
-    assert heap["codec"] <= 4096 and heap["frame"] <= 2400, heap
+    assert heap["codec"] <= 4608 and heap["frame"] <= 2400, heap
 
 
 def test_codec_compiles_with_mpy_cross(tmp_path):
