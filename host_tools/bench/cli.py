@@ -105,6 +105,14 @@ def notes(groups):
         h = d["heap"]
         lines.append("heap: a cycle alone needs %s B; %d cycle runs, %d hand runs (unix port,"
                      " 64-bit)" % (h["cycle_min_bytes"], len(h["cycle_runs"]), len(h["hand_runs"])))
+        e = h.get("esp32_estimate")
+        if e:
+            lines.append("heap: the boot leaves %d B live: %d B byte data, %d names in %d B of"
+                         " pools (the probe's own few names included); on an ESP32 the peak is"
+                         " estimated at %d B, at most %d B"
+                         % (e["live"], e["buffers"], e["names"], e["name_pools"],
+                            groups["heap"]["figures"]["peak_heap_bytes_esp32_est"],
+                            e["upper_bytes"]))
     if "alloc" in d:
         a = d["alloc"]
         lines.append("alloc: " + "; ".join(

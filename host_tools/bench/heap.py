@@ -8,12 +8,18 @@ the MicroPython process dies, about 0.3 s; a cycle takes under 1 s); the
 hand, which needs at least what the cycle needs, is then searched upwards
 from there (galloping: 1, 2, 4 KB above, then bisected), a few runs of a
 few seconds. Both searches assume that a run which passes in N bytes passes
-in more; the hand is also run at exactly 64 KB (hand_passes_64k)."""
+in more; the hand is also run at exactly 64 KB (hand_passes_64k).
+
+peak_heap_bytes_esp32_est: the same heap on an ESP32, estimated from the
+peak and the boot's parts (host_tools.bench.heapcost.run: its live heap,
+byte data, names; stats.esp32_heap says how), with its pessimistic bound
+in the details. Reported, not a target: no 32-bit MicroPython runs here."""
 
 import time
 
+from host_tools.bench import heapcost
 from host_tools.bench.simrun import passes
-from host_tools.bench.stats import bisect_min, gallop_min
+from host_tools.bench.stats import bisect_min, esp32_heap, gallop_min
 from host_tools.mjctl import run_cycle, run_hand
 from host_tools.vtable.hand_players import HandPlayers
 
@@ -61,6 +67,12 @@ def measure():
                "hand_seed": HAND_SEED, "cycle_min_bytes": cycle_min,
                "cycle_runs": cycle_runs, "hand_runs": hand_runs,
                "port": "MicroPython unix port, 64-bit (an ESP32's objects are about half)"}
+    if peak is not None:               # the boot's parts, for the ESP32's estimate
+        parts = heapcost.run()[1]
+        est, upper = esp32_heap(peak, parts["live"], parts["buffers"], parts["name_pools"],
+                                parts["name_text"])
+        figures["peak_heap_bytes_esp32_est"] = est
+        details["esp32_estimate"] = dict(parts, upper_bytes=upper)
     if peak is None:
         details["note"] = "no heap up to %d B completed both runs" % HI
     return figures, details

@@ -24,8 +24,12 @@ QSTR_RE = re.compile(r"qstr pool: n_pool=(\d+), n_qstr=(\d+), n_str_data_bytes=(
                      r"n_total_bytes=(\d+)")
 
 
-def measure():
-    """[(step, heap bytes, qstrs, qstr pools' bytes)]"""
+def run():
+    """(rows, parts) of one boot: rows [(step, heap bytes, qstrs, qstr
+    pools' bytes)] as measure() gives them; parts {"live": the absolute
+    live heap at the end, "buffers": byte data in it, "names": interned
+    names, "name_pools": the pools' heap bytes, "name_text": their text's
+    bytes (in ROM for the code's names: an upper bound of the heap's)}."""
     with tempfile.TemporaryDirectory() as tmp:
         t = Path(tmp)
         (t / "store").mkdir()
@@ -35,16 +39,27 @@ def measure():
         p = subprocess.run(cmd, cwd=tmp, capture_output=True, text=True, timeout=120)
     if p.returncode != 0:
         raise RuntimeError("mp_heapcost failed: " + (p.stderr or p.stdout)[-2000:])
-    rows, step = [], None
+    rows, step, parts = [], None, {}
     for line in p.stdout.splitlines():
         if line.startswith("STEP "):
             _, name, heap = line.rsplit(None, 2)
             step = (name, int(heap))
+        elif line.startswith("BUFFERS ") or line.startswith("LIVE "):
+            key, value = line.split()
+            parts[key.lower()] = int(value)
         m = QSTR_RE.match(line)
-        if m and step:
-            rows.append((step[0], step[1], int(m.group(2)), int(m.group(4))))
-            step = None
-    return rows
+        if m:
+            parts.update(names=int(m.group(2)), name_text=int(m.group(3)),
+                         name_pools=int(m.group(4)) - int(m.group(3)))
+            if step:
+                rows.append((step[0], step[1], int(m.group(2)), int(m.group(4))))
+                step = None
+    return rows, parts
+
+
+def measure():
+    """[(step, heap bytes, qstrs, qstr pools' bytes)]"""
+    return run()[0]
 
 
 def main():

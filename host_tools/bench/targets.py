@@ -12,6 +12,7 @@ FIGURES = (
     ("lift_plus_dice_s", "hands", "mechanical minimum: lift + dice", "s", None, None),
     ("peak_heap_bytes", "heap", "heap for a cycle and a hand (64-bit)", "B", "<=", 48 * KB),
     ("hand_passes_64k", "heap", "a whole hand passes in a 64 KB heap", "bool", "==", True),
+    ("peak_heap_bytes_esp32_est", "heap", "the same on an ESP32 (estimate)", "B", None, None),
     ("alloc_per_tick_bytes", "alloc", "heap allocated per control tick", "B/tick", "<=", 0),
     ("link_rtt_p50_ms", "link", "link round trip (status), p50", "ms", None, None),
     ("link_rtt_p99_ms", "link", "link round trip (status), p99", "ms", "<=", 5.0),

@@ -7,7 +7,8 @@ import pytest
 
 from host_tools.bench import gantt
 from host_tools.bench import targets as tg
-from host_tools.bench.stats import bisect_min, chi2_faces, gallop_min, median, percentile
+from host_tools.bench.stats import (bisect_min, chi2_faces, esp32_heap, gallop_min, median,
+                                    percentile)
 
 
 # -- order statistics ----------------------------------------------------------
@@ -94,6 +95,23 @@ def test_gallop_is_cheap_just_above_lo():
 
 
 # -- targets -------------------------------------------------------------------
+
+def test_the_esp32_estimate_halves_words_only():
+    # all words: half; byte data as it is; a name's entry 7 of 11 bytes
+    assert esp32_heap(1000, 1000, 0, 0, 0) == (500, 500)
+    assert esp32_heap(1000, 1000, 400, 0, 0)[0] == 300 + 400
+    assert esp32_heap(1000, 1000, 0, 110, 0)[0] == 445 + 70
+    # the bound: what came above the boot's live heap, and the names' text, as bytes
+    est, upper = esp32_heap(1000, 800, 100, 110, 60)
+    assert est == 395 + 100 + 70 and upper == est + 100 + 30
+    # a worked example: (74752 - 7272 - 7136) / 2 + 7272 + 7136 * 7 / 11, then
+    # + (74752 - 66976) / 2 + 5449 / 2
+    assert esp32_heap(74752, 66976, 7272, 7136, 5449) == (30172 + 7272 + 4541,
+                                                          41985 + 3888 + 2724)
+    for bad in ((100, 50, 80, 40, 0), (100, 150, 0, 0, 0), (100, 50, -1, 0, 0)):
+        with pytest.raises(ValueError):
+            esp32_heap(*bad)
+
 
 def test_verdicts():
     le = {"op": "<=", "value": 0.03}
