@@ -56,13 +56,11 @@ def run(hal, config, tags, root="", required=False, table="esp32"):
         return _boot_fault(hal, LinkServer(hal, _FW_VERSION, build, table),
                            _CONFIG_INVALID, str(e))
     gc.collect()
-    # The controller's modules only now (after the manifest: had one been
-    # missing, importing it would have been an ImportError with no link to
-    # say so).
-    from firmware.controller.table import TableController
-    from firmware.devices import Devices
-    # The table's service key (32 bytes, make deploy provisions it), or
-    # None: then every service session is refused, saying why.
+    # The link and the drivers, with their long-lived buffers, before the
+    # controller's modules: low in the heap, not in the holes the imports
+    # leave (a hand fits in 1 KB less). The link needs the table's service
+    # key (32 bytes, make deploy provisions it), or None: then every service
+    # session is refused, saying why.
     key = None
     try:
         with open(hal.store + "service.key", "rb") as f:
@@ -70,10 +68,23 @@ def run(hal, config, tags, root="", required=False, table="esp32"):
     except OSError:
         pass
     link = LinkServer(hal, _FW_VERSION, build, table, key if key and len(key) == 32 else None)
+    from firmware.devices import Devices
     devices = Devices(hal, cfg, tags)
     cfg.pins = None                # the drivers hold their pins now: free the dict
-    # The drivers' garbage out before the controller's big objects go in:
-    # a cycle then fits in 2 KB less heap (83.4 KB, was 85.7 KB).
+    gc.collect()
+    # The controller's modules only now (after the manifest: had one been
+    # missing, importing it would have been an ImportError with no link to
+    # say so), the larger ones one at a time with a collection after each:
+    # what loading one leaves behind is freed before the next loads, whose
+    # small objects then fill those holes instead of new heap (a hand fits
+    # in 2 KB less; collecting after every module, the small ones too, did
+    # worse: `python -m host_tools.bench --only heap` measures either).
+    for name in ("engine_core.wall", "engine_core.hand", "firmware.controller.follower",
+                 "firmware.controller.builder", "firmware.persist"):
+        __import__(name)
+        gc.collect()
+    from firmware.controller.table import TableController
+    # What the last import left, out before the controller's big objects go in.
     gc.collect()
     ctl = TableController(hal, cfg, devices, link.emit)
     gc.collect()
