@@ -34,8 +34,8 @@ OUTPUT_GROUPS = ("plate_motor", "lane_feed", "lift_up", "lift_down", "buzzer")
 
 
 # The MicroPython heap the virtual table's firmware must run in (unix port,
-# 64-bit: objects take about twice an ESP32's). A cycle needs 71 KB and a
-# whole hand 73 KB (make bench); docs/firmware.md (Memory) says where it
+# 64-bit: objects take about twice an ESP32's). A cycle needs 69 KB and a
+# whole hand 70 KB (make bench); docs/firmware.md (Memory) says where it
 # goes. Tests run the cycle, the fault matrix, a whole hand and the
 # technician's readings in this much, so growth beyond its margin shows at
 # once: the name pool's sixth block (7 KB, taken at the 621st interned
