@@ -223,3 +223,27 @@ def test_counters_and_the_fault_log_survive_power_cuts_at_random_instants(target
     assert prev["cycles"] >= 1
     lost = [f for f in target.request("faults", n=4)["faults"] if f["name"] == "power_lost"]
     assert lost, "no power_lost kept in the fault log"
+
+
+@pytest.mark.needs_sim
+def test_a_reader_that_stops_in_a_hand_is_one_fault(make_target):
+    """The reader goes silent while the hand follower reads the walls in
+    play: one rfid_timeout, and once it is repaired and cleared, no second
+    one. (The follower used to ask again on the very tick the timeout was
+    found, before the table stopped: that request went to the silent
+    reader and timed out after the clear; the soak saw two faults for one.)"""
+    target = make_target(seed=2, heap=HEAP)
+    table = target.table
+    cycle = target.run_cycle()
+    assert cycle.ok, cycle
+    assert target.status()["state"] == "in_hand"
+    target.in_table(lambda: table.inject("rfid_timeout"))
+    first = target.wait_event(lambda e: e["ev"] == "fault", "the reader's fault")
+    assert first["name"] == "rfid_timeout", first
+    assert target.in_table(lambda: table.clear_fault("rfid_timeout"))
+    target.drain()
+    assert target.request("clear")["cleared"] == 23
+    st = target.wait_virtual(first["t"] + 5000)    # many reads of every side
+    assert st["state"] == "in_hand" and st["fault"] is None, st
+    faults = [e for e in target.history if e["ev"] == "fault"]
+    assert faults == [first], faults

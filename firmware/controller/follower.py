@@ -165,10 +165,14 @@ class HandFollower:
                     self._side = (self._side + 1) & 3
             elif rfid.state == _WAITING:
                 self._side |= _SCANNING      # still out
-            # else timed out (a fault): ask again
+            # else timed out (a fault): ask again once it is cleared
         if not self.active or not follow:
             return
-        if not self._side & _SCANNING and rfid.state != _WAITING and not self.builder.reading():
+        # Not while the reader is in fault: the table finds the fault after
+        # this step, on the same tick, and a request sent now would go to a
+        # reader still down and time out again after the clear.
+        if (not self._side & _SCANNING and rfid.state != _WAITING and not rfid.fault
+                and not self.builder.reading()):
             rfid.scan(now, self._side, _LEVEL_TOP)
             self._side |= _SCANNING
         if self._draw_at >= 0 and ticks_diff(now, self._draw_at) >= 0:

@@ -19,6 +19,7 @@ IDLE, WAITING, DONE = 0, 1, 2
 
 
 class FakeReader:
+    fault = 0                            # as the driver's: set when a read times out
     def __init__(self, n):
         self.n = n
         self.state = IDLE

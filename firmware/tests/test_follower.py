@@ -214,3 +214,18 @@ def test_a_gold_roll_before_the_flower_tiles_were_seen_go_is_not_lost():
     top.play(gold)
     top.read_rounds(2)
     assert same(top.states(), top.replayed([{"op": "deal"}, {"op": "replace_flowers"}, gold]))
+
+
+def test_a_reader_in_fault_is_not_asked_again_until_the_fault_is_cleared():
+    """The table finds a reader's fault after the follower's step, on the
+    same tick: a request asked then would go to a reader still down, and
+    time out again after the clear (hw_tests/test_faults.py shows it end
+    to end)."""
+    top = opened()
+    asked = top.reader.requests
+    top.reader.fault = 23                  # rfid_timeout
+    top.read_rounds(2)
+    assert top.reader.requests == asked
+    top.reader.fault = 0                   # cleared
+    top.read_rounds(1)
+    assert top.reader.requests == asked + 4
