@@ -2,13 +2,29 @@
 PYTHON ?= python3.11
 VENV   := .venv
 BIN    := $(VENV)/bin
-MPY    := $(BIN)/micropython
 BUILD  := build/mpy
 STAMP  := $(VENV)/.installed-stamp
-# The code that runs on the controller; compiled to .mpy as it ships.
-DEVICE_SRC := $(shell find engine_core firmware -name '*.py' -not -path '*/tests/*' 2>/dev/null)
+# The code that runs on the controller (firmware/image/ holds the image's
+# build inputs, not modules).
+DEVICE_SRC := $(shell find engine_core firmware -name '*.py' -not -path '*/tests/*' -not -path 'firmware/image/*' 2>/dev/null)
 
-.PHONY: all venv mpy test test-cpython test-micropython typecheck run bench soak powercuts deploy vboard flash clean
+# MicroPython from the pinned source: unpacked under build/ from the
+# vendored archive (its sha256 checked), or a git checkout of v1.28.0
+# given as MICROPY_DIR=... . mpy-cross, the twin and the unfrozen build all
+# come from it, so bytecode and runtime always match (docs/deploy.md).
+VENDOR_TGZ  ?= ../shared/vendor/micropython-1.28.0.tar.gz
+MICROPY_DIR ?= build/micropython-1.28.0
+IMAGE       := build/image
+TWIN        := $(IMAGE)/micropython
+UNFROZEN    := $(IMAGE)/unfrozen/micropython
+MPY_CROSS   := $(MICROPY_DIR)/mpy-cross/build/mpy-cross
+MPY         := $(BIN)/micropython
+# The unix port as the ESP32 has it: 32-bit objects (gcc -m32), none of
+# the features whose sources the vendored archive leaves out.
+UNIX_MAKE   := $(MAKE) -C $(MICROPY_DIR)/ports/unix VARIANT=standard CC="gcc -m32" LD="gcc -m32" \
+               MICROPY_PY_FFI=0 MICROPY_PY_BTREE=0 MICROPY_PY_SSL=0 MICROPY_SSL_MBEDTLS=0
+
+.PHONY: all venv image tools mpy test test-cpython test-micropython typecheck run bench soak powercuts deploy vboard flash clean
 
 all: test
 
@@ -21,11 +37,62 @@ $(STAMP): pyproject.toml requirements.lock
 
 venv: $(STAMP)
 
+$(MICROPY_DIR)/py/mpconfig.h:
+	@test -f $(VENDOR_TGZ) || { echo "no $(VENDOR_TGZ): give MICROPY_DIR=<a git checkout of MicroPython v1.28.0>"; exit 2; }
+	cd $(dir $(VENDOR_TGZ)) && sha256sum -c --quiet $(notdir $(VENDOR_TGZ)).sha256
+	mkdir -p $(dir $(MICROPY_DIR))
+	tar xzf $(VENDOR_TGZ) -C $(dir $(MICROPY_DIR))
+	touch $@
+
+# gcc -m32 (Debian's gcc-multilib): installed when missing and root can,
+# else the one command to run.
+$(IMAGE)/.gcc-m32:
+	@mkdir -p $(IMAGE)
+	@echo 'int main(void){return 0;}' | gcc -m32 -x c - -o $(IMAGE)/m32-probe 2>/dev/null \
+	 || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null \
+	      && { echo "installing gcc-multilib (gcc -m32)"; apt-get update -qq && apt-get install -y -qq gcc-multilib >/dev/null; } \
+	      && echo 'int main(void){return 0;}' | gcc -m32 -x c - -o $(IMAGE)/m32-probe; } \
+	 || { echo "make image needs gcc -m32: run  sudo apt-get install gcc-multilib"; exit 2; }
+	@rm -f $(IMAGE)/m32-probe
+	@touch $@
+
+$(MPY_CROSS): $(MICROPY_DIR)/py/mpconfig.h
+	$(MAKE) -C $(MICROPY_DIR)/mpy-cross -j2 >/dev/null
+	@touch $@
+
+# The twin: the unix port, 32-bit, with firmware/image/manifest.py frozen in
+# (what the virtual table runs). Rebuilt only when an input changes.
+$(TWIN): $(MPY_CROSS) $(IMAGE)/.gcc-m32 $(DEVICE_SRC) $(wildcard firmware/image/*.py firmware/image/twin/*.py)
+	$(UNIX_MAKE) -j2 BUILD=$(abspath $(IMAGE)/twin-build) PROG=micropython \
+	    FROZEN_MANIFEST=$(abspath firmware/image/twin/manifest.py) >$(IMAGE)/twin-build.log 2>&1 \
+	    || { tail -n 30 $(IMAGE)/twin-build.log; exit 1; }
+	cp $(IMAGE)/twin-build/micropython $@
+	@echo "twin: $@ ($$(size $@ | awk 'NR==2 {print $$1}') bytes of code and frozen firmware)"
+
+# The same 32-bit build with none of the firmware frozen: the rules and
+# firmware tests, the .py sources and the .mpy files of a development
+# deploy run on it, the firmware's code in the heap as on a stock board.
+$(UNFROZEN): $(MPY_CROSS) $(IMAGE)/.gcc-m32
+	$(UNIX_MAKE) -j2 BUILD=$(abspath $(IMAGE)/unfrozen-build) PROG=micropython >$(IMAGE)/unfrozen-build.log 2>&1 \
+	    || { tail -n 30 $(IMAGE)/unfrozen-build.log; exit 1; }
+	mkdir -p $(dir $@) && cp $(IMAGE)/unfrozen-build/micropython $@
+
+image: $(TWIN)
+
+# The venv's bin holds the project's MicroPython tools, built from the
+# pinned source: `.venv/bin/micropython` (the unfrozen 32-bit build) and
+# `.venv/bin/mpy-cross`.
+tools: $(MPY) $(BIN)/mpy-cross
+$(MPY): $(UNFROZEN) $(STAMP)
+	ln -sf $(abspath $(UNFROZEN)) $@
+$(BIN)/mpy-cross: $(MPY_CROSS) $(STAMP)
+	ln -sf $(abspath $(MPY_CROSS)) $@
+
 # Compile the device code with mpy-cross: a syntax or feature MicroPython
 # lacks fails here, before anything runs. The engine and firmware tests are
 # compiled too, so that MicroPython runs the same bytecode the board would;
 # the firmware tests read the shipped config.json and tags.txt next to them.
-mpy: $(STAMP)
+mpy: tools
 	rm -rf $(BUILD)
 	@for f in $(DEVICE_SRC) $$(find engine_core/tests firmware/tests -name '*.py'); do \
 		mkdir -p $(BUILD)/$$(dirname $$f); \
@@ -35,7 +102,7 @@ mpy: $(STAMP)
 	cp firmware/config.json firmware/tags.txt $(BUILD)/firmware/
 	@echo "mpy-cross: $$(find $(BUILD) -name '*.mpy' | wc -l) modules in $(BUILD)"
 
-test-cpython: $(STAMP)
+test-cpython: tools image
 	$(BIN)/python -m pytest
 
 test-micropython: mpy
@@ -53,13 +120,13 @@ test: mpy typecheck test-cpython test-micropython
 # The virtual table with the firmware under MicroPython, playing cycles in a
 # live terminal view (Ctrl-C stops); the rules-core demo of the walls is
 # `.venv/bin/python -m host_tools.wallview`.
-run: $(STAMP) mpy
+run: tools image
 	$(BIN)/python -m host_tools.tableview
 
 # Every performance figure against its target (docs/performance.md; a
 # report: it exits 0 when a figure is over, 1 when a measurement failed);
 # MicroPython runs the .mpy tree of `mpy`.
-bench: mpy
+bench: mpy image
 	$(BIN)/python -m host_tools.bench
 
 # A board: `make flash` writes the MicroPython image you supply (once per
@@ -86,7 +153,7 @@ TABLES ?= 3
 SEED ?= 1
 FUZZ ?= 1000000
 MAX_WALL ?=
-soak: mpy
+soak: mpy image
 	$(BIN)/python -m host_tools.soak --hands $(HANDS) --tables $(TABLES) --seed $(SEED) --fuzz-frames $(FUZZ) $(if $(MAX_WALL),--max-wall $(MAX_WALL))
 
 # The power cut at CUTS random instants of cycles and hands (WALL_SHARE of
@@ -95,7 +162,7 @@ soak: mpy
 # command, power_lost and the counters coherent (docs/reliability.md).
 CUTS ?= 1000
 WALL_SHARE ?= 0.2
-powercuts: mpy
+powercuts: mpy image
 	$(BIN)/python -m host_tools.powercuts --cuts $(CUTS) --wall-share $(WALL_SHARE)
 
 # A virtual board to try deploy and the service tools on without a board

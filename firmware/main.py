@@ -35,16 +35,19 @@ def run(hal, config, tags, root="", required=False, table="esp32"):
     # validator leaves the heap with it), then long-lived buffers, then a
     # collection before the drivers: a small heap must not fragment.
     gc.collect()
-    # The manifest's checker is needed at boot only: forgotten like the
-    # config's (below).
-    from firmware import manifest
-    try:
-        build = manifest.check(root, required) or "dev"
-    except ValueError as e:                # the manifest's: a file changed or missing
-        return _boot_fault(hal, LinkServer(hal, _FW_VERSION, "?", table),
-                           _FIRMWARE_CORRUPT, str(e))
-    finally:
-        forget("firmware.manifest")
+    build = _image_build()
+    frozen = build is not None
+    if not frozen:              # files on a filesystem: checked against their manifest
+        # The manifest's checker is needed at boot only: forgotten like
+        # the config's (below).
+        from firmware import manifest
+        try:
+            build = manifest.check(root, required) or "dev"
+        except ValueError as e:            # the manifest's: a file changed or missing
+            return _boot_fault(hal, LinkServer(hal, _FW_VERSION, "?", table, None, frozen),
+                               _FIRMWARE_CORRUPT, str(e))
+        finally:
+            forget("firmware.manifest")
     # The config and tags before the controller's modules: their parsing
     # and checking leave garbage best collected while the heap is empty.
     try:
@@ -53,7 +56,7 @@ def run(hal, config, tags, root="", required=False, table="esp32"):
         from firmware import tags      # the module, in place of the path
         tags = tags.load(path)
     except ValueError as e:                # the config's or the tags': named
-        return _boot_fault(hal, LinkServer(hal, _FW_VERSION, build, table),
+        return _boot_fault(hal, LinkServer(hal, _FW_VERSION, build, table, None, frozen),
                            _CONFIG_INVALID, str(e))
     gc.collect()
     # The link and the drivers, with their long-lived buffers, before the
@@ -67,7 +70,8 @@ def run(hal, config, tags, root="", required=False, table="esp32"):
             key = f.read()
     except OSError:
         pass
-    link = LinkServer(hal, _FW_VERSION, build, table, key if key and len(key) == 32 else None)
+    link = LinkServer(hal, _FW_VERSION, build, table, key if key and len(key) == 32 else None,
+                      frozen)
     from firmware.devices import Devices
     devices = Devices(hal, cfg, tags)
     cfg.pins = None                # the drivers hold their pins now: free the dict
@@ -114,6 +118,18 @@ def run(hal, config, tags, root="", required=False, table="esp32"):
                 link.poll(hal.ticks_ms())
             except Exception as e:
                 ctl.crashed(hal.ticks_ms(), e)
+
+
+def _image_build():
+    """The image's build id when the firmware runs frozen into MicroPython,
+    else None. firmware/image/manifest.py freezes firmware/image_build.py
+    with the code; no .py or .mpy tree has that module."""
+    try:
+        from firmware.image_build import BUILD  # pyright: ignore[reportMissingImports]
+    except ImportError:
+        return None
+    forget("firmware.image_build")
+    return BUILD
 
 
 def _load_config(path):

@@ -36,10 +36,12 @@ def describe_fault(ev):
 
 def run_cycle(sim, link, timeout_s=CYCLE_WALL_TIMEOUT_S):
     """One table cycle from `start` to walls up and dice shown (or a fault).
-    Returns the cycle's JSON object."""
-    link.hello()
+    Returns the cycle's JSON object; `runtime` is what the firmware says it
+    runs on (word size, frozen, MicroPython's version)."""
+    info = link.hello()
     out = {"ok": False, "table_time_s": None, "lower_bound_s": None, "dice": None,
-           "dealer": None, "walls": {"tiles_per_side": None}, "faults": []}
+           "dealer": None, "walls": {"tiles_per_side": None}, "faults": [],
+           "runtime": info["runtime"]}
     status = link.request("status")
     if status["fault"]:                    # found at boot: nothing may move
         out["faults"].append(describe_fault(status["fault"]))
@@ -84,7 +86,7 @@ def run_hand(sim, link, players, timeout_s=HAND_WALL_TIMEOUT_S):
     result. Returns the hand's JSON object (issue 4)."""
     cycle = run_cycle(sim, link)
     out = {"ok": False, "result": None, "scenario": None, "observed": [], "cycle": cycle,
-           "faults": list(cycle["faults"])}
+           "faults": list(cycle["faults"]), "runtime": cycle["runtime"]}
     if not cycle["ok"]:
         return out
     deadline = time.monotonic() + timeout_s

@@ -1,6 +1,13 @@
-"""Where the MicroPython side lives on this machine: the `micropython` binary
-of the venv, and which code tree it runs (the mpy-cross build when it is up
-to date with the sources, as on a board; else the .py sources)."""
+"""Where the MicroPython side lives on this machine, all of it built by
+`make image` and `make tools` from the pinned source (docs/deploy.md):
+
+* the twin, `build/image/micropython`: the unix port built 32-bit with
+  the firmware frozen in, as the board's image has it; the virtual table
+  runs it by default;
+* the unfrozen 32-bit build, `.venv/bin/micropython`: the same port with
+  none of the firmware in it, for the rules and firmware tests and the
+  development forms, the .py sources and the .mpy files of `make mpy`.
+"""
 
 import os
 import sys
@@ -9,17 +16,48 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 MPY_TREE = ROOT / "build" / "mpy"
+TWIN = ROOT / "build" / "image" / "micropython"
 DEVICE_PACKAGES = ("engine_core", "firmware")
+# The twin's entry: only frozen modules are importable, so no file in the
+# folder it runs in (the board's flash) can stand in for one, as on the
+# board (firmware/image/FUZHOU_TABLE_S3/main.py). sys.argv[0] is "-c"
+# then, where `-m` puts the module's name: sim_main reads what follows.
+TWIN_BOOT = "import sys\nsys.path[:] = ['.frozen']\nimport firmware.sim_main\n"
+
+
+class MissingBuild(RuntimeError):
+    """A MicroPython build that `make` has not made yet; says which target."""
 
 
 def micropython_binary():
-    return Path(sys.executable).parent / "micropython"
+    """The unfrozen 32-bit MicroPython (a link in the venv's bin)."""
+    path = Path(sys.executable).parent / "micropython"
+    if not path.exists():
+        raise MissingBuild("no %s: run `make tools`" % path.relative_to(ROOT)
+                           if path.is_relative_to(ROOT) else "no %s: run `make tools`" % path)
+    return path
+
+
+def twin_binary():
+    if not TWIN.exists():
+        raise MissingBuild("no build/image/micropython (the twin): run `make image`")
+    return TWIN
+
+
+def twin_stale():
+    """True when a device source is newer than the twin (run `make image`)."""
+    built = TWIN.stat().st_mtime
+    return any(src.stat().st_mtime > built
+               for pkg in DEVICE_PACKAGES for src in (ROOT / pkg).rglob("*.py")
+               if "tests" not in src.relative_to(ROOT).parts)
 
 
 def mpy_tree_fresh():
     """True when build/mpy holds an .mpy no older than each device .py."""
     for pkg in DEVICE_PACKAGES:
         for src in (ROOT / pkg).rglob("*.py"):
+            if "image" in src.relative_to(ROOT).parts:
+                continue
             mpy = MPY_TREE / src.relative_to(ROOT).with_suffix(".mpy")
             if not mpy.exists() or mpy.stat().st_mtime < src.stat().st_mtime:
                 return False
@@ -27,7 +65,8 @@ def mpy_tree_fresh():
 
 
 def code_root(source=False):
-    """(directory to run micropython in, what it runs) for `-m` imports."""
+    """(directory to run micropython in, what it runs) for `-m` imports of
+    a development form: the .mpy files of `make mpy`, else the sources."""
     if source:
         return ROOT, "source .py (asked for)"
     if not MPY_TREE.is_dir():

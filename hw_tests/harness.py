@@ -33,19 +33,13 @@ WAIT_S = 30.0              # wall-clock guard on every wait
 OUTPUT_GROUPS = ("plate_motor", "lane_feed", "lift_up", "lift_down", "buzzer")
 
 
-# The MicroPython heap the virtual table's firmware must run in (unix port,
-# 64-bit: objects take about twice an ESP32's). A cycle needs 69 KB and a
-# whole hand 70 KB (make bench); docs/firmware.md (Memory) says where it
-# goes. Tests run the cycle, the fault matrix, a whole hand and the
-# technician's readings in this much, so growth beyond its margin shows at
-# once: the name pool's sixth block (7 KB, taken at the 621st interned
-# name) does not fit in it.
-HEAP_BUDGET = 81920
-# A technician's visit at idle: the first service request interns the
-# service module's names, which opens the name pool's sixth block (7 KB,
-# until the next restart), and config_set loads the config's validator,
-# about 8 KB at once (docs/firmware.md, Memory).
-SERVICE_HEAP_BUDGET = HEAP_BUDGET + 16384
+# The MicroPython heap the virtual table's firmware must run in: the twin's
+# (32-bit, the firmware frozen in, as on the board). Tests run the cycle,
+# the fault matrix, a whole hand, the technician's readings and a service
+# session in this much, so that growth shows at once; make bench measures
+# the smallest heap each needs (docs/performance.md).
+HEAP_BUDGET = 32768
+SERVICE_HEAP_BUDGET = HEAP_BUDGET     # one budget: the board has no more for a visit
 
 class HarnessError(AssertionError):
     """A wait ran out or the target misbehaved; the message says what was seen."""

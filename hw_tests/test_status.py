@@ -28,9 +28,22 @@ def test_status_in_idle_has_every_field_with_its_type(target):
     assert all(_is_int(v) and v >= 0 for v in link.values()), link
     heap = st["heap"]
     assert set(heap) == {"alloc", "free"} and all(_is_int(v) and v > 0 for v in heap.values())
+    rt = st["runtime"]
+    assert rt["bits"] == 32 and isinstance(rt["frozen"], bool), rt      # an ESP32, or its twin
+    assert isinstance(rt["micropython"], str) and rt["micropython"].count(".") == 2, rt
     extra = set(st) - {"ok", "op", "state", "phase", "cycles", "fault", "uptime", "dealer",
-                       "dice", "tiles_per_side", "lanes", "lifters", "link", "heap"}
+                       "dice", "tiles_per_side", "lanes", "lifters", "link", "heap", "runtime"}
     assert not extra, extra
+
+
+@pytest.mark.needs_table
+def test_the_virtual_table_runs_the_firmware_frozen_into_the_32_bit_twin(target):
+    """What the firmware reports of itself, in `hello` and `status` alike:
+    the image's build, frozen code, 32-bit objects, the pinned MicroPython."""
+    hello = target.link.hello()
+    assert hello["build"].startswith("image-"), hello
+    want = {"bits": 32, "frozen": True, "micropython": "1.28.0"}
+    assert hello["runtime"] == want and target.status()["runtime"] == want
 
 
 @pytest.mark.needs_table

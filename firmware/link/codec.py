@@ -25,7 +25,7 @@ import json
 
 from firmware.link import frame
 
-PROTO_VERSION = 5          # bumped by any change of the tables below
+PROTO_VERSION = 6          # bumped by any change of the tables below
 # The frame kinds and the tables below are private constants: compiled
 # into the functions that use them, they leave no global and no interned
 # name on the controller (docs/firmware.md, Memory). The host reads them
@@ -63,9 +63,9 @@ _REQUESTS = const(
     "rfid_learn session:str*\n"
 )
 _RESPONSES = const(        # "op" echoes the request's
-    "hello build:str fw:str op:str proto:int table:str\n"
+    "hello build:str fw:str op:str proto:int runtime:dict table:str\n"
     "status cycles:int dealer:int? dice:list? fault:dict? heap:dict* lanes:list lifters:list"
-    " link:dict* op:str phase:str state:str tiles_per_side:list uptime:int\n"
+    " link:dict* op:str phase:str runtime:dict state:str tiles_per_side:list uptime:int\n"
     "start op:str state:str\n"
     "clear cleared:int? op:str\n"
     "faults faults:list op:str total:int\n"
@@ -114,8 +114,9 @@ _ERRORS = const("bad_json bad_kind bad_request unknown_op proto_mismatch"     # 
           " busy refused auth_failed no_session session_expired not_found too_big internal"
           " config_invalid firmware_corrupt")
 _HOST_ERRORS = const("not_public bad_value bad_response bad_event timeout closed")
-_NESTED = const("alloc bad_crc cmd code count detail dropped end errors expected free garbage got"
-          " lane ms name overruns pin reason requests seat sensor side slot slots state t")   # keys of nested objects
+_NESTED = const("alloc bad_crc bits cmd code count detail dropped end errors expected free frozen"
+          " garbage got lane micropython ms name overruns pin reason requests seat sensor side slot"
+          " slots state t")   # keys of nested objects
 _SECRET = const(("tile", "tiles", "uid"))   # at any depth, only with reveal=True
 
 

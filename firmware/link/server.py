@@ -52,9 +52,11 @@ class LinkServer:
     fault_name = ""            # its name (also the error code of every refused
     fault_reason = ""          # request) and why
 
-    def __init__(self, hal, fw_version, build, table="esp32", key=None):
-        """`key`: the table's service key (bytes), None if it has none."""
+    def __init__(self, hal, fw_version, build, table="esp32", key=None, frozen=False):
+        """`key`: the table's service key (bytes), None if it has none;
+        `frozen`: the code runs frozen into the MicroPython image."""
         self.hal = hal
+        self.frozen = frozen
         self.fw_version = fw_version
         self.build = build
         self.table = table
@@ -234,14 +236,14 @@ class LinkServer:
                                       % (codec.PROTO_VERSION, args.get("proto")),
                                       {"proto": codec.PROTO_VERSION})
             return {"ok": True, "proto": codec.PROTO_VERSION, "fw": self.fw_version,
-                    "build": self.build, "table": self.table}
+                    "build": self.build, "table": self.table, "runtime": self.runtime()}
         ctl = self.controller
         if ctl is None:
             if op == "status":         # what stopped the boot
                 return {"ok": True, "state": "fault", "phase": "none", "cycles": 0,
                         "fault": {"code": self.fault_code, "name": self.fault_name,
                                   "detail": {"reason": self.fault_reason}},
-                        "uptime": now, "dealer": None, "dice": None,
+                        "uptime": now, "dealer": None, "dice": None, "runtime": self.runtime(),
                         "tiles_per_side": [0, 0, 0, 0], "lanes": [0, 0, 0, 0], "lifters": []}
             raise codec.LinkError(self.fault_name or "internal",
                                   self.fault_reason or "no controller")
@@ -324,4 +326,15 @@ class LinkServer:
                 "link": {"requests": self.requests, "errors": self.errors,
                          "dropped": self.dropped, "overruns": self.overruns,
                          "garbage": self.reader.dropped, "bad_crc": self.reader.bad_crc},
-                "heap": {"alloc": gc.mem_alloc(), "free": gc.mem_free()}}
+                "heap": {"alloc": gc.mem_alloc(), "free": gc.mem_free()},
+                "runtime": self.runtime()}
+
+    def runtime(self):
+        """What this firmware runs on, as it knows it itself: the word size,
+        whether its code is frozen into the image, MicroPython's version
+        (None under CPython, in host tests)."""
+        import sys
+        v = sys.implementation.version
+        return {"bits": 64 if sys.maxsize > 0x7FFFFFFF else 32, "frozen": self.frozen,
+                "micropython": "%d.%d.%d" % (v[0], v[1], v[2])
+                if sys.implementation.name == "micropython" else None}

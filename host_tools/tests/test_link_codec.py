@@ -21,6 +21,7 @@ from firmware.link import codec, frame
 from firmware.link.codec import LinkError
 from host_tools import link_codec
 from host_tools.link_client import LinkClient
+from host_tools.mpenv import twin_binary
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 MICROPYTHON = os.path.join(os.path.dirname(sys.executable), "micropython")
@@ -654,13 +655,16 @@ def main(jobs):                        # locals only: a new global would grow a 
 main(json.loads(sys.stdin.read()))
 """
 
+# Every int is a small int on a 32-bit MicroPython, as the controller's are
+# (times are ticks, below 2**30): a larger one is a heap object there.
 HEAP_JOBS = [
-    ["response", {"op": "status", "state": "idle", "phase": "none", "cycles": 3, "uptime": 2**40,
+    ["response", {"op": "status", "state": "idle", "phase": "none", "cycles": 3, "uptime": 2**30 - 1,
                   "fault": {"code": 10, "name": "lane_jam", "detail": {
                       "lane": 2, "ms": 300, "got": [1, -2, None], "reason": "jam \u00e9\u2028\U0001F600\t"}},
                   "dealer": None, "dice": [3, 4], "tiles_per_side": [36, 36, 36, 36],
                   "lanes": [0, 0, 0, 0], "lifters": ["bottom", "top"],
-                  "link": {"requests": 5, "errors": 0, "dropped": 0, "overruns": 0}}, False],
+                  "link": {"requests": 5, "errors": 0, "dropped": 0, "overruns": 0},
+                  "runtime": {"bits": 32, "frozen": True, "micropython": "1.28.0"}}, False],
     ["response", {"op": "faults", "total": 1, "faults": [
         {"t": 9, "code": 20, "name": "missing_tile", "detail": {"tile": "1z", "slot": 3}}]}, True],
     ["response", {"op": "config_get", "key": "lanes",
@@ -695,28 +699,17 @@ print("frame", b - a, "codec", c - b)
 """
 
 
-def test_import_heap_from_romfs(tmp_path):
-    """Heap taken by importing frame and codec from a ROMFS image (bytecode
-    and constants in ROM, as on the board; the controller has a 64 KB heap).
-    frame's figure includes the firmware and firmware.link packages and the
-    qstr pool its names open: about 1.3 KB before frame.py's own objects.
-    codec's includes the 512 B it writes a str's bytes through (_utf8)."""
-    stage = tmp_path / "stage"
-    for rel in ("firmware/__init__.py", "firmware/link/__init__.py",
-                "firmware/link/frame.py", "firmware/link/codec.py"):
-        (stage / rel).parent.mkdir(parents=True, exist_ok=True)
-        (stage / rel).write_bytes(open(os.path.join(ROOT, rel), "rb").read())
-    p = subprocess.run([MPREMOTE, "romfs", "-o", str(tmp_path / "img.romfs"), "build", "."],
-                       cwd=stage, capture_output=True, text=True, timeout=120)
-    assert p.returncode == 0, p.stdout + p.stderr
-    (tmp_path / "probe_mem.py").write_text(PROBE)
-    p = subprocess.run([sys.executable, "-m", "host_tools.vtable.romboot", str(tmp_path / "img.romfs"),
-                        "0", "probe_mem"], cwd=tmp_path, capture_output=True, text=True, timeout=120,
-                       env=dict(os.environ, PYTHONPATH=ROOT))
+def test_import_heap_from_the_twin():
+    """Heap taken by importing frame and codec frozen into the twin
+    (bytecode, names and constants in its image, as on the board): the
+    module objects, their globals and what they build at import. codec's
+    includes the 512 B it writes a str's bytes through (_utf8)."""
+    p = subprocess.run([str(twin_binary()), "-c", "import sys\nsys.path[:] = ['.frozen']\n" + PROBE],
+                       capture_output=True, text=True, timeout=60)
     assert p.returncode == 0, p.stdout + p.stderr
     words = p.stdout.split()
     heap = dict(zip(words[::2], map(int, words[1::2])))
-    assert heap["codec"] <= 4608 and heap["frame"] <= 2400, heap
+    assert heap["codec"] <= 1280 and heap["frame"] <= 768, heap    # 1,184 and 704 B measured
 
 
 def test_codec_compiles_with_mpy_cross(tmp_path):

@@ -1,5 +1,11 @@
-"""Starts the real firmware under the `micropython` binary on the virtual
-table, and keeps it running across power cuts and watchdog resets.
+"""Starts the real firmware under MicroPython on the virtual table, and
+keeps it running across power cuts and watchdog resets.
+
+The firmware runs as it ships by default: frozen into the twin (the unix
+port built 32-bit, `make image`), from the folder that stands for the
+board's flash. The development forms run it on the unfrozen 32-bit build:
+`form="mpy"` the .mpy files of `make mpy`, `form="source"` the .py files,
+`code_dir` a virtual board's deployed .mpy files (host_tools/vboard.py).
 
 Two ptys per table: the sim bus (firmware <-> BusServer) and the link
 (firmware <-> any host client). The firmware holds each pty's master end (an
@@ -16,8 +22,8 @@ import threading
 
 import serial
 
-from host_tools.mpenv import ROOT, code_root, micropython_binary, raw_pty
-from host_tools.vtable import romfs
+from host_tools.mpenv import (ROOT, TWIN_BOOT, code_root, micropython_binary, raw_pty,
+                               twin_binary)
 from host_tools.vtable.bus import BusServer
 from host_tools.vtable.table import VirtualTable
 
@@ -32,7 +38,7 @@ class SimTable:
     bus_timeout_s = 0.02
 
     def __init__(self, seed=0, faults=(), heap=None, realtime=False,
-                 config_path=None, ruleset=None, source=False, speed=1.0, code_dir=None,
+                 config_path=None, ruleset=None, form="image", speed=1.0, code_dir=None,
                  key=True):
         """realtime: virtual time follows the wall clock, `speed` times as
         fast (BusServer); otherwise it runs as fast as the two processes talk.
@@ -42,6 +48,8 @@ class SimTable:
         key: the table's service key in its flash (`service.key`, as make
         deploy provisions it): True for random bytes, or bytes, or None
         for a table without one; kept in `self.key`."""
+        if form not in ("image", "mpy", "source"):
+            raise ValueError("form must be image, mpy or source, not %r" % (form,))
         if not speed > 0:
             raise ValueError("speed must be > 0, not %r" % (speed,))
         self.config_path = str(config_path or CONFIG)
@@ -51,18 +59,21 @@ class SimTable:
         self.heap = heap
         self.realtime = realtime
         self.speed = speed
-        self.source = source
+        self.form = form
         self.code_dir = code_dir
         self.tags_path = str(TAGS)
+        self.store = tempfile.mkdtemp(prefix="vtable-")
         if code_dir is not None:       # a deployed board's flash
+            self.binary = micropython_binary()
             self.cwd, self.code = code_dir, "deployed .mpy (%s)" % os.path.basename(str(code_dir))
             self.config_path = os.path.join(str(code_dir), "config.json")
             self.tags_path = os.path.join(str(code_dir), "tags.txt")
-        elif source:                   # the .py files, compiled on the fly
-            self.cwd, self.code = code_root(True)
-        else:                          # as on a board: .mpy in place from ROMFS
-            self.cwd, self.code = ROOT, "ROMFS image (build/romfs)"
-        self.store = tempfile.mkdtemp(prefix="vtable-")
+        elif form == "image":          # as on a board: frozen, run from its flash
+            self.binary = twin_binary()
+            self.cwd, self.code = self.store, "frozen in the twin (build/image)"
+        else:                          # a development form
+            self.binary = micropython_binary()
+            self.cwd, self.code = code_root(form == "source")
         self.key = os.urandom(32) if key is True else key
         if self.key is not None:
             with open(os.path.join(self.store, "service.key"), "wb") as f:
@@ -131,13 +142,18 @@ class SimTable:
         args = [str(bus_master), str(self._link_master), os.path.join(str(flash), "config.json"),
                 os.path.join(str(flash), "tags.txt"), self.store,
                 str(self.seed + 1000 * self.restarts)]
-        if self.source or self.code_dir is not None:
-            cmd = [str(micropython_binary())]
-            if self.heap:
-                cmd += ["-X", "heapsize=%d" % self.heap]
-            cmd += ["-m", "firmware.sim_main"] + args
+        cmd = [str(self.binary)]
+        if self.heap:
+            cmd += ["-X", "heapsize=%d" % self.heap]
+        if self.form == "image" and self.code_dir is None:
+            cmd += ["-c", TWIN_BOOT] + args
         else:
-            cmd = romfs.command("firmware.sim_main", args, self.heap)
+            cmd += ["-m", "firmware.sim_main"] + args
+        # The host's end is open before the firmware starts: pyserial
+        # flushes what is waiting when it opens a port, and the frozen
+        # firmware sends its first bus frame within milliseconds.
+        port = serial.Serial(os.ttyname(bus_slave), timeout=self.bus_timeout_s)
+        os.close(bus_slave)                # pyserial opened the path itself
         log = open(os.path.join(self.store, "firmware.log"), "ab")
         # Its own session: a Ctrl-C on the terminal goes to the host, which
         # stops the firmware itself (stop()); an orphan ends when the bus closes.
@@ -147,8 +163,6 @@ class SimTable:
                                      start_new_session=True)
         log.close()
         os.close(bus_master)               # the firmware has its own copy
-        port = serial.Serial(os.ttyname(bus_slave), timeout=self.bus_timeout_s)
-        os.close(bus_slave)                # pyserial opened the path itself
         return port
 
     def _kill(self):

@@ -1,0 +1,50 @@
+# What ships: the one list of code frozen into the MicroPython image, in
+# MicroPython's manifest form (docs/deploy.md, The image). Frozen code runs
+# in place from flash: its bytecode, names and constants take no heap.
+#
+# Both targets include this file with the HAL they have:
+#   twin/manifest.py             the unix port built 32-bit (make image)
+#   FUZHOU_TABLE_S3/manifest.py  the ESP32-S3 board (make firmware)
+#
+# It freezes engine_core/ and firmware/ without their tests, this folder
+# (build inputs, not modules) or the other target's HAL, and writes
+# firmware/image_build.py: the image's build id, a digest of what it
+# freezes. The firmware imports that module to know it runs frozen
+# (firmware/main.py); no .py tree has it.
+import hashlib
+import os
+
+options.defaults(hal="sim")
+if options.hal not in ("sim", "esp32"):
+    raise ValueError("hal must be sim or esp32, not %r" % (options.hal,))
+
+_root = os.path.abspath(os.path.join(os.getcwd(), "..", ".."))   # this file's folder is the cwd
+_other_hal = {"sim": ("firmware/hal/esp32.py",),
+              "esp32": ("firmware/hal/sim.py", "firmware/sim_main.py")}[options.hal]
+
+
+def _shipped(package):
+    for folder, subs, files in os.walk(os.path.join(_root, package)):
+        subs[:] = sorted(s for s in subs if s not in ("tests", "image", "__pycache__"))
+        for name in sorted(files):
+            rel = os.path.relpath(os.path.join(folder, name), _root).replace(os.sep, "/")
+            if name.endswith(".py") and rel not in _other_hal:
+                yield rel
+
+
+_files = [f for p in ("engine_core", "firmware") for f in _shipped(p)]
+for _f in _files:
+    module(_f, base_path=_root)
+
+_digest = hashlib.sha256()
+for _f in _files:
+    with open(os.path.join(_root, _f), "rb") as _src:
+        _digest.update(_f.encode() + b"\0" + _src.read())
+_gen = os.path.join(_root, "build", "image", "gen-" + options.hal)
+os.makedirs(os.path.join(_gen, "firmware"), exist_ok=True)
+_text = 'BUILD = "image-%s"\n' % _digest.hexdigest()[:12]
+_path = os.path.join(_gen, "firmware", "image_build.py")
+if not os.path.exists(_path) or open(_path).read() != _text:   # unchanged: no rebuild
+    with open(_path, "w") as _out:
+        _out.write(_text)
+module("firmware/image_build.py", base_path=_gen)
