@@ -14,43 +14,36 @@ except ImportError:  # CPython
 from engine_core import tiles
 from engine_core.tiles import is_int
 
-# The tables are string constants, parsed when a ruleset is loaded: on a
-# board strings stay in flash (ROMFS) while tuples and dicts would take heap.
-
-# Private constants (`_X = const(...)`): compiled away on the board, no
-# global and no interned name (docs/firmware.md, Memory).
+# The tables are tuples of constants: frozen into the image they stay in
+# flash whole, so reading them takes no heap (docs/firmware.md, Memory).
 
 # name, tile set, stacks per side, reserve base, gold method; the other
-# parameters take the defaults of _OVERRIDES.
-_NAMED = const("""fuzhou144 full144 18 18 tail
-luoyuan144 full144 18 20 dice
-luoyuan128 luoyuan128 16 18 dice""")      # the first is the default
+# parameters take the defaults of OVERRIDES. The first is the default.
+NAMED = (("fuzhou144", "full144", 18, 18, "tail"),
+         ("luoyuan144", "full144", 18, 20, "dice"),
+         ("luoyuan128", "luoyuan128", 16, 18, "dice"))
 
-# Tile sets as runs of tile ids (tiles.CODES) with their copies.
-_SETS = const("""full144 0-26:4 27-33:4 34-41:1
-luoyuan128 0-26:4 27-30:4 33-33:4""")
+# Tile sets as runs (first id, last id, copies) of tile ids (tiles.CODES).
+SETS = (("full144", ((0, 26, 4), (27, 33, 4), (34, 41, 1))),
+        ("luoyuan128", ((0, 26, 4), (27, 30, 4), (33, 33, 4))))
 
 # Override key, kind, minimum (maximum: the tiles of the set) and default;
-# "-" has no default: it comes from _NAMED. A ruleset's tile set and stacks
+# None has no default: it comes from NAMED. A ruleset's tile set and stacks
 # are the physical machine and cannot be overridden.
-_OVERRIDES = const("""reserve_base int 4 -
-final_group int 0 4
-set_is_quad bool 0 false
-gold_in_reserve bool 0 false
-kong_exposed int 0 1
-kong_concealed int 0 2
-quad int 0 2
-gold_method method 0 -""")
-_GOLD_METHODS = const("tail dice")
-
-
-def _rows(table):
-    return [line.split() for line in table.split("\n")]
+OVERRIDES = (("reserve_base", "int", 4, None),
+             ("final_group", "int", 0, 4),
+             ("set_is_quad", "bool", 0, False),
+             ("gold_in_reserve", "bool", 0, False),
+             ("kong_exposed", "int", 0, 1),
+             ("kong_concealed", "int", 0, 2),
+             ("quad", "int", 0, 2),
+             ("gold_method", "method", 0, None))
+GOLD_METHODS = ("tail", "dice")
 
 
 def names():
     """The named rulesets; the first is the default."""
-    return [row[0] for row in _rows(_NAMED)]
+    return [row[0] for row in NAMED]
 
 
 class Ruleset:
@@ -76,13 +69,11 @@ class Ruleset:
     def tile_counts(self):
         """The ruleset's multiset as a bytearray indexed by tile id."""
         out = bytearray(tiles.N_KINDS)
-        for row in _rows(_SETS):
-            if row[0] == self.set_name:
-                for run in row[1:]:
-                    span, copies = run.split(":")
-                    first, last = span.split("-")
-                    for tid in range(int(first), int(last) + 1):
-                        out[tid] = int(copies)
+        for name, runs in SETS:
+            if name == self.set_name:
+                for first, last, copies in runs:
+                    for tid in range(first, last + 1):
+                        out[tid] = copies
         return out
 
     def tile_codes(self):
@@ -116,7 +107,7 @@ def _check(key, kind, low, value, n_tiles):
         if value is not True and value is not False:
             raise ValueError("ruleset: %s must be true or false, not %r" % (key, value))
     elif kind == "method":
-        if value not in _GOLD_METHODS.split():
+        if value not in GOLD_METHODS:
             raise ValueError("ruleset: gold_method must be 'tail' or 'dice', not %r" % (value,))
     elif not is_int(value, low, n_tiles):
         raise ValueError("ruleset: %s must be a whole number %d..%d, not %r"
@@ -141,22 +132,24 @@ def load(spec=None):
     else:
         base = spec
     named = None
-    for row in _rows(_NAMED):
+    for row in NAMED:
         if row[0] == base:
             named = row
     if named is None:
         raise ValueError("ruleset: unknown name %r (known: %s)" % (base, ", ".join(names())))
-    stacks = int(named[2])
-    params = {"reserve_base": int(named[3]), "gold_method": named[4]}
-    kinds = {}
-    for key, kind, low, default in _rows(_OVERRIDES):
-        kinds[key] = (kind, int(low))
-        if default != "-":
-            params[key] = (default == "true") if kind == "bool" else int(default)
+    stacks = named[2]
+    params = {"reserve_base": named[3], "gold_method": named[4]}
+    for key, _kind, _low, default in OVERRIDES:
+        if default is not None:
+            params[key] = default
     for key in sorted(overrides):
-        if key not in kinds:
+        row = None
+        for r in OVERRIDES:
+            if r[0] == key:
+                row = r
+        if row is None:
             raise ValueError("ruleset: unknown parameter %r (known: base, %s)"
-                               % (key, ", ".join([row[0] for row in _rows(_OVERRIDES)])))
-        _check(key, kinds[key][0], kinds[key][1], overrides[key], stacks * 8)
+                               % (key, ", ".join([r[0] for r in OVERRIDES])))
+        _check(key, row[1], row[2], overrides[key], stacks * 8)
         params[key] = overrides[key]
     return Ruleset(base, named[1], stacks, params)

@@ -20,42 +20,20 @@ N_KINDS = const(42)
 _FIRST_HONOR = const(27)  # 1z (hand.py keeps its own copy, and 1f = 34)
 NO_TILE = const(255)      # "nothing here" in a tile bytearray
 
-# The code of every tile id, 2 characters each, in one string constant: on a
-# board a string stays in flash (ROMFS), where a tuple of 42 strings costs
-# about 2 KB of heap. CODES reads it like a tuple of codes. A private const:
-# the compiler puts the string where it is used, no global or name is kept.
-_CODE_TEXT = const("1m2m3m4m5m6m7m8m9m1p2p3p4p5p6p7p8p9p1s2s3s4s5s6s7s8s9s1z2z3z4z5z6z7z1f2f3f4f5f6f7f8f")
-
-
-class _Codes:
-    """tiles.CODES: indexable like a tuple of codes, and so iterable and
-    searchable too (`for`, `in` and list() index it until IndexError;
-    `tile_id(code)` finds a code's index): each method costs heap on the
-    board, so only these two."""
-
-    def __len__(self):
-        return N_KINDS
-
-    def __getitem__(self, tid):
-        if tid < 0:
-            tid += N_KINDS
-        if not 0 <= tid < N_KINDS:
-            raise IndexError("tile id out of range")
-        return _CODE_TEXT[2 * tid:2 * tid + 2]
-
-
-
-CODES = _Codes()
+# The code of every tile id. A tuple of constants: frozen into the image
+# it stays in flash whole (no heap at import, none when a code is read).
+CODES = ("1m", "2m", "3m", "4m", "5m", "6m", "7m", "8m", "9m",
+         "1p", "2p", "3p", "4p", "5p", "6p", "7p", "8p", "9p",
+         "1s", "2s", "3s", "4s", "5s", "6s", "7s", "8s", "9s",
+         "1z", "2z", "3z", "4z", "5z", "6z", "7z",
+         "1f", "2f", "3f", "4f", "5f", "6f", "7f", "8f")
 
 
 def tile_id(code):
     """The id of a code string; ValueError names the bad code."""
-    i = _CODE_TEXT.find(code) if isinstance(code, str) and len(code) == 2 else -1
-    while i >= 0 and i % 2:
-        i = _CODE_TEXT.find(code, i + 1)
-    if i < 0:
+    if code not in CODES:
         raise ValueError("unknown tile code %r" % (code,))
-    return i // 2
+    return CODES.index(code)
 
 
 def is_flower(tid):

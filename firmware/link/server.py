@@ -267,6 +267,7 @@ class LinkServer:
         if op.startswith("service_") or op.startswith("rfid_") or op in _TECHNICIAN:
             # Loaded for this request and forgotten after it: link/readouts.py
             # (no session needed), link/service.py (the rest).
+            gc.collect()
             if op in _READOUTS:
                 from firmware.link import readouts
                 try:

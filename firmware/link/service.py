@@ -231,14 +231,17 @@ def config_set(cfg, key, value):
         del config
         forget("firmware.config")
         forget("engine_core.rulesets")
-    _write_atomic(cfg.path, json.dumps(data))
+    _write_atomic(cfg.path, data)
     return {"ok": True, "key": key, "value": value, "restart": True}
 
 
-def _write_atomic(path, text):
+def _write_atomic(path, data):
+    """`data` as JSON in a new file, then renamed over the old one. Written
+    to the file as it is encoded: the text whole would be one more
+    contiguous block at the session's fullest heap."""
     import os
     with open(path + ".new", "w") as f:
-        f.write(text)
+        json.dump(data, f)
     os.rename(path + ".new", path)
 
 
@@ -270,10 +273,14 @@ def rfid_audit(ctl):
         else:
             have[ids[slot]] += 1
     want = ctl.builder.want
-    diff = [[tiles.CODES[t], have[t], want[t]] for t in range(tiles.N_KINDS) if have[t] != want[t]]
-    # At most _AUDIT_KINDS of them fit in a frame (empty walls: every kind).
-    return {"ok": True, "tags": read, "unknown": unknown, "kinds": len(diff),
-            "tiles": diff[:_AUDIT_KINDS]}
+    kinds = 0
+    diff = []              # at most _AUDIT_KINDS fit in a frame (empty walls: every kind)
+    for t in range(tiles.N_KINDS):
+        if have[t] != want[t]:
+            kinds += 1
+            if kinds <= _AUDIT_KINDS:
+                diff.append([tiles.CODES[t], have[t], want[t]])
+    return {"ok": True, "tags": read, "unknown": unknown, "kinds": kinds, "tiles": diff}
 
 
 def rfid_learn(ctl):

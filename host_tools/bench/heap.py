@@ -1,48 +1,72 @@
-"""The heap the firmware needs (MicroPython unix port, 64-bit): the
-smallest `--heap` in which one cycle (`mjctl --sim --seed 3 --heap N
-cycle`) and one whole hand (`mjctl --sim --seed 4 --heap N hand`) both
-complete, to 1 KB; fragmentation included, so a strict form of the peak.
+"""The heap the firmware needs, measured on what ships: the smallest
+`-X heapsize` of the twin (the firmware frozen into the unix port built
+32-bit, as on the board) in which each run completes, to RESOLUTION bytes,
+fragmentation included:
 
-The cycle is bisected over [LO, HI] first (a failing boot ends as soon as
-the MicroPython process dies, about 0.3 s; a cycle takes under 1 s); the
-hand, which needs at least what the cycle needs, is then searched upwards
-from there (galloping: 1, 2, 4 KB above, then bisected), a few runs of a
-few seconds. Both searches assume that a run which passes in N bytes passes
-in more; the hand is also run at exactly 64 KB (hand_passes_64k).
+* image_heap_cycle_bytes: one table cycle (`mjctl --sim --seed 3 --heap N cycle`);
+* image_heap_hand_bytes: one whole hand by virtual players (seed 4);
+* image_heap_service_bytes: a technician's visit at idle: the self-test,
+  an RFID scan and audit, a config change, the session closed (seed 3);
+* mpy_deploy_heap_cycle_bytes: the cycle again from the .mpy files of a
+  development deploy on the unfrozen 32-bit build, the bytecode in the heap.
 
-peak_heap_bytes_esp32_est: the same heap on an ESP32, estimated from the
-peak and the boot's parts (host_tools.bench.heapcost.run: its live heap,
-byte data, names; stats.esp32_heap says how), with its pessimistic bound
-in the details. Reported, not a target: no 32-bit MicroPython runs here."""
+Each is bisected over its range, assuming that a run which passes in N
+bytes passes in more; a failing boot ends as soon as the MicroPython
+process dies. A run passes only if the firmware printed no MemoryError
+(an answer dropped for want of heap is a failure too)."""
 
 import time
 
-from host_tools.bench import heapcost
+from host_tools import selftest
 from host_tools.bench.simrun import passes
-from host_tools.bench.stats import bisect_min, esp32_heap, gallop_min
+from host_tools.bench.stats import bisect_min
 from host_tools.mjctl import run_cycle, run_hand
 from host_tools.vtable.hand_players import HandPlayers
 
 KB = 1024
-LO, HI = 48 * KB, 160 * KB
-CYCLE_SEED, HAND_SEED = 3, 4
-HAND_64K = 64 * KB
+RESOLUTION = 256
+IMAGE_RANGE = (8 * KB, 64 * KB)
+MPY_RANGE = (32 * KB, 160 * KB)
+CYCLE_SEED, HAND_SEED, SERVICE_SEED = 3, 4, 3
 CYCLE_WALL_S = 30.0
 HAND_WALL_S = 60.0
 
 
-def cycle_ok(heap, seed=CYCLE_SEED):
-    return passes(lambda sim, link: run_cycle(sim, link, timeout_s=CYCLE_WALL_S)["ok"],
-                  seed, heap)
+def _clean(sim, link):
+    """No MemoryError printed and no answer or event dropped for want of heap."""
+    return "MemoryError" not in sim.firmware_log() and link.request("status")["link"]["dropped"] == 0
+
+
+def cycle_ok(heap, seed=CYCLE_SEED, form="image"):
+    return passes(lambda sim, link: run_cycle(sim, link, timeout_s=CYCLE_WALL_S)["ok"]
+                  and _clean(sim, link), seed, heap, form=form)
 
 
 def hand_ok(heap, seed=HAND_SEED):
     players = []                   # seated before the firmware starts
 
     def play(sim, link):
-        return run_hand(sim, link, players[0], timeout_s=HAND_WALL_S)["ok"]
+        return run_hand(sim, link, players[0], timeout_s=HAND_WALL_S)["ok"] and _clean(sim, link)
     return passes(play, seed, heap,
                   setup=lambda table: players.append(HandPlayers(table, seed=seed)))
+
+
+def service_visit(sim, link):
+    """The technician's visit: the self-test (its own session), then a
+    session with an RFID scan and audit and a config change."""
+    if not all(r["pass"] for r in selftest.run(link, sim.key, timeout=CYCLE_WALL_S)):
+        return False
+    session = link.open_service(sim.key)
+    link.request("rfid_scan", session=session)
+    scanned = link.wait_event(lambda e: e["ev"] == "scanned", CYCLE_WALL_S)
+    link.request("rfid_audit", session=session)
+    link.request("config_set", session=session, key="timings.lift_up_ms", value=4000)
+    link.request("service_close")
+    return scanned["sides"] == 4 and _clean(sim, link)
+
+
+def service_ok(heap, seed=SERVICE_SEED):
+    return passes(service_visit, seed, heap)
 
 
 def _timed(fn, log):
@@ -54,25 +78,30 @@ def _timed(fn, log):
     return run
 
 
+def smallest(fn, lo_hi, runs):
+    return bisect_min(lo_hi[0], lo_hi[1], _timed(fn, runs), RESOLUTION)[0]
+
+
 def measure():
-    cycle_runs, hand_runs = [], []
-    cycle_min, _ = bisect_min(LO, HI, _timed(cycle_ok, cycle_runs), KB)
-    peak = None
-    if cycle_min is not None:
-        peak, _ = gallop_min(cycle_min, HI, _timed(hand_ok, hand_runs), KB)
-    at_64k = [r["ok"] for r in hand_runs if r["heap"] == HAND_64K]
-    hand_64k = at_64k[0] if at_64k else _timed(hand_ok, hand_runs)(HAND_64K)
-    figures = {"peak_heap_bytes": peak, "hand_passes_64k": hand_64k}
-    details = {"range": [LO, HI], "resolution": KB, "cycle_seed": CYCLE_SEED,
-               "hand_seed": HAND_SEED, "cycle_min_bytes": cycle_min,
-               "cycle_runs": cycle_runs, "hand_runs": hand_runs,
-               "port": "MicroPython unix port, 64-bit (an ESP32's objects are about half)"}
-    if peak is not None:               # the boot's parts, for the ESP32's estimate
-        parts = heapcost.run()[1]
-        est, upper = esp32_heap(peak, parts["live"], parts["buffers"], parts["name_pools"],
-                                parts["name_text"])
-        figures["peak_heap_bytes_esp32_est"] = est
-        details["esp32_estimate"] = dict(parts, upper_bytes=upper)
-    if peak is None:
-        details["note"] = "no heap up to %d B completed both runs" % HI
+    runs = {"cycle": [], "hand": [], "service": [], "mpy_cycle": []}
+    figures = {
+        "image_heap_cycle_bytes": smallest(cycle_ok, IMAGE_RANGE, runs["cycle"]),
+        "image_heap_hand_bytes": smallest(hand_ok, IMAGE_RANGE, runs["hand"]),
+        "image_heap_service_bytes": smallest(service_ok, IMAGE_RANGE, runs["service"]),
+        "mpy_deploy_heap_cycle_bytes": smallest(lambda h: cycle_ok(h, form="mpy"), MPY_RANGE,
+                                                runs["mpy_cycle"]),
+    }
+    details = {"resolution": RESOLUTION, "image_range": IMAGE_RANGE, "mpy_range": MPY_RANGE,
+               "seeds": {"cycle": CYCLE_SEED, "hand": HAND_SEED, "service": SERVICE_SEED},
+               "runs": runs,
+               "port": "MicroPython 1.28.0 unix port, 32-bit (gcc -m32), as on an ESP32"}
     return figures, details
+
+
+if __name__ == "__main__":
+    import sys
+    what = sys.argv[1]
+    fn = {"cycle": cycle_ok, "hand": hand_ok, "service": service_ok,
+          "mpy": lambda h: cycle_ok(h, form="mpy")}[what]
+    for h in sys.argv[2:]:
+        print(what, h, fn(int(h)))

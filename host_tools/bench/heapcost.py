@@ -1,14 +1,14 @@
 """Where the firmware's resident heap goes, step by step through the boot
-of firmware/main.py, under the MicroPython unix port (64-bit) from the
-ROMFS image, as the virtual table runs it:
+of firmware/main.py, on the twin (the firmware frozen into the unix port
+built 32-bit), as the virtual table runs it:
 
-    python -m host_tools.bench.heapcost [--qstrs]
+    python -m host_tools.bench.heapcost
 
-Each step: the live heap after a collection, and the interned names
-(qstrs). Qstrs are never freed and live in pools that double (20, 40 ...
-640 entries): the 621st name allocates a 640-entry pool, 7 KB on the
-64-bit port. A tool for the engineer cutting the heap (docs/firmware.md,
-Memory); `make bench` measures the figure itself (heap.py)."""
+Each step: the live heap after a collection, and the names interned at
+run time (qstrs): the frozen code's own names are in the image, so these
+are only names made while it runs. A tool for the engineer cutting the
+heap (docs/firmware.md, Memory); `make bench` measures the figures
+themselves (heap.py)."""
 
 import argparse
 import re
@@ -17,8 +17,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from host_tools.mpenv import ROOT
-from host_tools.vtable import romfs
+from host_tools.mpenv import ROOT, twin_binary
 
 QSTR_RE = re.compile(r"qstr pool: n_pool=(\d+), n_qstr=(\d+), n_str_data_bytes=(\d+), "
                      r"n_total_bytes=(\d+)")
@@ -34,8 +33,11 @@ def run():
         t = Path(tmp)
         (t / "store").mkdir()
         shutil.copy(Path(__file__).with_name("mp_heapcost.py"), t / "mp_heapcost.py")
-        cmd = romfs.command("mp_heapcost", [t / "bus.bin", ROOT / "firmware" / "config.json",
-                                            ROOT / "firmware" / "tags.txt", str(t / "store") + "/"])
+        # The frozen modules first, as the twin boots; then this folder for
+        # the script itself.
+        cmd = [str(twin_binary()), "-c", "import sys\nsys.path[:] = ['.frozen', '']\n"
+               "import mp_heapcost\n", str(t / "bus.bin"), str(ROOT / "firmware" / "config.json"),
+               str(ROOT / "firmware" / "tags.txt"), str(t / "store") + "/"]
         p = subprocess.run(cmd, cwd=tmp, capture_output=True, text=True, timeout=120)
     if p.returncode != 0:
         raise RuntimeError("mp_heapcost failed: " + (p.stderr or p.stdout)[-2000:])

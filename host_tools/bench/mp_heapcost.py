@@ -1,5 +1,5 @@
-# MicroPython only: run by host_tools/bench/heapcost.py from the ROMFS
-# image (romboot), in a directory holding CONFIG, TAGS and a scratch STORE:
+# MicroPython only: run by host_tools/bench/heapcost.py on the twin (the
+# firmware frozen in), in a directory holding CONFIG, TAGS and a scratch STORE:
 #     mp_heapcost BUS_FILE CONFIG TAGS STORE
 # The boot of firmware/main.py, step by step: after each step a collection,
 # then one line "STEP name bytes" and MicroPython's qstr_info line; at the

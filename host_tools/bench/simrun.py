@@ -37,11 +37,12 @@ def watched(sim, link):
 
 
 @contextlib.contextmanager
-def running(seed=0, heap=None, realtime=False, setup=None, request_timeout=1.0):
+def running(seed=0, heap=None, realtime=False, setup=None, request_timeout=1.0, form="image"):
     """(sim, link) of a booted table: the firmware answered hello. Raises
     LinkError when it did not (died, or no answer in BOOT_WALL_S).
-    `setup(table)` runs before the firmware starts (players, instruments)."""
-    sim = SimTable(seed=seed, heap=heap, realtime=realtime)
+    `setup(table)` runs before the firmware starts (players, instruments);
+    `form`: how the firmware runs (SimTable: frozen in the twin by default)."""
+    sim = SimTable(seed=seed, heap=heap, realtime=realtime, form=form)
     if setup is not None:
         setup(sim.table)
     with sim:
@@ -51,11 +52,11 @@ def running(seed=0, heap=None, realtime=False, setup=None, request_timeout=1.0):
                 yield sim, link
 
 
-def passes(fn, seed, heap, setup=None):
+def passes(fn, seed, heap, setup=None, form="image"):
     """fn(sim, link) -> bool on a table with that heap; False when the
     firmware does not boot or the link fails."""
     try:
-        with running(seed=seed, heap=heap, setup=setup) as (sim, link):
+        with running(seed=seed, heap=heap, setup=setup, form=form) as (sim, link):
             return bool(fn(sim, link))
     except LinkError:
         return False
