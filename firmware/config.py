@@ -63,8 +63,9 @@ _QUAD_PINS = const("lane_feed lane_count lift_up lift_down lift_top lift_bottom 
 # The motor and buzzer outputs, as bits of their index in the pin names
 # (_SINGLE_PINS then _QUAD_PINS): plate_motor 0, buzzer 2, lane_feed 7,
 # lift_up 9, lift_down 10. The board holds each of them off, low, from
-# power-up until the firmware drives it, so on GPIO3, 45 or 46 one gives
-# the strap the level it wants; no other signal's level at reset is the
+# power-up until the firmware drives it, so on GPIO45 or 46 one gives the
+# strap the level it wants, and on GPIO3 (read only where an eFuse says
+# so) always the same one; no other signal's level at reset is the
 # board's to promise (docs/hardware.md, Strapping pins).
 _DRIVES = const(0b11010000101)
 # name, low, high: every timing is a whole number of ms (or a duty).
