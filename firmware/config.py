@@ -1,6 +1,7 @@
-"""The table's one configuration file (config.json): pin map, ruleset,
-tile sets, timings. Validated as a whole: the first wrong field is named
-with what was expected, and a table with a bad config does not move.
+"""The table's one configuration file (config.json): the board's ESP32-S3
+module, pin map, ruleset, tile sets, timings. Validated as a whole, the pin
+map against the module (docs/hardware.md, The board): the first wrong field
+is named with what was expected, and a table with a bad config does not move.
 """
 
 try:
@@ -18,12 +19,55 @@ _FORMAT = const(1)
 # Tables are string and bytes constants: on a board they stay in flash
 # (ROMFS), where tuples and dicts would take heap.
 
-# ESP32-S3 GPIOs a module without PSRAM exposes (19/20 are USB).
-# A bytes literal, 0-18, 21, 33-48.
-_GPIOS = const(b"\x00\x01\x02\x03\x04\x05\x06\x07\x08\x09\x0a\x0b\x0c\x0d\x0e\x0f\x10\x11\x12\x15"
-         b"\x21\x22\x23\x24\x25\x26\x27\x28\x29\x2a\x2b\x2c\x2d\x2e\x2f\x30")
+# The ESP32-S3 modules a board may carry, by the name printed on the can,
+# and what each takes from the pin map, as the sum of: 1 octal PSRAM on
+# GPIO33-37; 2 the WROOM pinout, which leads out no GPIO33-34; 4 flash and
+# PSRAM at 1.8 V, which puts GPIO47-48 at 1.8 V too. Every module keeps
+# GPIO26-32 for its flash and PSRAM, and the link keeps USB (GPIO19-20).
+# docs/hardware.md gives the rules and their sources.
+_MODULES = const("""
+ESP32-S3-MINI-1-N8 0
+ESP32-S3-MINI-1-N4R2 0
+ESP32-S3-MINI-1-H4R2 0
+ESP32-S3-MINI-1U-N8 0
+ESP32-S3-MINI-1U-N4R2 0
+ESP32-S3-MINI-1U-H4R2 0
+ESP32-S3-WROOM-1-N4 2
+ESP32-S3-WROOM-1-H4 2
+ESP32-S3-WROOM-1-N8 2
+ESP32-S3-WROOM-1-N16 2
+ESP32-S3-WROOM-1-N4R2 2
+ESP32-S3-WROOM-1-N8R2 2
+ESP32-S3-WROOM-1-N16R2 2
+ESP32-S3-WROOM-1-N4R8 3
+ESP32-S3-WROOM-1-N8R8 3
+ESP32-S3-WROOM-1-N16R8 3
+ESP32-S3-WROOM-1-N16R16V 7
+ESP32-S3-WROOM-1U-N4 2
+ESP32-S3-WROOM-1U-H4 2
+ESP32-S3-WROOM-1U-N8 2
+ESP32-S3-WROOM-1U-N16 2
+ESP32-S3-WROOM-1U-N4R2 2
+ESP32-S3-WROOM-1U-N8R2 2
+ESP32-S3-WROOM-1U-N16R2 2
+ESP32-S3-WROOM-1U-N4R8 3
+ESP32-S3-WROOM-1U-N8R8 3
+ESP32-S3-WROOM-1U-N16R8 3
+ESP32-S3-WROOM-1U-N16R16V 7
+ESP32-S3-WROOM-2-N16R8V 7
+ESP32-S3-WROOM-2-N32R8V 7
+ESP32-S3-WROOM-2-N32R16V 7
+""")
 _SINGLE_PINS = const("plate_motor plate_rotation buzzer display_tx display_rx rfid_tx rfid_rx")
 _QUAD_PINS = const("lane_feed lane_count lift_up lift_down lift_top lift_bottom keys")
+# The motor and buzzer outputs, as bits of their index in the pin names
+# (_SINGLE_PINS then _QUAD_PINS): plate_motor 0, buzzer 2, lane_feed 7,
+# lift_up 9, lift_down 10. The board holds each of them off, low, from
+# power-up until the firmware drives it, so on GPIO45 or 46 one gives the
+# strap the level it wants, and on GPIO3 (read only where an eFuse says
+# so) always the same one; no other signal's level at reset is the
+# board's to promise (docs/hardware.md, Strapping pins).
+_DRIVES = const(0b11010000101)
 # name, low, high: every timing is a whole number of ms (or a duty).
 _TIMINGS = const("""tick_ms 1 100
 plate_duty 1 1023
@@ -103,6 +147,22 @@ def check(data, path=None):
         raise ValueError("config: %s" % e)
     if not is_int(data.get("tile_sets"), 1, 2):
         raise _error("tile_sets must be 1 or 2")
+    module = data.get("module")
+    if module is None:
+        raise _error("module is missing: the ESP32-S3 module of the board as printed on it,"
+                     " e.g. ESP32-S3-MINI-1-N8")
+    # A whole line's name, found with no new string (a short literal such
+    # as "\n%s " would be an interned name for good).
+    key = module.upper() if isinstance(module, str) else ""
+    at = _MODULES.find(key) if key and " " not in key and "\n" not in key else -1
+    while at > 0 and not (_MODULES.startswith("\n", at - 1)
+                          and _MODULES.startswith(" ", at + len(key))):
+        at = _MODULES.find(key, at + 1)
+    if at < 0:
+        raise _error("module %r is not an ESP32-S3 module this firmware knows"
+                     " (docs/hardware.md lists them)" % (module,))
+    at += len(key) + 1
+    flags = int(_MODULES[at:at + 1])       # a slice: s[i] would intern the digit
     pins = data.get("pins")
     if not isinstance(pins, dict):
         raise _error("pins must be an object")
@@ -119,9 +179,30 @@ def check(data, path=None):
         gpios = pins[name] if quad else [pins[name]]
         for i in range(len(gpios)):
             gpio = gpios[i]
-            if not (is_int(gpio, 0, 48) and gpio in _GPIOS):
-                raise _error("%s must be a usable ESP32-S3 GPIO, not %r"
+            if not is_int(gpio, 0, 48) or 22 <= gpio <= 25:
+                raise _error("%s must be an ESP32-S3 GPIO (0-21, 26-48), not %r"
                              % (_field(name, i if quad else -1), gpio))
+            why = None                     # the rule the pin breaks: docs/hardware.md
+            if 26 <= gpio <= 32:
+                why = "is wired to the module's flash and PSRAM (GPIO26-32)"
+            elif gpio == 19 or gpio == 20:
+                why = "is USB, which carries the link (GPIO19-20)"
+            elif 33 <= gpio <= 37 and flags & 1:
+                why = "is wired to the octal PSRAM of %s (GPIO33-37)" % module
+            elif 33 <= gpio <= 34 and flags & 2:
+                why = "is not a pin of %s (a WROOM module leads out no GPIO33-34)" % module
+            elif gpio >= 47 and flags & 4:
+                why = "is at 1.8 V on %s, as its flash and PSRAM are" % module
+            elif gpio == 0:
+                why = "is a strapping pin (boot mode at reset: low starts the download mode)"
+            elif (gpio == 3 or gpio == 45 or gpio == 46) and not (_DRIVES >> k) & 1:
+                why = ("is a strapping pin (JTAG source at reset)" if gpio == 3 else
+                       "is a strapping pin (VDD_SPI voltage at reset)" if gpio == 45 else
+                       "is a strapping pin (boot mode and ROM log at reset)") \
+                    + ", for motor or buzzer outputs only"
+            if why is not None:
+                raise _error("%s: GPIO%d %s: choose another"
+                             % (_field(name, i if quad else -1), gpio, why))
             if owner[gpio] != 0xFF:
                 o = owner[gpio]
                 other = _field(names[o >> 2], (o & 3) if (o >> 2) >= n_single else -1)

@@ -25,6 +25,13 @@ def _duplicate_gpio(path):
     return "pins.lane_feed[1]"
 
 
+def _strapping_pin(path):
+    cfg = _default()
+    cfg["pins"]["rfid_rx"] = 0           # GPIO0 low at reset: the download mode
+    path.write_text(json.dumps(cfg))
+    return "pins.rfid_rx: GPIO0 is a strapping pin"
+
+
 def _missing_timing(path):
     cfg = _default()
     del cfg["timings"]["lane_idle_ms"]
@@ -39,8 +46,8 @@ def _bad_json(path):
 
 
 @pytest.mark.needs_sim
-@pytest.mark.parametrize("breakage", [_duplicate_gpio, _missing_timing, _bad_json],
-                         ids=["duplicate_gpio", "missing_timing", "bad_json"])
+@pytest.mark.parametrize("breakage", [_duplicate_gpio, _strapping_pin, _missing_timing, _bad_json],
+                         ids=["duplicate_gpio", "strapping_pin", "missing_timing", "bad_json"])
 def test_a_bad_config_is_reported_and_nothing_moves(make_target, tmp_path, breakage):
     path = tmp_path / "config.json"
     field = breakage(path)

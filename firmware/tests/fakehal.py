@@ -180,6 +180,14 @@ class FakeHal:
 FIRMWARE_DIR = __file__.rsplit("/", 2)[0] if "/" in __file__ else ".."
 
 
+def shipped_pins():
+    """The pin map of the shipped config.json: driver tests take their GPIO
+    numbers from it, so a pin moved there moves in every test."""
+    import json
+    with open(FIRMWARE_DIR + "/config.json") as f:
+        return json.loads(f.read())["pins"]
+
+
 def write_temp(text, name="_fw_test_tmp.txt"):
     """Write `text` to a file in the current directory (MicroPython has no
     tempfile module) and return its name; remove it with `remove_temp`."""

@@ -11,13 +11,14 @@ from firmware.controller import builder as bld
 from firmware.drivers.motion import Lane
 from firmware.drivers.motion import Plate
 from firmware.drivers.rfid import Rfid
-from firmware.tests.fakehal import FIRMWARE_DIR, FakeHal
+from firmware.tests.fakehal import FIRMWARE_DIR, FakeHal, shipped_pins
 
 S = 18
 PER_LANE = 2 * S
-FEED = (6, 7, 15, 16)
-COUNT = (17, 18, 8, 9)
-PLATE, ROT = 4, 5
+PINS = shipped_pins()
+FEED = tuple(PINS["lane_feed"])
+COUNT = tuple(PINS["lane_count"])
+PLATE, ROT = PINS["plate_motor"], PINS["plate_rotation"]
 IDLE_MS = 6000
 MAX_MS = 80000
 STEP = 10
@@ -53,7 +54,7 @@ class Rig:
         self.hal = hal = FakeHal()
         self.plate = Plate(hal, PLATE, ROT, 800, 1500, 90000)
         self.lanes = [Lane(hal, n, FEED[n], COUNT[n], PER_LANE, 90000) for n in range(4)]
-        self.uart = hal.uart(2, 46, 3)
+        self.uart = hal.uart(2, PINS["rfid_tx"], PINS["rfid_rx"])
         self.rfid = Rfid(self.uart, RULESET.n_tiles, 400)
         self.b = bld.Builder(self.plate, self.lanes, self.rfid, TAGS, RULESET.tile_counts(),
                              IDLE_MS, max_ms)

@@ -64,6 +64,15 @@ def test_the_shipped_config_loads():
         assert low <= cfg.timings[name] <= high
 
 
+def test_the_shipped_map_is_for_the_shipped_module():
+    data = shipped()
+    assert data["module"] == "ESP32-S3-MINI-1-N8"
+    cfg = load_text(json.dumps(data))
+    assert cfg.pins["buzzer"] == 45 and cfg.pins["lift_down"] == [14, 21, 3, 46]
+    assert (cfg.pins["rfid_tx"], cfg.pins["rfid_rx"]) == (47, 48)
+    assert (cfg.pins["display_tx"], cfg.pins["display_rx"]) == (43, 44)
+
+
 def test_the_same_config_through_a_file_of_our_own():
     cfg = load_text(json.dumps(shipped()))
     assert cfg.timings["rfid_reply_ms"] == 400
@@ -229,3 +238,163 @@ def test_a_missing_file_is_refused():
         assert "cannot read" in str(e) and "_fw_no_such_config.json" in str(e), str(e)
     else:
         raise AssertionError("accepted")
+
+
+# -- the pin map against the module (docs/hardware.md, The board) ------------
+
+OCTAL = ("ESP32-S3-WROOM-1-N16R8", "ESP32-S3-WROOM-1-N8R8", "ESP32-S3-WROOM-1U-N16R8",
+         "ESP32-S3-WROOM-2-N32R8V")
+# The motor and buzzer outputs: the only signals a strapping pin may take.
+DRIVES = ("plate_motor", "buzzer", "lane_feed", "lift_up", "lift_down")
+
+
+def fields(data):
+    """Every pin entry of `data` as (name, index or -1)."""
+    out = []
+    for name in sorted(data["pins"]):
+        if isinstance(data["pins"][name], list):
+            out += [(name, i) for i in range(4)]
+        else:
+            out.append((name, -1))
+    return out
+
+
+def label(field):
+    name, i = field
+    return "pins.%s[%d]" % (name, i) if i >= 0 else "pins." + name
+
+
+def get(data, field):
+    name, i = field
+    return data["pins"][name][i] if i >= 0 else data["pins"][name]
+
+
+def put(data, field, gpio):
+    name, i = field
+    if i >= 0:
+        data["pins"][name][i] = gpio
+    else:
+        data["pins"][name] = gpio
+
+
+def with_module(module, field=None, gpio=None):
+    """The shipped config for `module`, with `field` moved to `gpio`."""
+    data = shipped()
+    data["module"] = module
+    if field is not None:
+        put(data, field, gpio)
+    return data
+
+
+def swapped(field, gpio):
+    """The shipped config with `field` on `gpio` and the entry that had
+    `gpio` on `field`'s old one: every GPIO still used once."""
+    data = shipped()
+    for other in fields(data):
+        if get(data, other) == gpio:
+            put(data, other, get(data, field))
+    put(data, field, gpio)
+    return data
+
+
+def test_a_missing_module_is_named():
+    data = shipped()
+    del data["module"]
+    msg = refused(data)
+    assert "module is missing" in msg and "ESP32-S3-MINI-1-N8" in msg, msg
+
+
+def test_an_unknown_module_is_named():
+    for bad in ("ESP32-S3-WROOM-1-N99", "ESP32-S3-MINI-1-N", "MINI-1-N8", "ESP32-S3-MINI-1",
+                "ESP32-S3-MINI-1-N8 0", "ESP32-S3-MINI-1-N8\nESP32-S3-MINI-1-N8", "", 8,
+                True, ["ESP32-S3-MINI-1-N8"]):
+        msg = refused(with_module(bad))
+        assert "module %r is not an ESP32-S3 module" % (bad,) in msg, msg
+
+
+def test_a_module_is_its_printed_name_in_either_case():
+    for name in ("ESP32-S3-MINI-1-N8", "esp32-s3-mini-1-n8", "ESP32-S3-MINI-1U-N8",
+                 "ESP32-S3-MINI-1-N4R2", "ESP32-S3-MINI-1U-H4R2"):
+        assert load_text(json.dumps(with_module(name))).pins["lift_top"] == [33, 34, 35, 36]
+
+
+def test_the_flash_pins_are_refused_on_every_module():
+    for module in ("ESP32-S3-MINI-1-N8", "ESP32-S3-WROOM-1-N4", OCTAL[0]):
+        for gpio in range(26, 33):
+            msg = refused(with_module(module, ("plate_motor", -1), gpio))
+            assert msg.startswith("config: pins.plate_motor: GPIO%d is wired to the module's "
+                                  "flash and PSRAM" % gpio), msg
+
+
+def test_the_octal_psram_pins_are_refused_on_an_octal_module():
+    for module in OCTAL:
+        for gpio in range(33, 38):
+            msg = refused(with_module(module, ("plate_motor", -1), gpio))
+            assert ("pins.plate_motor: GPIO%d is wired to the octal PSRAM of %s"
+                    % (gpio, module)) in msg, msg
+
+
+def test_the_octal_psram_pins_are_taken_without_octal_psram():
+    # No PSRAM (N8) and quad PSRAM (N4R2): GPIO33-37 carry lift_top and lift_bottom[0].
+    for module in ("ESP32-S3-MINI-1-N8", "ESP32-S3-MINI-1-N4R2"):
+        cfg = load_text(json.dumps(with_module(module)))
+        assert cfg.pins["lift_top"] == [33, 34, 35, 36] and cfg.pins["lift_bottom"][0] == 37
+    # A WROOM with quad or no PSRAM takes GPIO35 for the plate motor (checked
+    # first); what it refuses is GPIO33, which it does not lead out.
+    for module in ("ESP32-S3-WROOM-1-N8R2", "ESP32-S3-WROOM-1-N16"):
+        msg = refused(with_module(module, ("plate_motor", -1), 35))
+        assert "pins.plate_motor" not in msg, msg
+        assert "pins.lift_top[0]: GPIO33 is not a pin of %s" % module in msg, msg
+
+
+def test_a_wroom_module_has_no_gpio33_34():
+    for gpio in (33, 34):
+        msg = refused(with_module("ESP32-S3-WROOM-1U-N8R2", ("plate_motor", -1), gpio))
+        assert "pins.plate_motor: GPIO%d is not a pin of ESP32-S3-WROOM-1U-N8R2" % gpio in msg, msg
+
+
+def test_gpio47_48_are_refused_where_the_flash_runs_at_1v8():
+    msg = refused(with_module("ESP32-S3-WROOM-1-N16R16V"))
+    assert "pins.rfid_tx: GPIO47 is at 1.8 V on ESP32-S3-WROOM-1-N16R16V" in msg, msg
+    msg = refused(with_module("ESP32-S3-WROOM-2-N16R8V", ("plate_motor", -1), 48))
+    assert "pins.plate_motor: GPIO48 is at 1.8 V on ESP32-S3-WROOM-2-N16R8V" in msg, msg
+    # At 3.3 V they pass: N16R8 refuses the map only later, at GPIO33.
+    msg = refused(with_module("ESP32-S3-WROOM-1-N16R8"))
+    assert msg.startswith("config: pins.lift_top[0]: GPIO33 is wired to the octal PSRAM"), msg
+
+
+def test_the_usb_pins_are_refused():
+    for gpio in (19, 20):
+        for field in (("plate_motor", -1), ("rfid_rx", -1), ("keys", 3)):
+            msg = refused(with_module("ESP32-S3-MINI-1-N8", field, gpio))
+            assert "%s: GPIO%d is USB" % (label(field), gpio) in msg, msg
+
+
+def test_a_gpio_the_chip_does_not_have_is_named():
+    for gpio in (22, 23, 24, 25, 49, -1):
+        msg = refused(with_module("ESP32-S3-MINI-1-N8", ("lift_top", 2), gpio))
+        assert "pins.lift_top[2] must be an ESP32-S3 GPIO (0-21, 26-48), not %d" % gpio in msg, msg
+
+
+def test_gpio0_is_refused_for_every_signal():
+    data = shipped()
+    for field in fields(data):
+        msg = refused(with_module(data["module"], field, 0))
+        assert "%s: GPIO0 is a strapping pin (boot mode" % label(field) in msg, msg
+
+
+def test_gpio3_45_46_take_only_motor_and_buzzer_outputs():
+    why = {3: "(JTAG source at reset)", 45: "(VDD_SPI voltage at reset)",
+           46: "(boot mode and ROM log at reset)"}
+    taken = 0
+    for gpio in (3, 45, 46):
+        for field in fields(shipped()):
+            data = swapped(field, gpio)
+            if field[0] in DRIVES:
+                assert get({"pins": load_text(json.dumps(data)).pins}, field) == gpio
+                taken += 1
+            else:
+                msg = refused(data)
+                assert ("%s: GPIO%d is a strapping pin %s, for motor or buzzer outputs only"
+                        % (label(field), gpio, why[gpio])) in msg, msg
+    assert taken == 3 * 14                 # 14 motor and buzzer outputs on each

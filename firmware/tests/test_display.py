@@ -6,8 +6,9 @@ Expected frames are built here from docs/hardware.md, not from the driver:
 """
 
 from firmware.drivers.panel import Display
-from firmware.tests.fakehal import FakeHal
+from firmware.tests.fakehal import FakeHal, shipped_pins
 
+PINS = shipped_pins()
 ACK_MS = 200
 
 
@@ -24,7 +25,7 @@ def doc_ack(cmd):
 
 def make():
     hal = FakeHal()
-    uart = hal.uart(1, 43, 44)
+    uart = hal.uart(1, PINS["display_tx"], PINS["display_rx"])
     return uart, Display(uart, ACK_MS)
 
 

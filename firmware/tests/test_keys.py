@@ -4,13 +4,14 @@ one press taken once, the buzzer turning itself off."""
 from firmware.drivers.panel import DOUBLE, HOLD, SINGLE, Buzzer, Keys
 
 NONE = 0                 # take_gesture's "no gesture" (a private constant there)
-from firmware.tests.fakehal import FakeHal
+from firmware.tests.fakehal import FakeHal, shipped_pins
 
-PINS = (1, 2, 41, 42)
+SHIPPED = shipped_pins()
+PINS = tuple(SHIPPED["keys"])
 DEBOUNCE = 30
 DOUBLE_MS = 400
 HOLD_MS = 1500
-BUZZER = 45
+BUZZER = SHIPPED["buzzer"]
 
 
 def make():

@@ -3,10 +3,11 @@ at the target, resume, and the stuck count sensor. Runs on CPython and
 MicroPython (plain asserts)."""
 
 from firmware.drivers.motion import Lane
-from firmware.tests.fakehal import FakeHal
+from firmware.tests.fakehal import FakeHal, shipped_pins
 
-FEED = 6
-COUNT = 17
+PINS = shipped_pins()
+FEED = PINS["lane_feed"][2]            # lane 2's
+COUNT = PINS["lane_count"][2]
 TARGET = 36                 # 2 x 18 stacks
 
 

@@ -3,12 +3,13 @@ BOTTOM on their switches, never both drive outputs on, faults 12 and 13."""
 
 from firmware.drivers import motion as lft
 from firmware.drivers.motion import Lifter
-from firmware.tests.fakehal import FakeHal
+from firmware.tests.fakehal import FakeHal, shipped_pins
 
-UP = 10
-DOWN = 14
-TOP = 33
-BOTTOM = 37
+PINS = shipped_pins()
+UP = PINS["lift_up"][1]              # the lifter of side 1
+DOWN = PINS["lift_down"][1]
+TOP = PINS["lift_top"][1]
+BOTTOM = PINS["lift_bottom"][1]
 UP_MS = 4000
 DOWN_MS = 3500
 

@@ -2,10 +2,11 @@
 fault 11 after 2 x rev_ms without a rotation pulse, and only while running."""
 
 from firmware.drivers.motion import Plate
-from firmware.tests.fakehal import FakeHal
+from firmware.tests.fakehal import FakeHal, shipped_pins
 
-MOTOR = 4
-ROT = 5
+PINS = shipped_pins()
+MOTOR = PINS["plate_motor"]
+ROT = PINS["plate_rotation"]
 REV_MS = 1500
 DUTY = 800
 

@@ -7,8 +7,9 @@ Requests and replies are built here from docs/hardware.md, not from the driver:
 
 from firmware.drivers import rfid as rf
 from firmware.drivers.rfid import Rfid
-from firmware.tests.fakehal import FakeHal
+from firmware.tests.fakehal import FakeHal, shipped_pins
 
+PINS = shipped_pins()
 REPLY_MS = 400
 N_SLOTS = 144
 PER_SIDE = 36
@@ -31,7 +32,7 @@ def doc_reply(side, tags, count=None):
 
 def make():
     hal = FakeHal()
-    uart = hal.uart(2, 46, 3)
+    uart = hal.uart(2, PINS["rfid_tx"], PINS["rfid_rx"])
     return uart, Rfid(uart, N_SLOTS, REPLY_MS)
 
 

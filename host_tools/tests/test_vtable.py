@@ -334,16 +334,17 @@ def test_every_tag_of_both_sets_is_in_the_firmware_tag_table():
 def test_one_set_config_and_moved_pins_come_from_the_config_file(tmp_path):
     raw = json.loads(DEFAULT_PATH.read_text())
     raw["tile_sets"] = 1
-    raw["pins"]["plate_rotation"] = 19
+    shipped, motor = raw["pins"]["plate_rotation"], raw["pins"]["plate_motor"]
+    raw["pins"]["plate_rotation"] = 19   # the table models any pin; the firmware would refuse USB
     raw["timings"]["dice_roll_ms"] = 4000
     path = tmp_path / "config.json"
     path.write_text(json.dumps(raw))
     tv = VirtualTable(1, config_path=path)
-    assert tv.pile == [] and 19 in tv.inputs() and 5 not in tv.inputs()
-    tv.set_output(4, 800)
+    assert tv.pile == [] and 19 in tv.inputs() and shipped not in tv.inputs()
+    tv.set_output(motor, 800)
     assert any(ev[1] == 19 for ev in tv.advance_to(3000))
     ctl = Ctl(tv)
-    tv.set_output(4, 0)
+    tv.set_output(motor, 0)
     ctl.cycle()
     assert tv.lower_bound()["dice_ms"] == 4000
     assert len(tv.plate.queue) == 0
