@@ -16,8 +16,8 @@ from engine_core.tiles import is_int
 from engine_core import rulesets
 
 _FORMAT = const(1)
-# Tables are string and bytes constants: on a board they stay in flash
-# (ROMFS), where tuples and dicts would take heap.
+# The tables are tuples of constants: frozen into the image they stay in
+# flash whole, so reading them takes no heap (docs/firmware.md, Memory).
 
 # The ESP32-S3 modules a board may carry, by the name printed on the can,
 # and what each takes from the pin map, as the sum of: 1 octal PSRAM on
@@ -25,43 +25,42 @@ _FORMAT = const(1)
 # PSRAM at 1.8 V, which puts GPIO47-48 at 1.8 V too. Every module keeps
 # GPIO26-32 for its flash and PSRAM, and the link keeps USB (GPIO19-20).
 # docs/hardware.md gives the rules and their sources.
-_MODULES = const("""
-ESP32-S3-MINI-1-N8 0
-ESP32-S3-MINI-1-N4R2 0
-ESP32-S3-MINI-1-H4R2 0
-ESP32-S3-MINI-1U-N8 0
-ESP32-S3-MINI-1U-N4R2 0
-ESP32-S3-MINI-1U-H4R2 0
-ESP32-S3-WROOM-1-N4 2
-ESP32-S3-WROOM-1-H4 2
-ESP32-S3-WROOM-1-N8 2
-ESP32-S3-WROOM-1-N16 2
-ESP32-S3-WROOM-1-N4R2 2
-ESP32-S3-WROOM-1-N8R2 2
-ESP32-S3-WROOM-1-N16R2 2
-ESP32-S3-WROOM-1-N4R8 3
-ESP32-S3-WROOM-1-N8R8 3
-ESP32-S3-WROOM-1-N16R8 3
-ESP32-S3-WROOM-1-N16R16V 7
-ESP32-S3-WROOM-1U-N4 2
-ESP32-S3-WROOM-1U-H4 2
-ESP32-S3-WROOM-1U-N8 2
-ESP32-S3-WROOM-1U-N16 2
-ESP32-S3-WROOM-1U-N4R2 2
-ESP32-S3-WROOM-1U-N8R2 2
-ESP32-S3-WROOM-1U-N16R2 2
-ESP32-S3-WROOM-1U-N4R8 3
-ESP32-S3-WROOM-1U-N8R8 3
-ESP32-S3-WROOM-1U-N16R8 3
-ESP32-S3-WROOM-1U-N16R16V 7
-ESP32-S3-WROOM-2-N16R8V 7
-ESP32-S3-WROOM-2-N32R8V 7
-ESP32-S3-WROOM-2-N32R16V 7
-""")
-_SINGLE_PINS = const("plate_motor plate_rotation buzzer display_tx display_rx rfid_tx rfid_rx")
-_QUAD_PINS = const("lane_feed lane_count lift_up lift_down lift_top lift_bottom keys")
+MODULES = (("ESP32-S3-MINI-1-N8", 0),
+           ("ESP32-S3-MINI-1-N4R2", 0),
+           ("ESP32-S3-MINI-1-H4R2", 0),
+           ("ESP32-S3-MINI-1U-N8", 0),
+           ("ESP32-S3-MINI-1U-N4R2", 0),
+           ("ESP32-S3-MINI-1U-H4R2", 0),
+           ("ESP32-S3-WROOM-1-N4", 2),
+           ("ESP32-S3-WROOM-1-H4", 2),
+           ("ESP32-S3-WROOM-1-N8", 2),
+           ("ESP32-S3-WROOM-1-N16", 2),
+           ("ESP32-S3-WROOM-1-N4R2", 2),
+           ("ESP32-S3-WROOM-1-N8R2", 2),
+           ("ESP32-S3-WROOM-1-N16R2", 2),
+           ("ESP32-S3-WROOM-1-N4R8", 3),
+           ("ESP32-S3-WROOM-1-N8R8", 3),
+           ("ESP32-S3-WROOM-1-N16R8", 3),
+           ("ESP32-S3-WROOM-1-N16R16V", 7),
+           ("ESP32-S3-WROOM-1U-N4", 2),
+           ("ESP32-S3-WROOM-1U-H4", 2),
+           ("ESP32-S3-WROOM-1U-N8", 2),
+           ("ESP32-S3-WROOM-1U-N16", 2),
+           ("ESP32-S3-WROOM-1U-N4R2", 2),
+           ("ESP32-S3-WROOM-1U-N8R2", 2),
+           ("ESP32-S3-WROOM-1U-N16R2", 2),
+           ("ESP32-S3-WROOM-1U-N4R8", 3),
+           ("ESP32-S3-WROOM-1U-N8R8", 3),
+           ("ESP32-S3-WROOM-1U-N16R8", 3),
+           ("ESP32-S3-WROOM-1U-N16R16V", 7),
+           ("ESP32-S3-WROOM-2-N16R8V", 7),
+           ("ESP32-S3-WROOM-2-N32R8V", 7),
+           ("ESP32-S3-WROOM-2-N32R16V", 7))
+SINGLE_PINS = ("plate_motor", "plate_rotation", "buzzer", "display_tx", "display_rx", "rfid_tx",
+               "rfid_rx")
+QUAD_PINS = ("lane_feed", "lane_count", "lift_up", "lift_down", "lift_top", "lift_bottom", "keys")
 # The motor and buzzer outputs, as bits of their index in the pin names
-# (_SINGLE_PINS then _QUAD_PINS): plate_motor 0, buzzer 2, lane_feed 7,
+# (SINGLE_PINS then QUAD_PINS): plate_motor 0, buzzer 2, lane_feed 7,
 # lift_up 9, lift_down 10. The board holds each of them off, low, from
 # power-up until the firmware drives it, so on GPIO45 or 46 one gives the
 # strap the level it wants, and on GPIO3 (read only where an eFuse says
@@ -69,29 +68,20 @@ _QUAD_PINS = const("lane_feed lane_count lift_up lift_down lift_top lift_bottom 
 # board's to promise (docs/hardware.md, Strapping pins).
 _DRIVES = const(0b11010000101)
 # name, low, high: every timing is a whole number of ms (or a duty).
-_TIMINGS = const("""tick_ms 1 100
-plate_duty 1 1023
-plate_rev_ms 100 10000
-lane_idle_ms 500 60000
-build_max_ms 10000 600000
-lift_up_ms 500 20000
-lift_down_ms 500 20000
-dice_roll_ms 0 10000
-key_debounce_ms 5 500
-key_double_ms 150 2000
-key_hold_ms 500 5000
-draw_grace_ms 0 60000
-rfid_reply_ms 50 5000
-display_ack_ms 20 5000""")
-
-
-def timings():
-    """[(name, low, high)] of every timing."""
-    out = []
-    for line in _TIMINGS.split("\n"):
-        name, low, high = line.split()
-        out.append((name, int(low), int(high)))
-    return out
+TIMINGS = (("tick_ms", 1, 100),
+           ("plate_duty", 1, 1023),
+           ("plate_rev_ms", 100, 10000),
+           ("lane_idle_ms", 500, 60000),
+           ("build_max_ms", 10000, 600000),
+           ("lift_up_ms", 500, 20000),
+           ("lift_down_ms", 500, 20000),
+           ("dice_roll_ms", 0, 10000),
+           ("key_debounce_ms", 5, 500),
+           ("key_double_ms", 150, 2000),
+           ("key_hold_ms", 500, 5000),
+           ("draw_grace_ms", 0, 60000),
+           ("rfid_reply_ms", 50, 5000),
+           ("display_ack_ms", 20, 5000))
 
 
 class Config:
@@ -151,23 +141,20 @@ def check(data, path=None):
     if module is None:
         raise _error("module is missing: the ESP32-S3 module of the board as printed on it,"
                      " e.g. ESP32-S3-MINI-1-N8")
-    # A whole line's name, found with no new string (a short literal such
-    # as "\n%s " would be an interned name for good).
-    key = module.upper() if isinstance(module, str) else ""
-    at = _MODULES.find(key) if key and " " not in key and "\n" not in key else -1
-    while at > 0 and not (_MODULES.startswith("\n", at - 1)
-                          and _MODULES.startswith(" ", at + len(key))):
-        at = _MODULES.find(key, at + 1)
-    if at < 0:
+    flags = -1
+    if isinstance(module, str):
+        key = module.upper()
+        for name, bits in MODULES:
+            if name == key:
+                flags = bits
+    if flags < 0:
         raise _error("module %r is not an ESP32-S3 module this firmware knows"
                      " (docs/hardware.md lists them)" % (module,))
-    at += len(key) + 1
-    flags = int(_MODULES[at:at + 1])       # a slice: s[i] would intern the digit
     pins = data.get("pins")
     if not isinstance(pins, dict):
         raise _error("pins must be an object")
-    names = (_SINGLE_PINS + " " + _QUAD_PINS).split()
-    n_single = len(_SINGLE_PINS.split())
+    names = SINGLE_PINS + QUAD_PINS
+    n_single = len(SINGLE_PINS)
     owner = bytearray(b"\xff" * 49)       # GPIO -> 4 x name index + list position
     for k in range(len(names)):
         name = names[k]
@@ -214,14 +201,12 @@ def check(data, path=None):
     given = data.get("timings")
     if not isinstance(given, dict):
         raise _error("timings must be an object")
-    known = timings()
-    for name, low, high in known:
+    for name, low, high in TIMINGS:
         if not is_int(given.get(name), low, high):
             raise _error("timings.%s must be a whole number %d..%d, not %r"
                          % (name, low, high, given.get(name)))
-    known_names = [k[0] for k in known]
     for name in given:
-        if name not in known_names:
+        if not any(row[0] == name for row in TIMINGS):
             raise _error("timings.%s is not a known timing" % name)
     # Good: the values as plain attributes.
     cfg = Config()

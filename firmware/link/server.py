@@ -64,8 +64,8 @@ class LinkServer:
             self.key = key
         # Service sessions (link/service.py, loaded per request): what
         # outlives a request, as plain data.
-        self.nonces = []           # [nonce bytes, issued at], outstanding
-        self.service_log = []      # [t, what], the newest last
+        self.nonces = []           # (nonce bytes, issued at), outstanding
+        self.service_log = []      # (t, what), the newest last
         self.reader = frame.FrameReader(_REQUEST_MAX)
         self.rx = bytearray(_RX)
         # Answers are written to `tx` and stay there until the next request

@@ -102,7 +102,7 @@ def hmac_sha256(key, msg):
 
 def challenge(link, now):
     nonce = link.hal.rand(16)
-    link.nonces.append([nonce, now])
+    link.nonces.append((nonce, now))
     if len(link.nonces) > _NONCES:
         link.nonces.pop(0)
     _note(link, now, "challenge")
@@ -155,7 +155,8 @@ def close(link, now, reason):
 
 
 def _note(link, now, what):
-    link.service_log.append([now, what])
+    # A tuple: one 16-byte block on a 32-bit board where a list takes two.
+    link.service_log.append((now, what))
     if len(link.service_log) > _LOG:
         link.service_log.pop(0)
 

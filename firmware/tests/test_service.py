@@ -103,5 +103,5 @@ def test_the_log_and_the_challenges_are_bounded():
     first = s.challenge(link, 0)
     for t in range(1, 40):
         s.challenge(link, t)
-    assert len(link.service_log) == 16 and link.service_log[-1] == [39, "challenge"]
+    assert len(link.service_log) == 16 and link.service_log[-1] == (39, "challenge")
     assert _refused(s.authenticate, link, 50, first, _answer(first), False)[0] == "auth_failed"
