@@ -1,4 +1,4 @@
-"""`make bench`: every figure of issue 7 next to its target.
+"""`make bench`: every performance figure next to its target.
 
     python -m host_tools.bench [--only GROUP[,GROUP]] [--source]
                                [--runs-cpython N] [--runs-micropython N] [--no-gantt]
@@ -9,13 +9,18 @@ One module per group of figures, each a few small measuring functions:
                 against the virtual table's lower bound) and the Gantt of one
                 cycle (gantt.py); wait_between_hands_s, lift_plus_dice_s
                 (hands played by virtual players on a two-set table)
-    heap.py     peak_heap_bytes, hand_passes_64k (the smallest --heap in
-                which a cycle and a hand complete)
+    heap.py     image_heap_cycle_bytes, image_heap_hand_bytes,
+                image_heap_service_bytes (the smallest heap in which a cycle,
+                a hand, a technician's visit complete on the twin),
+                mpy_deploy_heap_cycle_bytes (the cycle from .mpy files)
+    fragmentation.py  image_soak_min_free_block_bytes (50 hands with faults
+                and a service visit in a 32 KB heap on the twin)
     alloc.py    alloc_per_tick_bytes (mp_ticks.py under MicroPython:
                 control ticks under heap_lock and counted with the GC off)
     link.py     link_rtt_p50_ms, link_rtt_p99_ms, link_requests_per_s,
-                boot_to_ready_ms (the virtual table in real time)
-    sizes.py    mpy_total_bytes (what make deploy puts on a board)
+                image_boot_to_ready_ms (the virtual table in real time)
+    sizes.py    image_frozen_bytes (the firmware frozen into the twin),
+                mpy_total_bytes (what make deploy puts on a board)
     replay.py   replay_ms_cpython, replay_ms_micropython,
                 micropython_hand_heap_bytes (engine_core/tests/bench_replay)
     dice.py     dice_chi2_p (mp_dice.py: the firmware's dice, 600,000 rolls)

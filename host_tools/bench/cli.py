@@ -32,6 +32,11 @@ def _run_heap(args):
     return heap.measure()
 
 
+def _run_frag(args):
+    from host_tools.bench import fragmentation
+    return fragmentation.measure()
+
+
 def _run_alloc(args):
     from host_tools.bench import alloc
     return alloc.measure(args.source)
@@ -55,7 +60,7 @@ def _run_dice(args):
 # Run order: the quick and the timing-sensitive first, the heap search last.
 RUNNERS = (("size", _run_size), ("dice", _run_dice), ("alloc", _run_alloc),
            ("replay", _run_replay), ("cycle", _run_cycle), ("hands", _run_hands),
-           ("link", _run_link), ("heap", _run_heap))
+           ("link", _run_link), ("heap", _run_heap), ("frag", _run_frag))
 
 
 def run_groups(names, args, log=print):
@@ -103,16 +108,11 @@ def notes(groups):
                         m["reaction_ms"] / 1000.0))
     if "heap" in d:
         h = d["heap"]
-        lines.append("heap: a cycle alone needs %s B; %d cycle runs, %d hand runs (unix port,"
-                     " 64-bit)" % (h["cycle_min_bytes"], len(h["cycle_runs"]), len(h["hand_runs"])))
-        e = h.get("esp32_estimate")
-        if e:
-            lines.append("heap: the boot leaves %d B live: %d B byte data, %d names in %d B of"
-                         " pools (the probe's own few names included); on an ESP32 the peak is"
-                         " estimated at %d B, at most %d B"
-                         % (e["live"], e["buffers"], e["names"], e["name_pools"],
-                            groups["heap"]["figures"]["peak_heap_bytes_esp32_est"],
-                            e["upper_bytes"]))
+        lines.append("heap: %s; runs %s (bisected to %d B)" % (h["port"], ", ".join(
+            "%s %d" % (k, len(v)) for k, v in sorted(h["runs"].items())), h["resolution"]))
+    if "frag" in d:
+        f = d["frag"]
+        lines.append("frag: %s" % f.get("summary", ""))
     if "alloc" in d:
         a = d["alloc"]
         lines.append("alloc: " + "; ".join(

@@ -26,9 +26,8 @@ QSTR_RE = re.compile(r"qstr pool: n_pool=(\d+), n_qstr=(\d+), n_str_data_bytes=(
 def run():
     """(rows, parts) of one boot: rows [(step, heap bytes, qstrs, qstr
     pools' bytes)] as measure() gives them; parts {"live": the absolute
-    live heap at the end, "buffers": byte data in it, "names": interned
-    names, "name_pools": the pools' heap bytes, "name_text": their text's
-    bytes (in ROM for the code's names: an upper bound of the heap's)}."""
+    live heap at the end, "names": names interned at run time,
+    "name_pools": the pools' heap bytes, "name_text": their text's bytes}."""
     with tempfile.TemporaryDirectory() as tmp:
         t = Path(tmp)
         (t / "store").mkdir()
@@ -46,7 +45,7 @@ def run():
         if line.startswith("STEP "):
             _, name, heap = line.rsplit(None, 2)
             step = (name, int(heap))
-        elif line.startswith("BUFFERS ") or line.startswith("LIVE "):
+        elif line.startswith("LIVE "):
             key, value = line.split()
             parts[key.lower()] = int(value)
         m = QSTR_RE.match(line)

@@ -3,7 +3,7 @@
 #     mp_heapcost BUS_FILE CONFIG TAGS STORE
 # The boot of firmware/main.py, step by step: after each step a collection,
 # then one line "STEP name bytes" and MicroPython's qstr_info line; at the
-# end "BUFFERS bytes" (byte data, below) and "LIVE bytes" (absolute). The sim
+# end "LIVE bytes" (absolute). The sim
 # HAL gets a plain file for its bus: nothing is sent that needs an answer.
 import gc
 import sys
@@ -50,41 +50,5 @@ mark("import_controller")
 ctl = TableController(hal, cfg, dev, link.emit)
 mark("TableController()")
 
-# What of the live heap is byte data (the bytearrays' and arrays' contents,
-# reachable from the modules and the boot's objects), which an ESP32's
-# 4-byte words do not halve (host_tools/bench/stats.py, esp32_heap).
-import array  # noqa: E402
-
-seen = set()
-data = [0]
-
-
-def walk(o):
-    if id(o) in seen:
-        return
-    seen.add(id(o))
-    t = type(o)
-    if t is bytearray:
-        data[0] += len(o)
-    elif t is array.array:
-        data[0] += len(bytes(o))
-    elif t is dict:
-        for k in o:
-            walk(k)
-            walk(o[k])
-    elif t is list or t is tuple:
-        for x in o:
-            walk(x)
-    elif t is not str and t is not bytes:
-        try:
-            walk(o.__dict__)
-        except AttributeError:
-            pass
-
-
 gc.collect()
-live = gc.mem_alloc()                      # absolute, the interpreter's own included
-for m in list(sys.modules.values()) + [hal, cfg, tags, link, dev, ctl]:
-    walk(m)
-print("BUFFERS %d" % data[0])
-print("LIVE %d" % live)
+print("LIVE %d" % gc.mem_alloc())          # absolute, the interpreter's own included

@@ -87,20 +87,3 @@ def _halve(ok, bad, good):
         else:
             bad = mid
     return good
-
-
-def esp32_heap(peak, live, buffers, name_pools, name_text):
-    """(estimate, upper): the heap an ESP32 would need for what needed
-    `peak` bytes on the 64-bit unix port, its objects being 4-byte words in
-    16-byte blocks where the port has 8 and 32. Byte data (`buffers`: the
-    bytearrays' and arrays' contents) does not shrink; a name's pool entry
-    is 7 bytes, not 11; everything else halves. `upper` also counts what a
-    cycle or a hand adds above the boot's `live` heap, and the names' text,
-    as byte data: the pessimistic bound of the same estimate. An estimate,
-    not a measurement: no 32-bit MicroPython runs here (docs/performance.md)."""
-    words = peak - buffers - name_pools
-    if min(peak, live, buffers, name_pools, name_text) < 0 or words < 0 or live > peak:
-        raise ValueError("inconsistent heap parts: peak %d, live %d, buffers %d, names %d"
-                         % (peak, live, buffers, name_pools))
-    estimate = words // 2 + buffers + name_pools * 7 // 11
-    return estimate, estimate + (peak - live) // 2 + name_text // 2

@@ -7,7 +7,7 @@ import pytest
 
 from host_tools.bench import gantt
 from host_tools.bench import targets as tg
-from host_tools.bench.stats import (bisect_min, chi2_faces, esp32_heap, gallop_min, median,
+from host_tools.bench.stats import (bisect_min, chi2_faces, gallop_min, median,
                                     percentile)
 
 
@@ -96,23 +96,6 @@ def test_gallop_is_cheap_just_above_lo():
 
 # -- targets -------------------------------------------------------------------
 
-def test_the_esp32_estimate_halves_words_only():
-    # all words: half; byte data as it is; a name's entry 7 of 11 bytes
-    assert esp32_heap(1000, 1000, 0, 0, 0) == (500, 500)
-    assert esp32_heap(1000, 1000, 400, 0, 0)[0] == 300 + 400
-    assert esp32_heap(1000, 1000, 0, 110, 0)[0] == 445 + 70
-    # the bound: what came above the boot's live heap, and the names' text, as bytes
-    est, upper = esp32_heap(1000, 800, 100, 110, 60)
-    assert est == 395 + 100 + 70 and upper == est + 100 + 30
-    # a worked example: (74752 - 7272 - 7136) / 2 + 7272 + 7136 * 7 / 11, then
-    # + (74752 - 66976) / 2 + 5449 / 2
-    assert esp32_heap(74752, 66976, 7272, 7136, 5449) == (30172 + 7272 + 4541,
-                                                          41985 + 3888 + 2724)
-    for bad in ((100, 50, 80, 40, 0), (100, 150, 0, 0, 0), (100, 50, -1, 0, 0)):
-        with pytest.raises(ValueError):
-            esp32_heap(*bad)
-
-
 def test_verdicts():
     le = {"op": "<=", "value": 0.03}
     assert tg.verdict(0.02, le) == "PASS" and tg.verdict(0.031, le) == "OVER"
@@ -126,16 +109,21 @@ def test_the_wait_target_follows_lift_plus_dice():
     t = tg.targets({"lift_plus_dice_s": 4.0})
     assert t["wait_between_hands_s"] == {"op": "<=", "value": 4.5}
     assert tg.targets({})["wait_between_hands_s"]["value"] is None
-    assert "lift_plus_dice_s" not in t and "boot_to_ready_ms" not in t
-    assert t["peak_heap_bytes"]["value"] == 48 * 1024
+    assert "lift_plus_dice_s" not in t and "image_boot_to_ready_ms" not in t
+    assert t["image_heap_service_bytes"] == {"op": "<=", "value": 32 * 1024}
+    assert t["image_soak_min_free_block_bytes"] == {"op": ">=", "value": 4 * 1024}
 
 
-def test_every_figure_of_issue_7_has_a_row():
+def test_every_documented_figure_has_a_row_and_the_64_bit_ones_are_gone():
     keys = {f[0] for f in tg.FIGURES}
-    assert {"cycle_overhead", "wait_between_hands_s", "lift_plus_dice_s", "peak_heap_bytes",
+    assert {"cycle_overhead", "wait_between_hands_s", "lift_plus_dice_s",
             "alloc_per_tick_bytes", "link_rtt_p50_ms", "link_rtt_p99_ms",
             "link_requests_per_s", "mpy_total_bytes", "virtual_speedup", "replay_ms_cpython",
-            "replay_ms_micropython", "boot_to_ready_ms", "dice_chi2_p"} <= keys
+            "replay_ms_micropython", "image_boot_to_ready_ms", "dice_chi2_p",
+            "image_heap_cycle_bytes", "image_heap_hand_bytes", "image_heap_service_bytes",
+            "mpy_deploy_heap_cycle_bytes", "image_soak_min_free_block_bytes",
+            "image_frozen_bytes"} <= keys
+    assert not keys & {"peak_heap_bytes", "hand_passes_64k", "peak_heap_bytes_esp32_est"}
 
 
 def test_formats():

@@ -657,6 +657,7 @@ main(json.loads(sys.stdin.read()))
 
 # Every int is a small int on a 32-bit MicroPython, as the controller's are
 # (times are ticks, below 2**30): a larger one is a heap object there.
+RUNTIME = {"bits": 32, "frozen": True, "micropython": "1.28.0"}
 HEAP_JOBS = [
     ["response", {"op": "status", "state": "idle", "phase": "none", "cycles": 3, "uptime": 2**30 - 1,
                   "fault": {"code": 10, "name": "lane_jam", "detail": {
@@ -664,7 +665,7 @@ HEAP_JOBS = [
                   "dealer": None, "dice": [3, 4], "tiles_per_side": [36, 36, 36, 36],
                   "lanes": [0, 0, 0, 0], "lifters": ["bottom", "top"],
                   "link": {"requests": 5, "errors": 0, "dropped": 0, "overruns": 0},
-                  "runtime": {"bits": 32, "frozen": True, "micropython": "1.28.0"}}, False],
+                  "runtime": RUNTIME}, False],
     ["response", {"op": "faults", "total": 1, "faults": [
         {"t": 9, "code": 20, "name": "missing_tile", "detail": {"tile": "1z", "slot": 3}}]}, True],
     ["response", {"op": "config_get", "key": "lanes",
@@ -805,13 +806,13 @@ class FakeController(threading.Thread):
                                 % (args["proto"], self.proto), {"op": op, "proto": self.proto})
             return codec.write_response(self.tx, seq, {
                 "op": "hello", "proto": self.hello_proto, "fw": "0.1.0", "build": "test-build",
-                "table": "pty-fake"}), []
+                "table": "pty-fake", "runtime": RUNTIME}), []
         if op == "status":
             return codec.write_response(self.tx, seq, {
                 "op": "status", "state": "idle", "phase": "walls_down", "cycles": self.starts,
                 "fault": None, "uptime": self.t, "dealer": 2, "dice": [3, 5],
                 "tiles_per_side": [36, 36, 36, 36], "lanes": [0, 0, 0, 0],
-                "lifters": ["bottom"] * 4}), []
+                "lifters": ["bottom"] * 4, "runtime": RUNTIME}), []
         if op == "start":
             if self.starts:
                 raise LinkError("busy", "a table cycle is running")
