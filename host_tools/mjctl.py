@@ -6,8 +6,9 @@
     mjctl --sim serve --json
     mjctl --port DEV status [--json]
 
-`--sim` starts the real firmware under the `micropython` binary on the
-virtual table (host_tools/vtable); `--port` talks to a controller, real or
+`--sim` starts the real firmware on the virtual table (host_tools/vtable),
+frozen into the 32-bit twin as a board runs it (`--form mpy` or `source`
+for the development forms); `--port` talks to a controller, real or
 virtual, over its link.
 """
 
@@ -123,7 +124,7 @@ def cmd_hand(args):
         return cmd_current_hand(args)
     from host_tools.vtable.hand_players import HandPlayers
     from host_tools.vtable.launcher import SimTable
-    with SimTable(seed=args.seed, faults=args.fault, heap=args.heap) as sim:
+    with SimTable(seed=args.seed, faults=args.fault, heap=args.heap, form=args.form) as sim:
         players = HandPlayers(sim.table, seed=args.seed)
         with LinkClient(sim.link_path) as link:
             try:
@@ -137,7 +138,7 @@ def cmd_hand(args):
 
 def cmd_cycle(args):
     from host_tools.vtable.launcher import SimTable
-    with SimTable(seed=args.seed, faults=args.fault, heap=args.heap) as sim:
+    with SimTable(seed=args.seed, faults=args.fault, heap=args.heap, form=args.form) as sim:
         with LinkClient(sim.link_path) as link:
             try:
                 out = run_cycle(sim, link)
@@ -154,7 +155,7 @@ def cmd_serve(args):
     signal.signal(signal.SIGINT, lambda *_: done.set())
     signal.signal(signal.SIGTERM, lambda *_: done.set())
     key = sim_key(args)
-    with SimTable(seed=args.seed, faults=args.fault, heap=args.heap, realtime=True,
+    with SimTable(seed=args.seed, faults=args.fault, heap=args.heap, form=args.form, realtime=True,
                   key=key) as sim:
         if args.json:
             print(json.dumps({"link": sim.link_path}), flush=True)
@@ -178,7 +179,7 @@ def sim_key(args):
 def cmd_status(args):
     if args.sim:
         from host_tools.vtable.launcher import SimTable
-        with SimTable(seed=args.seed, faults=args.fault, heap=args.heap) as sim:
+        with SimTable(seed=args.seed, faults=args.fault, heap=args.heap, form=args.form) as sim:
             with LinkClient(sim.link_path) as link:
                 return _status(args, link)
     with LinkClient(args.port) as link:
@@ -298,6 +299,10 @@ def parser():
     where.add_argument("--port", metavar="DEV", help="a controller's link (device path or URL)")
     ap.add_argument("--seed", type=int, default=0, help="virtual table seed (--sim)")
     ap.add_argument("--heap", type=int, metavar="BYTES", help="MicroPython heap size (--sim)")
+    ap.add_argument("--form", choices=("image", "mpy", "source"), default="image",
+                    help="how the firmware runs (--sim): frozen into the 32-bit twin as a"
+                    " board ships it (image, the default), or for development its .mpy files"
+                    " (make mpy) or .py sources on the unfrozen 32-bit build")
     ap.add_argument("--fault", action="append", default=[], metavar="NAME[:ARG]",
                     help="inject a virtual table fault (--sim), repeatable")
     ap.add_argument("--key", metavar="FILE",
@@ -320,8 +325,8 @@ def main(argv=None):
     args = ap.parse_args(argv)
     if args.need_sim and not args.sim:
         ap.error("%s needs --sim" % args.command)
-    if not args.sim and (args.fault or args.heap):
-        ap.error("--fault and --heap need --sim")
+    if not args.sim and (args.fault or args.heap or args.form != "image"):
+        ap.error("--fault, --heap and --form need --sim")
     try:
         return args.fn(args)
     except LinkError as e:

@@ -30,7 +30,7 @@ def _link(args, fn):
     if args.sim:
         from host_tools.mjctl import sim_key
         from host_tools.vtable.launcher import SimTable
-        with SimTable(seed=args.seed, faults=args.fault, heap=args.heap,
+        with SimTable(seed=args.seed, faults=args.fault, heap=args.heap, form=args.form,
                       key=sim_key(args)) as sim:
             with LinkClient(sim.link_path) as link:
                 link.hello()

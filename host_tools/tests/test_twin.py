@@ -1,0 +1,66 @@
+"""The twin: the firmware frozen into the unix port built 32-bit, as a board
+ships it, is what the virtual table runs; the documented commands as typed."""
+
+import json
+import os
+import subprocess
+
+from host_tools.link_client import LinkClient
+from host_tools.mpenv import ROOT
+from host_tools.vtable.launcher import SimTable
+
+MJCTL = os.path.join(ROOT, ".venv", "bin", "mjctl")
+SHIPPED = {"bits": 32, "frozen": True, "micropython": "1.28.0"}
+
+
+def mjctl(*args):
+    p = subprocess.run([MJCTL] + list(args), cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert "Traceback" not in p.stderr, p.stderr
+    return p.returncode, json.loads(p.stdout)
+
+
+def test_a_cycle_and_a_hand_run_frozen_in_a_32_kb_heap():
+    rc, cycle = mjctl("--sim", "--heap", "32768", "cycle", "--json")
+    assert rc == 0 and cycle["ok"], cycle
+    assert cycle["runtime"] == SHIPPED
+    rc, hand = mjctl("--sim", "--seed", "4", "--heap", "32768", "hand", "--json")
+    assert rc == 0 and hand["ok"] and hand["result"] is not None, hand
+    assert hand["runtime"] == SHIPPED
+
+
+def test_a_heap_too_small_for_the_boot_fails_with_the_memory_error_shown():
+    rc, out = mjctl("--sim", "--heap", "16384", "cycle", "--json")
+    assert rc == 1 and out["ok"] is False
+    assert "MemoryError" in out["firmware_log"], out
+
+
+def test_the_development_forms_say_they_are_not_frozen():
+    for form in ("mpy", "source"):
+        rc, st = mjctl("--sim", "--form", form, "status", "--json")
+        assert rc == 0, st
+        assert st["runtime"] == dict(SHIPPED, frozen=False) and st["build"] == "dev", (form, st)
+
+
+def test_a_file_in_the_flash_cannot_stand_in_for_a_frozen_module():
+    """The twin runs in the folder that stands for the board's flash: a
+    module put there under a firmware name is never imported."""
+    sim = SimTable(seed=1)
+    for rel in ("firmware/__init__.py", "firmware/sim_main.py", "firmware/link/server.py",
+                "firmware/image_build.py", "engine_core/tiles.py"):
+        path = os.path.join(sim.store, rel)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w") as f:
+            f.write("print('SHADOWED')\nBUILD = 'forged'\nraise SystemExit(7)\n")
+    with sim:
+        with LinkClient(sim.link_path) as link:
+            info = link.hello()
+            assert info["build"].startswith("image-") and info["runtime"] == SHIPPED
+            assert link.request("start")["state"] == "building"
+        assert "SHADOWED" not in sim.firmware_log()
+
+
+def test_make_image_is_up_to_date_after_the_build():
+    """`make -q` answers 0 when nothing needs doing: no input changed since
+    `make test` built the twin, so it is not rebuilt."""
+    p = subprocess.run(["make", "-q", "image"], cwd=ROOT, capture_output=True, text=True)
+    assert p.returncode == 0, p.stdout + p.stderr
