@@ -273,6 +273,10 @@ def human_status(out):
     for k in ("state", "phase", "cycles", "dealer", "dice", "tiles_per_side", "lanes",
               "lifters", "uptime", "firmware", "proto", "build"):
         t.add_row(k, str(out.get(k)))
+    rt = out.get("runtime")
+    if rt:
+        t.add_row("runtime", "MicroPython %s, %d-bit, %s" % (
+            rt["micropython"], rt["bits"], "frozen image" if rt["frozen"] else "files"))
     c_ = out.get("counters")
     if c_:
         t.add_row("counters", "hands %d, walls lifted %d, tiles fed %s, faults %s" % (
