@@ -85,9 +85,13 @@ def module_name(rel):
 
 
 def device_sources():
+    """The device modules: engine_core/ and firmware/ without their tests
+    and without firmware/image/ (the image's build inputs, not modules)."""
     for pkg in DEVICE_PACKAGES:
         for src in sorted((ROOT / pkg).rglob("*.py")):
-            if "tests" not in src.relative_to(ROOT).parts and not _only_a_docstring(src):
+            parts = src.relative_to(ROOT).parts
+            if "tests" not in parts and parts[:2] != ("firmware", "image") \
+                    and not _only_a_docstring(src):
                 yield src
 
 
