@@ -24,7 +24,7 @@ MPY         := $(BIN)/micropython
 UNIX_MAKE   := $(MAKE) -C $(MICROPY_DIR)/ports/unix VARIANT=standard CC="gcc -m32" LD="gcc -m32" \
                MICROPY_PY_FFI=0 MICROPY_PY_BTREE=0 MICROPY_PY_SSL=0 MICROPY_SSL_MBEDTLS=0
 
-.PHONY: all venv image tools mpy test test-cpython test-micropython typecheck run bench soak powercuts deploy vboard flash clean
+.PHONY: all venv image tools mpy test test-cpython test-micropython typecheck run bench soak powercuts deploy vboard firmware flash clean
 
 all: test
 
@@ -129,13 +129,15 @@ run: tools image
 bench: mpy image
 	$(BIN)/python -m host_tools.bench
 
-# A board: `make flash` writes the MicroPython image you supply (once per
-# board, or to change MicroPython's version); `make deploy` then installs
-# the firmware: compiled, with its integrity manifest, only what changed,
-# config, tags and the table's key provisioned, the board restarted
-# (docs/deploy.md). KEY: where the table's service key is kept on this PC.
+# A board (docs/deploy.md): `make firmware` builds the board's image
+# (MicroPython with the firmware frozen in, ESP-IDF needed), `make flash`
+# writes it; `make deploy`, the development path, installs the firmware as
+# .mpy files: compiled, with its integrity manifest, only what changed,
+# config, tags and the table's key provisioned, the board restarted.
+# KEY: where the table's service key is kept on this PC.
 PORT ?=
 FIRMWARE ?=
+ERASE ?=
 KEY ?= keys/table.key
 deploy: $(STAMP)
 	@test -n "$(PORT)" || { echo "make deploy PORT=/dev/ttyACM0 [KEY=keys/<table>.key]"; exit 2; }
@@ -170,10 +172,17 @@ powercuts: mpy image
 vboard: $(STAMP)
 	$(BIN)/python -m host_tools.vboard $(if $(FAULT),--fault $(FAULT))
 
+# The board's image into build/firmware/firmware.bin: ESP-IDF (v5.5.1, its
+# export.sh run) and a MicroPython v1.28.0 checkout as MICROPY_DIR, or a
+# line saying which is missing (host_tools/board_image.py).
+firmware: $(STAMP)
+	@$(BIN)/python -m host_tools.board_image build --micropy-dir $(MICROPY_DIR)
+
+# The image at 0x0 (FIRMWARE=<.bin>: another one). The filesystem after the
+# app keeps config, tags, key and counters; ERASE=1 erases them too.
 flash: $(STAMP)
-	@test -n "$(PORT)" -a -n "$(FIRMWARE)" || { echo "make flash PORT=/dev/ttyACM0 FIRMWARE=<MicroPython .bin for the ESP32-S3>"; exit 2; }
-	$(BIN)/esptool --chip esp32s3 --port $(PORT) erase-flash
-	$(BIN)/esptool --chip esp32s3 --port $(PORT) write-flash 0x0 $(FIRMWARE)
+	@$(BIN)/python -m host_tools.board_image flash $(if $(PORT),--port $(PORT)) \
+	    $(if $(FIRMWARE),--bin $(FIRMWARE)) $(if $(ERASE),--erase)
 
 clean:
 	rm -rf $(VENV) $(BUILD) .pytest_cache .hypothesis

