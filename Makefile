@@ -185,4 +185,4 @@ flash: $(STAMP)
 	    $(if $(FIRMWARE),--bin $(FIRMWARE)) $(if $(ERASE),--erase)
 
 clean:
-	rm -rf $(VENV) $(BUILD) .pytest_cache .hypothesis
+	rm -rf $(VENV) build .pytest_cache .hypothesis
