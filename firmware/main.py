@@ -1,13 +1,15 @@
 """The controller's main loop, for both backends.
 
-    run(Esp32Hal("/"), ...)       on the ESP32: the board's main.py, written by make deploy
-    micropython -m firmware.sim_main ...   under the unix port (sim HAL)
+    run(Esp32Hal("/"), ...)    on the ESP32: the board's main.py (frozen into
+                               the image: firmware/image/FUZHOU_TABLE_S3/;
+                               or the one make deploy writes)
+    firmware.sim_main          under the unix port, on the virtual table (sim HAL)
 
 The loop is fixed-rate: poll the link, step the controller, feed the
 watchdog, sleep to the next tick. The controller's and drivers' ticks
 allocate nothing while idle and while building (firmware/tests/
 test_mpy_loop_alloc.py runs them under heap_lock); the link and the sim
-HAL's tick are written the same way, and issue 7 measures the whole loop.
+HAL's tick are written the same way, and make bench measures the loop.
 """
 
 try:
