@@ -80,17 +80,11 @@ def run(hal, config, tags, root="", required=False, table="esp32"):
     gc.collect()
     # The controller's modules only now (after the manifest: had one been
     # missing, importing it would have been an ImportError with no link to
-    # say so), the larger ones one at a time with a collection after each:
-    # what loading one leaves behind is freed before the next loads, whose
-    # small objects then fill those holes instead of new heap (a hand fits
-    # in 2 KB less; collecting after every module, the small ones too, did
-    # worse: `python -m host_tools.bench --only heap` measures either).
-    for name in ("engine_core.wall", "engine_core.hand", "firmware.controller.follower",
-                 "firmware.controller.builder", "firmware.persist"):
-        __import__(name)
-        gc.collect()
+    # say so), and what importing them left collected before the
+    # controller's objects go in (without it a cycle needs 512 B more on
+    # the twin; a collection after each module saves nothing more:
+    # docs/heap-idioms.md, 7b).
     from firmware.controller.table import TableController
-    # What the last import left, out before the controller's big objects go in.
     gc.collect()
     ctl = TableController(hal, cfg, devices, link.emit)
     gc.collect()

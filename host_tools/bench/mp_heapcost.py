@@ -41,10 +41,6 @@ mark("import_devices")
 dev = Devices(hal, cfg, tags)
 cfg.pins = None
 mark("Devices()")
-for name in ("engine_core.wall", "engine_core.hand", "firmware.controller.follower",
-             "firmware.controller.builder", "firmware.persist"):       # as main.run does
-    __import__(name)
-    gc.collect()
 from firmware.controller.table import TableController  # noqa: E402
 mark("import_controller")
 ctl = TableController(hal, cfg, dev, link.emit)
