@@ -187,13 +187,21 @@ class Technician:
 
 
 def soak(hands, seed=1, fault_rate=0.1, log=None, fuzz_frames=0, live_burst=50,
-         pace="brisk", max_wall=None):
+         pace="brisk", max_wall=None, heap=None, hooks=None):
     """Play `hands` hands on one table; the summary dict (its "ok": it passed).
     live_burst: fuzzed frames on the link after each hand's result;
     fuzz_frames: frames fed in process to the link server (linkfuzz);
     pace: the players' (PACES); max_wall: wall seconds after which the
     hand whose dice come next is the last (the end's checks still run;
-    "complete" says whether every hand asked for was played)."""
+    "complete" says whether every hand asked for was played).
+    heap: the firmware's heap in bytes (SimTable; None: the port's own).
+    hooks: instruments (host_tools/bench/fragmentation.py) with
+      ready(sim, link): the firmware answered, before `start`;
+      hand_over(sim, link): after each hand's result and its live fuzz;
+      repaired(sim, link, ev, stopped): the technician has repaired the
+        fault of the `fault` event `ev`, before `clear`: the table is
+        stopped by it, when a service session is allowed; `stopped` is
+        the state it stopped ("in_hand": a hand waits, its players do not)."""
     rng = random.Random(seed)
     fuzz_rng = random.Random("soak-linkfuzz:%s" % seed)
     out = {"hands": 0, "mismatches": 0, "faults": 0, "stuck": 0, "firmware_errors": 0,
@@ -201,13 +209,16 @@ def soak(hands, seed=1, fault_rate=0.1, log=None, fuzz_frames=0, live_burst=50,
            "pace": pace, "asked": hands}
     live = {"frames": 0, "bursts": 0, "answered": 0, "failures": []}
     t0 = time.monotonic()
-    with SimTable(seed=seed) as sim:
+    with SimTable(seed=seed, heap=heap) as sim:
         parlour = Parlour(sim.table, seed, players_class=PACES[pace])
         tech = Technician(sim.table, rng, fault_rate, parlour)
         with LinkClient(sim.link_path) as link:
             link.hello()
             link_before = link.request("status")["link"]
+            if hooks is not None:
+                hooks.ready(sim, link)
             link.request("start")
+            state = "idle"             # the last state but "fault": what a fault stops
             observed = []
             last = []                  # the last events, for a stuck table's report
             hand_at = time.monotonic()
@@ -223,6 +234,8 @@ def soak(hands, seed=1, fault_rate=0.1, log=None, fuzz_frames=0, live_burst=50,
                     break
                 last = (last + [ev])[-12:]
                 name = ev["ev"]
+                if name == "state" and ev["state"] != "fault":
+                    state = ev["state"]
                 if name == "fault":
                     out["faults"] += 1
                     kinds = out.setdefault("fault_kinds", {})
@@ -234,6 +247,8 @@ def soak(hands, seed=1, fault_rate=0.1, log=None, fuzz_frames=0, live_burst=50,
                     if not tech.repaired.wait(STUCK_S):
                         out["stuck"] += 1
                         break
+                    if hooks is not None:
+                        hooks.repaired(sim, link, ev, state)
                     link.request("clear")
                 elif name == "dice" and not ev.get("gold") and (
                         out["hands"] == hands - 1
@@ -268,6 +283,8 @@ def soak(hands, seed=1, fault_rate=0.1, log=None, fuzz_frames=0, live_burst=50,
                     hand_at = time.monotonic()
                     if live_burst:
                         _live_fuzz(link, fuzz_rng, live_burst, live)
+                    if hooks is not None:
+                        hooks.hand_over(sim, link)
                     if log and out["hands"] % 50 == 0:
                         log("%d hands, %d faults" % (out["hands"], out["faults"]))
             counters = link.request("counters")
@@ -277,6 +294,9 @@ def soak(hands, seed=1, fault_rate=0.1, log=None, fuzz_frames=0, live_burst=50,
         live["garbage"] = link_after["garbage"] - link_before["garbage"]
         live["bad_crc"] = link_after["bad_crc"] - link_before["bad_crc"]
         live["errors"] = link_after["errors"] - link_before["errors"]
+        # Frames the controller dropped: the host's pty full, or no heap for
+        # an event or an answer (a dropped hand event shows as a mismatch).
+        out["dropped"] = link_after["dropped"] - link_before["dropped"]
         out["injected"] = len(tech.injected)
         out["injected_kinds"] = {}
         for _t, kind in tech.injected:

@@ -24,6 +24,7 @@ _B_WDT = const(0x05)
 _B_IN = const(0x81)
 _B_UART_RX = const(0x82)
 _B_NOW = const(0x83)
+_B_HEAP = const(0x84)
 _BUS_VERSION = const(1)
 _H = const(6)                  # frame.HEADER
 _MAX_PIN = const(49)           # ESP32-S3 GPIO 0..48
@@ -294,4 +295,13 @@ class SimHal(HalCommon):
         elif kind == _B_NOW:
             self.now = buf[_H] | (buf[_H + 1] << 8) | (buf[_H + 2] << 16) | (buf[_H + 3] << 24)
             return True
+        elif kind == _B_HEAP:
+            # The GC's own figures into the firmware's stdout (the table's
+            # log): a collection first, so that the free blocks counted are
+            # those an allocation finds. Neither call allocates, nor do
+            # these imports of built-in modules.
+            import gc
+            import micropython
+            gc.collect()
+            micropython.mem_info()
         return False

@@ -6,7 +6,9 @@ they happen and TICK when it sleeps; the server runs the table to the
 TICK's time and answers with every IN and UART_RX of that span, in time
 order, then NOW. HELLO is answered with the level of every input (IN at
 the current time) and nothing else: the firmware reads them with the frames
-of its first TICK, whose NOW tells it the clock.
+of its first TICK, whose NOW tells it the clock. `request_heap_report()`
+puts a HEAP frame before the next NOW: the sim HAL then prints the GC's
+figures into the firmware's log (host_tools/vtable/heaplog.py reads them).
 
 `serve()` returns why it stopped:
     "stopped"     the `stop` callable said so
@@ -33,7 +35,7 @@ import serial
 from firmware.link.frame import MAX_PAYLOAD, FrameReader, encode
 
 HELLO, OUT, UART_TX, TICK, WDT = 0x01, 0x02, 0x03, 0x04, 0x05
-IN, UART_RX, NOW = 0x81, 0x82, 0x83
+IN, UART_RX, NOW, HEAP = 0x81, 0x82, 0x83, 0x84
 
 
 class BusServer:
@@ -59,6 +61,8 @@ class BusServer:
         self.ticks = 0
         self.garbage = 0        # good CRC but an unknown kind or a bad payload
         self.ignored = 0        # frames before HELLO
+        self.heap_reports = 0   # HEAP frames sent
+        self._heap_asked = False
         self._rest = b""        # bytes read but not parsed when serve returned
         self._anchor = None     # (wall s, virtual ms) for real-time mode
 
@@ -69,6 +73,12 @@ class BusServer:
         self._fd = _fd_of(serial_obj)
         self.reader = FrameReader()
         self._rest = b""
+
+    def request_heap_report(self):
+        """Ask the firmware for the GC's figures: a HEAP frame goes with
+        the answer to its next TICK (from any thread; asks made before
+        that answer leave as one frame)."""
+        self._heap_asked = True
 
     def stats(self):
         return {"hellos": self.hellos, "ticks": self.ticks, "garbage_frames": self.garbage,
@@ -164,6 +174,10 @@ class BusServer:
             if table.halt_reason is None:
                 if self.realtime:
                     self._hold(table.now, stop)
+                if self._heap_asked:
+                    self._heap_asked = False
+                    self.heap_reports += 1
+                    out.append(self._frame_out(HEAP, b""))
                 out.append(self._frame_out(NOW, struct.pack("<I", table.now)))
             self._send(out)
         else:
