@@ -229,7 +229,10 @@ def soak(hands, seed=1, fault_rate=0.1, log=None, fuzz_frames=0, live_burst=50,
                 ev = link.next_event(timeout=STUCK_S)
                 if ev is None or time.monotonic() - hand_at > HAND_S:
                     out["stuck"] += 1
-                    out["stuck_status"] = link.request("status")
+                    try:                   # a stuck table may not answer at all
+                        out["stuck_status"] = link.request("status")
+                    except LinkError as e:
+                        out["stuck_status"] = "no answer (%s)" % e
                     out["stuck_events"] = last
                     break
                 last = (last + [ev])[-12:]

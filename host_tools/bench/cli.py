@@ -110,9 +110,12 @@ def notes(groups):
         h = d["heap"]
         lines.append("heap: %s; runs %s (bisected to %d B)" % (h["port"], ", ".join(
             "%s %d" % (k, len(v)) for k, v in sorted(h["runs"].items())), h["resolution"]))
-    if "frag" in d:
-        f = d["frag"]
-        lines.append("frag: %s" % f.get("summary", ""))
+    f = groups.get("frag", {}).get("details")
+    if f and f.get("soak"):
+        lines.append("frag: %s hands in a %d B heap, %d heap reports: the largest free block"
+                     " %s to %s B, the least free %s B; %d service visits; %s s"
+                     % (f["soak"]["hands"], f["heap"], f["samples"], f["max_free_min"],
+                        f["max_free_max"], f["free_min"], len(f["visits"]), f["wall_s"]))
     if "alloc" in d:
         a = d["alloc"]
         lines.append("alloc: " + "; ".join(
