@@ -182,10 +182,17 @@ firmware: $(STAMP)
 	@$(BIN)/python -m host_tools.board_image build --micropy-dir $(MICROPY_DIR)
 
 # The image at 0x0 (FIRMWARE=<.bin>: another one). The filesystem after the
-# app keeps config, tags, key and counters; ERASE=1 erases them too.
+# app keeps config, tags, key and counters; ERASE=1 erases the whole flash
+# and writes a filesystem of CONFIG, TAGS (firmware/'s by default) and the
+# table's key from KEY (made there if missing) with the image. KEY goes
+# along when given without ERASE too, so that the tool can say it is unused.
+CONFIG ?=
+TAGS ?=
 flash: $(STAMP)
 	@$(BIN)/python -m host_tools.board_image flash $(if $(PORT),--port $(PORT)) \
-	    $(if $(FIRMWARE),--bin $(FIRMWARE)) $(if $(ERASE),--erase)
+	    $(if $(FIRMWARE),--bin $(FIRMWARE)) $(if $(ERASE),--erase) \
+	    $(if $(or $(ERASE),$(filter-out file,$(origin KEY))),--key $(KEY)) \
+	    $(if $(CONFIG),--config $(CONFIG)) $(if $(TAGS),--tags $(TAGS))
 
 clean:
 	rm -rf $(VENV) build .pytest_cache .hypothesis

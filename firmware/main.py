@@ -64,8 +64,8 @@ def run(hal, config, tags, root="", required=False, table="esp32"):
     # The link and the drivers, with their long-lived buffers, before the
     # controller's modules: low in the heap, not in the holes the imports
     # leave (a hand fits in 1 KB less). The link needs the table's service
-    # key (32 bytes, make deploy provisions it), or None: then every service
-    # session is refused, saying why.
+    # key (32 bytes, make flash ERASE=1 or make deploy provisions it), or
+    # None: then every service session is refused, saying why.
     key = None
     try:
         with open(hal.store + "service.key", "rb") as f:

@@ -1,14 +1,17 @@
 """The board's image (docs/deploy.md, The board's image):
 
     python -m host_tools.board_image build [--micropy-dir DIR]
-    python -m host_tools.board_image flash --port DEV [--bin FILE] [--erase]
+    python -m host_tools.board_image flash --port DEV [--bin FILE]
+                                     [--erase --key FILE [--config FILE] [--tags FILE]]
 
 build: MicroPython's ESP32 port built by ESP-IDF with the board definition
 firmware/image/FUZHOU_TABLE_S3 (what ships, frozen in) into build/firmware/;
 build/firmware/firmware.bin is the whole image, written at 0x0.
 flash: esptool writes that image (or --bin) at 0x0. The filesystem, which
 lies after the app (config, tags, key, counters), is kept; --erase erases
-the whole flash first.
+the whole flash first and writes the `vfs` partition with a filesystem of
+config.json, tags.txt and the table's service key, made on the PC
+(host_tools/vfs_image.py), in the same esptool call.
 
 `make firmware` and `make flash PORT=...` run these. Whatever is missing
 (ESP-IDF, a full MicroPython tree, the port, the .bin) is said in one line
@@ -23,12 +26,18 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
+from firmware import config as fwconfig
+from firmware import tags as fwtags
+from host_tools import deploy, vfs_image
 from host_tools.mpenv import ROOT
 
 BOARD = "FUZHOU_TABLE_S3"
 BOARD_DIR = ROOT / "firmware" / "image" / BOARD
+# Where the board's filesystem lies: the board definition's, read each time.
+PARTITIONS = BOARD_DIR / "partitions.csv"
 OUT = ROOT / "build" / "firmware"
 IMAGE = OUT / "firmware.bin"
 MICROPY_DIR = ROOT / "build" / "micropython-1.28.0"     # make tools unpacks it
@@ -178,26 +187,83 @@ def esptool_error(stderr):
     return _last_line(stderr)
 
 
-def flash(port, image=None, erase=False):
+def filesystem(image, config, tags, key_path):
+    """(offset, bytes, key made) of the `vfs` partition a board flashed with
+    `image` boots into a table from: config and tags checked as the board
+    checks them at boot, the table's key kept or made as make deploy does."""
+    offset, size = vfs_image.partition(PARTITIONS)
+    table = vfs_image.image_partitions(image)
+    if table is not None and table.get("vfs") != (offset, size):
+        raise Missing("make flash: %s's partition table is not %s's (vfs at 0x%x, %d KB):"
+                      " build it with `make firmware`"
+                      % (_shown(image), _shown(PARTITIONS), offset, size // 1024))
+    if image.stat().st_size > offset:
+        raise Missing("make flash: %s is %d KB, past 0x%x where the filesystem starts"
+                      % (_shown(image), image.stat().st_size // 1024, offset))
+    contents = {}
+    for name, var, path, load in (("config.json", "CONFIG", config, fwconfig.load),
+                                  ("tags.txt", "TAGS", tags, fwtags.load)):
+        path = Path(path)
+        if not path.is_file():
+            raise Missing("make flash: no %s file %s" % (var, _shown(path)))
+        try:
+            load(str(path))
+        except ValueError as e:
+            raise Missing("make flash: %s=%s: %s (the board would stop at boot: fault 40"
+                          " config_invalid)" % (var, _shown(path), e))
+        contents[name] = path.read_bytes()
+    try:
+        contents[deploy.KEY], made = deploy.table_key(key_path)
+    except deploy.DeployError as e:                 # it names the file
+        raise Missing("make flash: KEY=%s" % e)
+    except OSError as e:
+        raise Missing("make flash: KEY=%s: %s%s" % (_shown(key_path), e.strerror or e,
+                                                    ": %s" % e.filename if e.filename else ""))
+    return offset, vfs_image.build(size, contents), made
+
+
+def flash(port, image=None, erase=False, config=None, tags=None, key=None):
     if not port:
         raise Missing("make flash needs the board's port: make flash PORT=/dev/ttyACM0"
-                      " [FIRMWARE=<.bin>] [ERASE=1]")
+                      " [FIRMWARE=<.bin>] [ERASE=1 [KEY=<file>] [CONFIG=<.json>] [TAGS=<.txt>]]")
     if image is None and not IMAGE.is_file():
         raise Missing("make flash: no %s: build it with `make firmware` (or give FIRMWARE=<.bin>)"
                       % _shown(IMAGE))
     image = Path(image) if image is not None else IMAGE
     if not image.is_file():
         raise Missing("make flash: no file %s" % image)
+    if not erase and (config or tags or key):
+        raise Missing("make flash: CONFIG, TAGS and KEY are written with ERASE=1 only, which"
+                      " erases the counters too; without it the board keeps its own")
+    if erase and not key:
+        raise Missing("make flash ERASE=1 writes the table's service key: give KEY=<file>")
+    config, tags = Path(config or deploy.CONFIG), Path(tags or deploy.TAGS)
     cmd = [sys.executable, "-m", "esptool", "--chip", "esp32s3", "--port", port, "write-flash"]
     cmd += ["--erase-all"] if erase else []
-    r = subprocess.run(cmd + ["0x0", str(image)], stderr=subprocess.PIPE, text=True)
+    cmd += ["0x0", str(image)]
+    made = False
+    # The filesystem image holds the key: it lives in a folder of the
+    # owner's only as long as esptool needs it.
+    with tempfile.TemporaryDirectory(prefix="mj-flash-") as tmp:
+        if erase:
+            offset, data, made = filesystem(image, config, tags, key)
+            vfs = Path(tmp) / "vfs.bin"
+            vfs.write_bytes(data)
+            cmd += ["0x%x" % offset, str(vfs)]
+        r = subprocess.run(cmd, stderr=subprocess.PIPE, text=True)
     if r.returncode != 0:
         print("make flash: esptool: %s" % esptool_error(r.stderr), file=sys.stderr)
         return 3
     sys.stderr.write(r.stderr)
-    print("flash: %s written at 0x0%s; the board restarts"
-          % (_shown(image), ", the whole flash erased first" if erase else
-             ", the filesystem kept"))
+    if not erase:
+        print("flash: %s written at 0x0, the filesystem kept; the board restarts" % _shown(image))
+        return 0
+    print("flash: the whole flash erased, %s written at 0x0 and at 0x%x the filesystem:"
+          " config.json (%s), tags.txt (%s), service.key (%s); the board restarts"
+          % (_shown(image), offset, _shown(config), _shown(tags), _shown(key)))
+    if made:
+        print("the table's service key is new, in %s: keep it, only it opens service sessions"
+              " on this table" % _shown(key))
     return 0
 
 
@@ -212,13 +278,18 @@ def main(argv=None):
     f.add_argument("--port", help="the board's USB serial device")
     f.add_argument("--bin", help="the image (default build/firmware/firmware.bin)")
     f.add_argument("--erase", action="store_true",
-                   help="erase the whole flash first: config, tags, key and counters too")
+                   help="erase the whole flash first, then write a filesystem of config, tags"
+                   " and key (the counters start afresh)")
+    f.add_argument("--key", help="with --erase: the table's service key file (made if missing)")
+    f.add_argument("--config", help="with --erase: the config.json to write"
+                   " (default firmware/config.json)")
+    f.add_argument("--tags", help="with --erase: the tags.txt to write (default firmware/tags.txt)")
     args = ap.parse_args(argv)
     name = "make firmware" if args.command == "build" else "make flash"
     try:
         if args.command == "build":
             return build(args.micropy_dir)
-        return flash(args.port, args.bin, args.erase)
+        return flash(args.port, args.bin, args.erase, args.config, args.tags, args.key)
     except Missing as e:
         print(e, file=sys.stderr)
         return 2

@@ -37,6 +37,10 @@ STAGE = ROOT / "build" / "deploy"
 MANIFEST = manifest._NAME                 # the name the boot check opens
 KEY = "service.key"                       # the table's key for service sessions (issue 5)
 KEY_BYTES = 32
+# What a board gets when it has no config or tags and none is given (make
+# flash ERASE=1 writes them too).
+CONFIG = ROOT / "firmware" / "config.json"
+TAGS = ROOT / "firmware" / "tags.txt"
 # The board's entry point, run at every boot: code, manifest, config and
 # tags on the flash filesystem, as this deploy puts them. Its names are the
 # board's only (the unix port never interns them).
@@ -246,8 +250,8 @@ def deploy(port, config=None, tags=None, key_path=None, reset=True, log=print, o
     log("built %s: %d files" % (build, len(entries)))
     board = board_files(port)
     # Config and tags: the given ones, or the defaults when the board has none.
-    config = config or (None if "config.json" in board else ROOT / "firmware" / "config.json")
-    tags = tags or (None if "tags.txt" in board else ROOT / "firmware" / "tags.txt")
+    config = config or (None if "config.json" in board else CONFIG)
+    tags = tags or (None if "tags.txt" in board else TAGS)
     key_file = None
     made = False
     if key_path is not None:

@@ -7,6 +7,7 @@ Through make, a failing recipe ends with make's own line on stderr
 whatever the tool's: these tests accept that one line after the tool's
 single line, and check the tool's own exit codes by running it directly."""
 
+import hashlib
 import importlib.util
 import os
 import re
@@ -16,10 +17,11 @@ import sys
 import tomllib
 from pathlib import Path
 
+import littlefs
 import pytest
 
-from host_tools import board_image, deploy
-from host_tools.mpenv import ROOT
+from host_tools import board_image, deploy, vfs_image
+from host_tools.mpenv import ROOT, micropython_binary
 
 BOARD_DIR = ROOT / "firmware" / "image" / "FUZHOU_TABLE_S3"
 MP = ROOT / "build" / "micropython-1.28.0"
@@ -184,10 +186,12 @@ def test_flash_keeps_the_filesystem_unless_asked_and_ctrl_c_is_130(tmp_path, mon
         return subprocess.CompletedProcess(cmd, 0, stderr="")
     monkeypatch.setattr(board_image.subprocess, "run", esptool)
     assert board_image.main(["flash", "--port", "/dev/ttyACM9", "--bin", str(image)]) == 0
-    assert board_image.main(["flash", "--port", "/dev/ttyACM9", "--bin", str(image), "--erase"]) == 0
+    assert board_image.main(["flash", "--port", "/dev/ttyACM9", "--bin", str(image), "--erase",
+                             "--key", str(tmp_path / "table.key")]) == 0
     tail = ["--chip", "esp32s3", "--port", "/dev/ttyACM9", "write-flash"]
     assert calls[0][1:] == ["-m", "esptool"] + tail + ["0x0", str(image)]
-    assert calls[1][1:] == ["-m", "esptool"] + tail + ["--erase-all", "0x0", str(image)]
+    assert calls[1][1:8] == ["-m", "esptool"] + tail
+    assert calls[1][8:11] == ["--erase-all", "0x0", str(image)]
     assert "erase-flash" not in calls[0] and "--erase-all" not in calls[0]
     capsys.readouterr()
 
@@ -196,6 +200,194 @@ def test_flash_keeps_the_filesystem_unless_asked_and_ctrl_c_is_130(tmp_path, mon
     monkeypatch.setattr(board_image.subprocess, "run", interrupted)
     assert board_image.main(["flash", "--port", "/dev/ttyACM9", "--bin", str(image)]) == 130
     assert len(capsys.readouterr().err.splitlines()) == 1
+
+
+# -- make flash ERASE=1: the filesystem it writes ---------------------------------
+
+MOUNT = Path(__file__).parent / "mp_vfs_mount.py"
+RUN = subprocess.run           # the real one, while flash's esptool is a recorder
+
+
+def _sha(data):
+    return hashlib.sha256(data).hexdigest()
+
+
+def _fake_image(path, table=None, size=4096):
+    """An image for esptool: 0xE9 and zeros, with a partition table at
+    0x8000 of [(label, offset, size)] when `table` (ESP-IDF's entries)."""
+    data = bytearray(b"\xe9" + bytes(size - 1))
+    if table is not None:
+        rows = b"".join(b"\xaa\x50\x01\x81" + offset.to_bytes(4, "little")
+                        + length.to_bytes(4, "little") + label.encode().ljust(16, b"\0") + bytes(4)
+                        for label, offset, length in table)
+        data[0x8000:0x8000 + len(rows) + 32] = rows + b"\xff" * 32
+    path.write_bytes(bytes(data))
+    return path
+
+
+def _flash_erase(tmp_path, monkeypatch, *args, image=None):
+    """`flash --erase` with esptool replaced by a recorder of its argv and
+    of the bytes of each file it names (the filesystem image is deleted
+    once flash returns). (status, esptool's argv, {file: bytes})."""
+    image = image or _fake_image(tmp_path / "firmware.bin")
+    calls = []
+
+    def esptool(cmd, **kw):
+        calls.append((cmd, {a: Path(a).read_bytes() for a in cmd[7:] if Path(a).is_file()}))
+        return subprocess.CompletedProcess(cmd, 0, stderr="")
+    monkeypatch.setattr(board_image.subprocess, "run", esptool)
+    status = board_image.main(["flash", "--port", "/dev/ttyACM9", "--bin", str(image), "--erase",
+                               *args])
+    assert len(calls) == (1 if status == 0 else 0)
+    return (status, *calls[0]) if calls else (status, None, None)
+
+
+def _port_block_size():
+    """The block size esp32.Partition gives the vfs partition, from the
+    port's own source (flashbdev.py asks for none: the native one)."""
+    text = (MP / "ports" / "esp32" / "esp32_partition.c").read_text()
+    return int(re.search(r"#define NATIVE_BLOCK_SIZE_BYTES \((\d+)\)", text).group(1))
+
+
+def _mount(tmp_path, data, size):
+    """What MicroPython prints mounting `data` as the board's vfs partition
+    of `size` bytes, the blocks after it blank as the erase left them."""
+    part = tmp_path / "vfs-partition.bin"
+    part.write_bytes(data + b"\xff" * (size - len(data)))
+    block = _port_block_size()
+    return RUN([str(micropython_binary()), str(MOUNT), str(part), str(block), str(size // block)],
+               capture_output=True, text=True, timeout=60)
+
+
+def test_flash_erase_writes_a_filesystem_micropython_mounts_as_the_board_does(tmp_path,
+                                                                             monkeypatch):
+    vfs = {r["name"]: r for r in partitions()}["vfs"]
+    assert vfs_image.partition(BOARD_DIR / "partitions.csv") == (vfs["offset"], vfs["size"])
+    key = tmp_path / "keys" / "t1.key"
+    config = tmp_path / "config.json"
+    config.write_text((ROOT / "firmware" / "config.json").read_text() + "\n\n")   # not the default
+    given = ("--key", str(key), "--config", str(config))
+    status, cmd, files = _flash_erase(tmp_path, monkeypatch, *given)
+    assert status == 0
+    image = tmp_path / "firmware.bin"
+    assert cmd[cmd.index("write-flash") + 1:-1] == ["--erase-all", "0x0", str(image),
+                                                    "0x%x" % vfs["offset"]]
+    assert cmd[-2] == "0x310000"
+    data = files[cmd[-1]]
+    assert 0 < len(data) <= vfs["size"] and len(data) % 4096 == 0
+    assert key.stat().st_mode & 0o777 == 0o600 and len(key.read_bytes()) == 32
+    r = _mount(tmp_path, data, vfs["size"])
+    assert r.returncode == 0, r.stdout + r.stderr
+    tags = (ROOT / "firmware" / "tags.txt").read_bytes()
+    assert r.stdout.splitlines() == [
+        "fs VfsLfs2",
+        "file config.json %d %s" % (config.stat().st_size, _sha(config.read_bytes())),
+        "file service.key 32 %s" % _sha(key.read_bytes()),
+        "file tags.txt %d %s" % (len(tags), _sha(tags)),
+        "wrote ok"]
+    # The same table again: its key is kept, the image is the same.
+    kept = key.read_bytes()
+    status, cmd, files = _flash_erase(tmp_path, monkeypatch, *given)
+    assert status == 0 and key.read_bytes() == kept and files[cmd[-1]] == data
+
+
+def test_a_filesystem_of_another_size_does_not_mount(tmp_path):
+    """The mount above can fail: littlefs refuses a superblock whose block
+    count is not the partition's."""
+    size = {r["name"]: r for r in partitions()}["vfs"]["size"]
+    data = vfs_image.build(size - 4096, {"config.json": b"{}"})
+    r = _mount(tmp_path, data, size)
+    assert r.returncode != 0 and "OSError: [Errno 19] ENODEV" in r.stdout + r.stderr
+
+
+def test_the_superblock_records_the_limits_of_the_ports_littlefs():
+    """What the mount cannot tell: a smaller name_max or an older disk
+    version would mount too, and then bind the board. The superblock holds
+    lfs2.h's own (what MicroPython's lfs2_config, which sets none, takes)."""
+    h = (MP / "lib" / "littlefs" / "lfs2.h").read_text()
+    const = {name: int(re.search(r"#define LFS2_%s (\w+)" % name, h).group(1), 0)
+             for name in ("NAME_MAX", "FILE_MAX", "ATTR_MAX", "DISK_VERSION")}
+    size = {r["name"]: r for r in partitions()}["vfs"]["size"]
+    data = vfs_image.build(size, {"config.json": b"{}"})
+    flash = bytearray(data + b"\xff" * (size - len(data)))
+    fs = littlefs.LittleFS(littlefs.UserContext(buffer=flash), block_size=_port_block_size(),
+                           block_count=size // _port_block_size())
+    st = fs.fs_stat()
+    assert (st.name_max, st.file_max, st.attr_max, st.disk_version) == (
+        const["NAME_MAX"], const["FILE_MAX"], const["ATTR_MAX"], const["DISK_VERSION"])
+
+
+def test_make_flash_erase_with_a_missing_config_is_one_line_and_makes_no_key(tmp_path):
+    image = _fake_image(tmp_path / "fake.bin")
+    key, missing = tmp_path / "t.key", tmp_path / "no.json"
+    line = _tool_line(_make("flash", "PORT=/dev/ttyACM9", "ERASE=1", "FIRMWARE=%s" % image,
+                            "KEY=%s" % key, "CONFIG=%s" % missing), 2)
+    assert line == "make flash: no CONFIG file %s" % missing
+    assert not key.exists()
+
+
+def test_flash_erase_refuses_what_the_board_would_refuse(tmp_path, monkeypatch, capsys):
+    key = tmp_path / "t.key"
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"format": 1}')
+    assert _flash_erase(tmp_path, monkeypatch, "--key", str(key), "--config", str(bad))[0] == 2
+    tags = tmp_path / "tags.txt"
+    tags.write_text("0123abcd zz\n")
+    assert _flash_erase(tmp_path, monkeypatch, "--key", str(key), "--tags", str(tags))[0] == 2
+    short = tmp_path / "short.key"
+    short.write_bytes(b"12345")
+    assert _flash_erase(tmp_path, monkeypatch, "--key", str(short))[0] == 2
+    assert _flash_erase(tmp_path, monkeypatch)[0] == 2                      # no key
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 4 and "Traceback" not in "".join(err), err
+    assert err[0].startswith("make flash: CONFIG=%s: config: " % bad)
+    assert err[0].endswith("(the board would stop at boot: fault 40 config_invalid)")
+    assert err[1].startswith("make flash: TAGS=%s: tags line 1: unknown tile code" % tags)
+    assert err[2] == "make flash: KEY=%s: a key is 32 bytes, not 5" % short
+    assert err[3] == "make flash ERASE=1 writes the table's service key: give KEY=<file>"
+    assert not key.exists()
+
+
+def test_flash_erase_refuses_an_image_that_does_not_match_partitions_csv(tmp_path, monkeypatch,
+                                                                         capsys):
+    key = tmp_path / "t.key"
+    stock = _fake_image(tmp_path / "stock.bin", [("factory", 0x10000, 0x1F0000),
+                                                 ("vfs", 0x200000, 0x600000)], size=0x9000)
+    assert _flash_erase(tmp_path, monkeypatch, "--key", str(key), image=stock)[0] == 2
+    big = _fake_image(tmp_path / "big.bin", size=0x310000 + 4096)
+    assert _flash_erase(tmp_path, monkeypatch, "--key", str(key), image=big)[0] == 2
+    err = capsys.readouterr().err.splitlines()
+    assert err == ["make flash: %s's partition table is not firmware/image/FUZHOU_TABLE_S3/"
+                   "partitions.csv's (vfs at 0x310000, 5056 KB): build it with `make firmware`"
+                   % stock,
+                   "make flash: %s is 3140 KB, past 0x310000 where the filesystem starts" % big]
+    ours = _fake_image(tmp_path / "ours.bin", [("factory", 0x10000, 0x300000),
+                                               ("vfs", 0x310000, 0x4F0000)], size=0x9000)
+    assert _flash_erase(tmp_path, monkeypatch, "--key", str(key), image=ours)[0] == 0
+
+
+def test_make_flash_passes_the_key_with_erase_and_says_when_it_goes_unused(tmp_path):
+    r = _make("-n", "flash", "PORT=/dev/ttyACM9", "ERASE=1")
+    assert r.returncode == 0 and "--erase" in r.stdout.split()
+    assert "--key keys/table.key" in " ".join(r.stdout.split())        # the Makefile's KEY
+    image = _fake_image(tmp_path / "fake.bin")
+    for given in ("KEY=%s" % (tmp_path / "t.key"), "CONFIG=firmware/config.json"):
+        line = _tool_line(_make("flash", "PORT=/dev/ttyACM9", "FIRMWARE=%s" % image, given), 2)
+        assert line == ("make flash: CONFIG, TAGS and KEY are written with ERASE=1 only, which"
+                        " erases the counters too; without it the board keeps its own")
+    assert not (tmp_path / "t.key").exists()
+
+
+def test_make_flash_erase_to_a_port_with_no_board_has_made_the_key(tmp_path):
+    """Through make and the real esptool: the filesystem is built (the key
+    made, owner-only) before esptool finds no board."""
+    image = _fake_image(tmp_path / "fake.bin")
+    key, port = tmp_path / "keys" / "t2.key", str(tmp_path / "ttyACM9")
+    line = _tool_line(_make("flash", "PORT=%s" % port, "ERASE=1", "FIRMWARE=%s" % image,
+                            "KEY=%s" % key), 3)
+    assert line == ("make flash: esptool: Could not open %s, the port is busy or doesn't exist."
+                    % port)
+    assert key.stat().st_mode & 0o777 == 0o600 and len(key.read_bytes()) == 32
 
 
 # -- the board definition ---------------------------------------------------------
