@@ -66,7 +66,7 @@ $(TWIN): $(MPY_CROSS) $(IMAGE)/.gcc-m32 $(DEVICE_SRC) $(wildcard firmware/image/
 	$(UNIX_MAKE) -j2 BUILD=$(abspath $(IMAGE)/twin-build) PROG=micropython \
 	    FROZEN_MANIFEST=$(abspath firmware/image/twin/manifest.py) >$(IMAGE)/twin-build.log 2>&1 \
 	    || { tail -n 30 $(IMAGE)/twin-build.log; exit 1; }
-	cp $(IMAGE)/twin-build/micropython $@
+	cp $(IMAGE)/twin-build/micropython $@.new && mv -f $@.new $@   # a running twin keeps its file
 	@echo "twin: $@ ($$(size $@ | awk 'NR==2 {print $$1}') bytes of code and frozen firmware)"
 
 # The same 32-bit build with none of the firmware frozen, only what it
@@ -78,7 +78,7 @@ $(UNFROZEN): $(MPY_CROSS) $(IMAGE)/.gcc-m32 firmware/image/manifest.py firmware/
 	$(UNIX_MAKE) -j2 BUILD=$(abspath $(IMAGE)/unfrozen-build) PROG=micropython \
 	    FROZEN_MANIFEST=$(abspath firmware/image/unfrozen/manifest.py) >$(IMAGE)/unfrozen-build.log 2>&1 \
 	    || { tail -n 30 $(IMAGE)/unfrozen-build.log; exit 1; }
-	mkdir -p $(dir $@) && cp $(IMAGE)/unfrozen-build/micropython $@
+	mkdir -p $(dir $@) && cp $(IMAGE)/unfrozen-build/micropython $@.new && mv -f $@.new $@
 
 image: $(TWIN)
 
