@@ -22,6 +22,7 @@ import time
 from host_tools import fault_table
 from firmware.link.codec import LinkError
 from host_tools.link_client import LinkClient
+from host_tools.mpenv import MissingBuild
 
 CYCLE_WALL_TIMEOUT_S = 60      # wall-clock guard; virtual time runs far faster
 HAND_WALL_TIMEOUT_S = 120
@@ -336,7 +337,7 @@ def main(argv=None):
     except LinkError as e:
         print("mjctl: %s" % e, file=sys.stderr)
         return 2
-    except ValueError as e:               # a bad --fault text, say
+    except (ValueError, MissingBuild) as e:   # a bad --fault text; no twin or an old one
         print("mjctl: %s" % e, file=sys.stderr)
         return 2
 

@@ -10,6 +10,7 @@
 """
 
 import os
+import subprocess
 import sys
 import tty
 from pathlib import Path
@@ -46,20 +47,32 @@ def micropython_binary():
 
 
 def twin_binary():
+    """The twin, as built from the sources now: MissingBuild when it is not
+    there or a source changed since (running an old firmware would test
+    the wrong thing, quietly)."""
     if not TWIN.exists():
         raise MissingBuild("no build/image/micropython (the twin): run `make image`")
+    if twin_stale():
+        raise MissingBuild("build/image/micropython is older than the firmware's sources:"
+                           " run `make image`")
     return TWIN
 
 
+_fresh = []
+
+
 def twin_stale():
-    """True when a device source is newer than the twin (run `make image`).
-    The board's definition (firmware/image/FUZHOU_TABLE_S3) is not the
-    twin's: make image does not rebuild for it."""
-    built = TWIN.stat().st_mtime
-    return any(src.stat().st_mtime > built
-               for pkg in DEVICE_PACKAGES for src in (ROOT / pkg).rglob("*.py")
-               if "tests" not in src.relative_to(ROOT).parts
-               and "FUZHOU_TABLE_S3" not in src.relative_to(ROOT).parts)
+    """True when `make image` has something to do: the Makefile's own
+    answer (`make -q`), asked once per process and remembered while the
+    twin is unchanged."""
+    stamp = TWIN.stat().st_mtime
+    if _fresh and _fresh[0] == stamp:
+        return False
+    r = subprocess.run(["make", "-q", "-C", str(ROOT), "image"], stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL)
+    if r.returncode == 0:
+        _fresh[:] = [stamp]
+    return r.returncode != 0
 
 
 def mpy_tree_fresh():

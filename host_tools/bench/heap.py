@@ -21,6 +21,7 @@ from host_tools import selftest
 from host_tools.bench.simrun import passes
 from host_tools.bench.stats import bisect_min
 from host_tools.mjctl import run_cycle, run_hand
+from host_tools.mpenv import mpy_tree_fresh
 from host_tools.vtable.hand_players import HandPlayers
 
 KB = 1024
@@ -83,6 +84,8 @@ def smallest(fn, lo_hi, runs):
 
 
 def measure():
+    if not mpy_tree_fresh():           # else the launcher would run the .py sources
+        raise RuntimeError("build/mpy is older than the sources: run `make mpy` (make bench does)")
     runs = {"cycle": [], "hand": [], "service": [], "mpy_cycle": []}
     figures = {
         "image_heap_cycle_bytes": smallest(cycle_ok, IMAGE_RANGE, runs["cycle"]),

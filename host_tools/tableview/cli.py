@@ -19,6 +19,7 @@ from host_tools.tableview.snapshot import plain_lines, snapshot
 def run(args, out):
     """Returns the exit code."""
     from host_tools.link_client import LinkClient
+    from host_tools.mpenv import MissingBuild
     from host_tools.vtable.launcher import SimTable
 
     live = not args.plain and out.isatty()
@@ -27,7 +28,7 @@ def run(args, out):
     try:
         try:
             sim = SimTable(seed=args.seed, faults=args.fault, realtime=True, speed=args.speed)
-        except ValueError as e:            # a bad --fault
+        except (ValueError, MissingBuild) as e:     # a bad --fault; no twin or an old one
             print("tableview: %s" % e, file=sys.stderr)
             return 2
         seat_players(sim.table, args.seed)     # they play every hand, the firmware follows

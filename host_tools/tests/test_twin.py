@@ -64,3 +64,21 @@ def test_make_image_is_up_to_date_after_the_build():
     `make test` built the twin, so it is not rebuilt."""
     p = subprocess.run(["make", "-q", "image"], cwd=ROOT, capture_output=True, text=True)
     assert p.returncode == 0, p.stdout + p.stderr
+
+
+def test_a_twin_older_than_the_sources_is_refused_in_one_line():
+    """A source changed since `make image`: the virtual table would run the
+    old firmware, so mjctl says what to do instead (the source's time is
+    put back afterwards)."""
+    src = os.path.join(ROOT, "firmware", "faults.py")
+    st = os.stat(src)
+    twin = os.stat(os.path.join(ROOT, "build", "image", "micropython")).st_mtime
+    try:
+        os.utime(src, (st.st_atime, twin + 60))
+        p = subprocess.run([MJCTL, "--sim", "status"], cwd=ROOT, capture_output=True, text=True,
+                           timeout=60)
+    finally:
+        os.utime(src, (st.st_atime, st.st_mtime))
+    assert p.returncode == 2 and p.stdout == "", p
+    assert p.stderr.splitlines() == ["mjctl: build/image/micropython is older than the firmware's"
+                                     " sources: run `make image`"], p.stderr
