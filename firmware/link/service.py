@@ -107,8 +107,13 @@ def authenticate(link, now, nonce_hex, mac_hex, in_hand):
         raise _refused(link, now, "auth_failed", "challenge expired (ask service_open again)")
     if link.key is None:
         raise _refused(link, now, "auth_failed", "this table has no service key (make deploy KEY=...)")
+    import hashlib
     import hmac                        # micropython-lib's, frozen with the firmware
-    want = hmac.new(link.key, found[0] + b"service", "sha256").hexdigest()
+    # The constructor, not its name: hmac then makes no closure, and a
+    # technician's visit fits 256 B less on the twin. (The checker reads
+    # CPython's hmac, which wants CPython's hash objects.)
+    want = hmac.new(link.key, found[0] + b"service",
+                    hashlib.sha256).hexdigest()  # pyright: ignore[reportArgumentType]
     forget("hmac")
     if mac_hex != want:
         raise _refused(link, now, "auth_failed", "wrong key")
