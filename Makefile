@@ -1,4 +1,5 @@
-# Every target builds what it needs: a fresh clone needs only Python 3.11.
+# Every target builds what it needs: a fresh clone needs Python 3.11 and gcc
+# (gcc -m32 comes from Debian's gcc-multilib, installed below when root can).
 PYTHON ?= python3.11
 VENV   := .venv
 BIN    := $(VENV)/bin
