@@ -1,5 +1,5 @@
 """What must survive a power cut at any instant: the table's counters and
-its fault log (issue 6), in one file of the board's flash.
+its fault log, in one file of the board's flash.
 
 Written whole to NAME.new, then renamed over NAME: the rename is atomic
 (littlefs on the board, a POSIX file system on the PC), so a cut leaves

@@ -35,7 +35,7 @@ from host_tools.mpenv import DEVICE_PACKAGES, IMAGE_MANIFEST, ROOT, micropy_dir
 
 STAGE = ROOT / "build" / "deploy"
 MANIFEST = manifest._NAME                 # the name the boot check opens
-KEY = "service.key"                       # the table's key for service sessions (issue 5)
+KEY = "service.key"                       # the table's key for service sessions
 KEY_BYTES = 32
 # What a board gets when it has no config or tags and none is given (make
 # flash ERASE=1 writes them too).

@@ -1,4 +1,4 @@
-"""Fuzzing the link (issue 6, item 5): mutated, truncated, oversized and
+"""Fuzzing the link: mutated, truncated, oversized and
 random frames, counted, in process and on the live link.
 
     python -m host_tools.linkfuzz [--frames N] [--seed S] [--json]

@@ -85,7 +85,7 @@ def public_state(ev):
 
 def run_hand(sim, link, players, timeout_s=HAND_WALL_TIMEOUT_S):
     """One cycle, then one hand played by `players` (HandPlayers) to its
-    result. Returns the hand's JSON object (issue 4)."""
+    result. Returns the hand's JSON object."""
     cycle = run_cycle(sim, link)
     out = {"ok": False, "result": None, "scenario": None, "observed": [], "cycle": cycle,
            "faults": list(cycle["faults"]), "runtime": cycle["runtime"]}

@@ -1,4 +1,4 @@
-"""Whole hands (issue 4): virtual players play a hand on the walls the
+"""Whole hands: virtual players play a hand on the walls the
 firmware built, and the controller's public state after each of their
 events, as it reported it over the link, equals engine_core.replay run on
 what they did (their scenario, in the rules-spec §13 format).

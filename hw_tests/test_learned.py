@@ -1,4 +1,4 @@
-"""Learned timing (issue 6 item 2) on the virtual table: the firmware learns
+"""Learned timing on the virtual table: the firmware learns
 each lifter's rise and descent over the first eight sets lifted (saved in
 counters.json), reports a slower rise with a `slow` event and goes on, and
 ends a rise whose top switch never closes by its learned time with

@@ -1,4 +1,4 @@
-"""Authenticated service on the link (issue 5, item 2): a session opened by
+"""Authenticated service on the link: a session opened by
 HMAC-SHA256 challenge-response with the table's key allows a jog, bounded
 and only when the table is idle or stopped; without a session, with a
 wrong key, with a replayed answer or during a hand it is refused, and the

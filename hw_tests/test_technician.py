@@ -1,4 +1,4 @@
-"""The technician's tools that move, write or read tags (issue 5): the
+"""The technician's tools that move, write or read tags: the
 self-test, config set, and the RFID audit and learn. Each needs a service
 session and is refused during a hand; what they write goes to the board's
 flash (the virtual table's store), atomically."""

@@ -236,7 +236,7 @@ class TableController:
         d.display.poll(now)
         d.keys.poll(now)
         d.buzzer.poll(now)
-        slow = motion.slow()                  # a motion past its learned time (issue 6)
+        slow = motion.slow()                  # a motion past its learned time
         if slow:
             self.emit("slow", slow)
         if self.jogging is not None or self.scan_side >= 0:

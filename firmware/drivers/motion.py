@@ -6,7 +6,7 @@ names; docs/firmware.md, Memory).
 * Lane: a feed/stack motor and a count sensor (one pulse per tile).
 * Lifter: up and down drive outputs, a limit switch at each end.
 
-Learned timing (issue 6, docs/reliability.md): each lifter's rise and
+Learned timing (docs/reliability.md): each lifter's rise and
 descent and the plate's revolution are timed when they end normally, into
 a rolling mean and mean absolute deviation (`learned`, saved with the
 counters by the controller). Once learned, a motion past its learned time

@@ -1,4 +1,4 @@
-"""Virtual players who play one hand on the walls in play (issue 4).
+"""Virtual players who play one hand on the walls in play.
 
 Once four new walls are up and the table's dice have settled on the
 display, `HandPlayers` reads the tile at every slot of the table top (the

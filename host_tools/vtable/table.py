@@ -75,7 +75,7 @@ class VirtualTable:
         # so they run over an interval before those move (see advance_to).
         self._devices = self.lanes + [self.plate] + self.lifters + [
             self.rfid, self.display, self.players]
-        self.attached = []              # issue 4: devices added by attach()
+        self.attached = []              # devices added by attach()
 
         self.top_walls = {s: {} for s in range(4)}     # side -> {slot: tile} in play
         self.pile = []                  # on the table top, not in a wall
@@ -277,7 +277,7 @@ class VirtualTable:
             self.plate.push(self.pile)
             self.pile = []
             self.players.walls_up(now)
-            for d in self.attached:     # issue 4: e.g. hand_players.HandPlayers
+            for d in self.attached:     # e.g. hand_players.HandPlayers
                 d.walls_up(now)
 
     def technician_empties_lanes(self):
@@ -344,7 +344,7 @@ class VirtualTable:
         return ref
 
     def attach(self, device):
-        """Issue 4: run `device` on this clock like the built-in devices
+        """Run `device` on this clock like the built-in devices
         (next_time/run/fire) and tell it `walls_up(now)` when four new walls
         are up (after the seat keys are told)."""
         self.attached.append(device)
