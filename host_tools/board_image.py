@@ -33,6 +33,7 @@ from firmware import config as fwconfig
 from firmware import tags as fwtags
 from host_tools import deploy, vfs_image
 from host_tools.mpenv import ROOT
+from host_tools.mpenv import micropy_dir as micropy_dir_default
 
 BOARD = "FUZHOU_TABLE_S3"
 BOARD_DIR = ROOT / "firmware" / "image" / BOARD
@@ -40,7 +41,6 @@ BOARD_DIR = ROOT / "firmware" / "image" / BOARD
 PARTITIONS = BOARD_DIR / "partitions.csv"
 OUT = ROOT / "build" / "firmware"
 IMAGE = OUT / "firmware.bin"
-MICROPY_DIR = ROOT / "build" / "micropython-1.28.0"     # make tools unpacks it
 # The ESP-IDF versions MicroPython 1.28 supports (ports/esp32/README.md):
 # v5.5.1 recommended, v5.3 and v5.4 also.
 IDF_OLDEST, IDF_NEWEST = (5, 3), (5, 5)
@@ -158,7 +158,7 @@ def build(micropy_dir=None, env=None, out=OUT):
     for name in MAKE_ENV:
         env.pop(name, None)
     version = idf_version(env)
-    mp = Path(micropy_dir or env.get("MICROPY_DIR") or MICROPY_DIR).absolute()
+    mp = Path(micropy_dir or env.get("MICROPY_DIR") or micropy_dir_default()).absolute()
     check_micropython(mp)
     fresh_build_dir(out, mp, env["IDF_PATH"], version)
     print("building %s with ESP-IDF %s into %s (minutes the first time)"
