@@ -30,6 +30,7 @@ failed, or a report did not come.
 
 import time
 
+from host_tools.bench import targets as tg
 from host_tools.bench.heap import service_visit
 from host_tools.link_client import LinkError
 from host_tools.soak import soak
@@ -41,7 +42,6 @@ HEAP = 32 * 1024
 FAULT_RATE = 0.3
 LIVE_BURST = 50                # the soak's own fuzz of the live link after each hand
 REPORT_S = 10.0                # wall seconds a heap report may take
-TARGET = 4096                  # B, for this summary (make bench reads targets.py)
 KEEP = 5                       # samples kept from each end of the run in the details
 
 
@@ -198,9 +198,10 @@ def main(argv=None):
     else:
         d = details
         o = d["soak"]
-        figure = figures["image_soak_min_free_block_bytes"]
-        print("image_soak_min_free_block_bytes: %s B (target >= %d: %s)" % (
-            figure, TARGET, "n/a" if figure is None else "PASS" if figure >= TARGET else "OVER"))
+        key = "image_soak_min_free_block_bytes"
+        target = tg.targets(figures)[key]
+        print("%s: %s B (target %s %d: %s)" % (key, figures[key], target["op"], target["value"],
+                                               tg.verdict(figures[key], target)))
         stopped = {}
         for _fault, state in d["repairs"]:
             stopped[state] = stopped.get(state, 0) + 1
