@@ -54,22 +54,8 @@ _FAULT_LOG = const(16)         # faults kept for `mjctl faults`
 
 
 class TableController:
-    # Set on the instance only when they change (a fault, a technician's
-    # jog or scan, a failed save): until then the class's values are read
-    # and the instance's dict pays no slot for them (docs/firmware.md,
-    # Memory).
-    resume_state = _IDLE       # where a cleared fault goes back to
-    fault_detail = None
-    fault_at = 0
-    lost = None                # why the counters start from zero (a damaged file)
-    unsaved = 0                # saves that failed (the flash)
-    # A technician's work (link/service.py starts it, the tick ends it):
-    # a jog's driver, deadline and [name, n, started, count before]; an
-    # RFID scan of the walls in the lanes, side by side (-1: none).
-    jogging = None
-    jog_until = 0
-    jog: list | None = None
-    scan_side = -1
+    """The table's state machine. Every attribute is set in __init__, at
+    boot, for the reason LinkServer's are (firmware/link/server.py)."""
 
     def __init__(self, hal, cfg, devices, emit):
         """`devices`: the drivers (firmware/devices.py); `emit(name, fields)`
@@ -83,6 +69,18 @@ class TableController:
                                        cfg.timings["build_max_ms"])
         self.state = _BOOT
         self.fault = 0
+        self.fault_detail = None
+        self.fault_at = 0
+        self.resume_state = _IDLE  # where a cleared fault goes back to
+        self.lost = None           # why the counters start from zero (a damaged file)
+        self.unsaved = 0           # saves that failed (the flash)
+        # A technician's work (link/service.py starts it, the tick ends it):
+        # a jog's driver, deadline and [name, n, started, count before]; an
+        # RFID scan of the walls in the lanes, side by side (-1: none).
+        self.jogging = None
+        self.jog_until = 0
+        self.jog: list | None = None
+        self.scan_side = -1
         self.fault_log = []        # bounded: the last _FAULT_LOG faults
         self.cycles = 0
         self.cycle_started = 0

@@ -105,15 +105,11 @@ _PLATE_STALL = const(11)
 
 
 class Plate:
-    # Set on the instance only when a fault comes: until then the class's
-    # value is read, and the instance's dict has no slot to pay for
-    # (docs/firmware.md, Memory).
-    fault = 0                  # a fault code of firmware/faults.py, 0: none
-    detail = None              # the fault's detail for the link
-
     def __init__(self, hal, motor, sensor, duty, rev_ms, max_ms):
         """`max_ms`: the longest the motor may run (the HAL's guard): the
         build's deadline and a margin."""
+        self.fault = 0             # a fault code of firmware/faults.py, 0: none
+        self.detail = None         # the fault's detail for the link
         self.hal = hal
         self.motor = motor
         self.sensor = sensor               # one pulse per turn
@@ -167,13 +163,11 @@ _STUCK_HIGH_MS = const(500)        # a count pulse lasts ~20 ms; high this long 
 
 
 class Lane:
-    # As Plate's.
-    fault = 0                  # a fault code of firmware/faults.py, 0: none
-    detail = None              # the fault's detail for the link
-
     def __init__(self, hal, index, motor, sensor, target, max_ms):
         """`max_ms`: the longest the motor may run (the HAL's guard): the
         build's deadline and a margin."""
+        self.fault = 0             # a fault code of firmware/faults.py, 0: none
+        self.detail = None         # the fault's detail for the link
         self.index = index
         self.hal = hal
         self.motor = motor                 # feeds and stacks
@@ -254,12 +248,10 @@ _LEAVE_MS = const(600)             # the start switch must open this soon after 
 
 
 class Lifter:
-    # As Plate's.
-    fault = 0                  # a fault code of firmware/faults.py, 0: none
-    detail = None              # the fault's detail for the link
-
     def __init__(self, hal, side, up, down, top, bottom, up_ms, down_ms):
         """`up`, `down`: the drive outputs; `top`, `bottom`: the switches."""
+        self.fault = 0             # a fault code of firmware/faults.py, 0: none
+        self.detail = None         # the fault's detail for the link
         self.side = side
         self.hal = hal
         self.up = up

@@ -154,11 +154,9 @@ _MAX_DATA = const(16)
 
 
 class Display:
-    # As motion.Plate's: set on the instance only when a fault comes.
-    fault = 0                  # a fault code of firmware/faults.py, 0: none
-    detail = None              # the fault's detail for the link
-
     def __init__(self, uart, ack_ms):
+        self.fault = 0             # a fault code of firmware/faults.py, 0: none
+        self.detail = None         # the fault's detail for the link
         self.uart = uart
         self.ack_ms = ack_ms
         self.pending = 0           # frames sent and not yet ACKed

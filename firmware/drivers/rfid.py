@@ -29,12 +29,10 @@ DONE = 2
 
 
 class Rfid:
-    # As motion.Plate's: set on the instance only when a fault comes.
-    fault = 0                  # a fault code of firmware/faults.py, 0: none
-    detail = None              # the fault's detail for the link
-
     def __init__(self, uart, n, reply_ms):
         """`n`: the slots under the walls (the tiles of a set)."""
+        self.fault = 0             # a fault code of firmware/faults.py, 0: none
+        self.detail = None         # the fault's detail for the link
         self.uart = uart
         self.reply_ms = reply_ms
         self.uids = bytearray(4 * n)        # big-endian UID per slot

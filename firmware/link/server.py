@@ -41,16 +41,10 @@ _RETRY_MS = const(5000)                # same seq and payload this soon: a retry
 
 
 class LinkServer:
-    # Values set on the instance only when they change (at a boot fault, by
-    # a service session, at attach): until then the class's are read and
-    # the instance's dict pays no slot for them (docs/firmware.md, Memory).
-    controller = None          # the TableController, once the config is good (attach)
-    key = None                 # the table's service key (bytes)
-    session = None             # the open service session's token (hex)
-    session_until = 0
-    fault_code = 0             # a fault found at boot (no controller): its code,
-    fault_name = ""            # its name (also the error code of every refused
-    fault_reason = ""          # request) and why
+    """The controller's end of the link. Every attribute is set in
+    __init__, at boot: an instance dict that grows later (at a technician's
+    first session, say) takes a larger table wherever the heap has a hole
+    then, and splits the free space for good (docs/heap-idioms.md, 5)."""
 
     def __init__(self, hal, fw_version, build, table="esp32", key=None, frozen=False):
         """`key`: the table's service key (bytes), None if it has none;
@@ -60,8 +54,13 @@ class LinkServer:
         self.fw_version = fw_version
         self.build = build
         self.table = table
-        if key is not None:
-            self.key = key
+        self.key = key             # the table's service key (bytes), or None
+        self.controller = None     # the TableController, once the config is good (attach)
+        self.session = None        # the open service session's token (hex)
+        self.session_until = 0
+        self.fault_code = 0        # a fault found at boot (no controller): its code,
+        self.fault_name = ""       # its name (also the error code of every refused
+        self.fault_reason = ""     # request) and why
         # Service sessions (link/service.py, loaded per request): what
         # outlives a request, as plain data.
         self.nonces = []           # (nonce bytes, issued at), outstanding
