@@ -39,7 +39,6 @@ Prints a summary (or JSON); exit 0 when it passes, 1 when not.
 
 import argparse
 import json
-import os
 import random
 import subprocess
 import sys
