@@ -1,0 +1,64 @@
+"""Every text a technician or a parlour owner reads, in each language.
+
+One table per language: `en.TEXTS` and `zh.TEXTS` map a key to a format
+string (`str.format` fields by name). The fault names, causes and fixes in
+English are the firmware's own table (firmware/faults.py); their Simplified
+Chinese is `zh.FAULTS`, by code. A test checks that both languages have
+every key and every fault code.
+
+    from host_tools.texts import t, set_lang
+    set_lang("zh")
+    t("state.idle")            # -> "空闲"
+    t("err.no_port", port=p)   # -> one line for stderr
+
+The language comes from `--lang`, else from `LANG`/`LC_ALL`/`LC_MESSAGES`
+(a zh_* locale gives Chinese), else English.
+"""
+
+import os
+
+from host_tools.texts import en, zh
+
+LANGS = {"en": en, "zh": zh}
+_lang = ["en"]
+
+
+def lang_from_env(environ=None):
+    """'zh' when the locale asks for Chinese (zh_CN.UTF-8, zh_TW, zh), else 'en'."""
+    environ = os.environ if environ is None else environ
+    for var in ("LC_ALL", "LC_MESSAGES", "LANG"):
+        value = environ.get(var, "")
+        if value:
+            return "zh" if value.lower().startswith("zh") else "en"
+    return "en"
+
+
+def set_lang(lang):
+    """Choose the language of every later `t()`; None means from the locale."""
+    if lang is None:
+        lang = lang_from_env()
+    if lang not in LANGS:
+        raise ValueError("unknown language %r (choose from: %s)" % (lang, ", ".join(sorted(LANGS))))
+    _lang[0] = lang
+
+
+def lang():
+    return _lang[0]
+
+
+def t(key, **fields):
+    """The text for `key` in the chosen language, its fields filled in.
+    A key missing from the table is a programming error (KeyError); the
+    completeness test keeps both tables whole."""
+    return LANGS[_lang[0]].TEXTS[key].format(**fields)
+
+
+def fault_texts(code):
+    """(name, cause, fix) of a fault code in the chosen language; the
+    English ones are the firmware's table."""
+    from host_tools import fault_table
+    name, cause, fix = fault_table.describe(code)
+    if _lang[0] == "zh" and code in zh.FAULTS:
+        zname, cause, fix = zh.FAULTS[code]
+        name = "%s %s" % (zname, name)
+    return name, cause, fix
