@@ -102,3 +102,41 @@ def name_of(code):
         return "unknown"
     start = _TABLE.find(" ", i) + 1
     return _TABLE[start:_TABLE.find("\n", start)]
+
+
+# -- the log of faults raised (a LogRing of width LOG_WIDTH) -----------------
+
+DETAIL_KEYS = 3            # the most keys a fault's detail has (a lane jam's)
+LOG_WIDTH = 1 + 2 * DETAIL_KEYS
+
+
+def log(ring, t, code, detail):
+    """A fault into the fault log: its code, then its detail's keys and
+    values (the ring keeps no dict). A detail with more than DETAIL_KEYS
+    keys keeps the first DETAIL_KEYS - 1 and, under "more", how many it
+    left out."""
+    at = ring.add(t, LOG_WIDTH)
+    f = ring.fields
+    f[at] = code
+    if detail:
+        k = at + 1
+        for key in detail:
+            if k == at + LOG_WIDTH - 2 and len(detail) > DETAIL_KEYS:
+                f[k] = "more"
+                f[k + 1] = len(detail) - (k - at - 1) // 2
+                break
+            f[k] = key
+            f[k + 1] = detail[key]
+            k += 2
+
+
+def logged(ring, age):
+    """(t, code, detail) of the fault `age` faults back (0: the newest);
+    the detail is a new dict."""
+    t, at, _n = ring.slot(age)
+    f = ring.fields
+    detail = {}
+    for k in range(at + 1, at + LOG_WIDTH, 2):
+        if f[k] is not None:
+            detail[f[k]] = f[k + 1]
+    return t, f[at], detail

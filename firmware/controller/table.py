@@ -24,6 +24,7 @@ except ImportError:  # CPython (host-side tests)
 
 from firmware import faults, persist
 from firmware.controller import builder
+from firmware.logring import LogRing
 from firmware.controller.follower import HandFollower
 from firmware.drivers import panel
 from firmware.drivers import motion
@@ -31,6 +32,7 @@ from firmware.drivers import rfid
 from firmware.hal import ticks_add, ticks_diff
 from engine_core.dealer import Dealership
 from engine_core.hand import DRAW
+from engine_core.tiles import is_int
 
 _BOOT = const(0)
 _IDLE = const(1)
@@ -75,13 +77,15 @@ class TableController:
         self.lost = None           # why the counters start from zero (a damaged file)
         self.unsaved = 0           # saves that failed (the flash)
         # A technician's work (link/service.py starts it, the tick ends it):
-        # a jog's driver, deadline and [name, n, started, count before]; an
-        # RFID scan of the walls in the lanes, side by side (-1: none).
+        # a jog's driver, deadline and [name, n, started, count before]
+        # (filled in place: a list made per jog stayed in the heap until the
+        # next one); an RFID scan of the walls in the lanes, side by side
+        # (-1: none).
         self.jogging = None
         self.jog_until = 0
-        self.jog: list | None = None
+        self.jog = ["", 0, 0, 0]
         self.scan_side = -1
-        self.fault_log = []        # bounded: the last _FAULT_LOG faults
+        self.fault_log = LogRing(_FAULT_LOG, faults.LOG_WIDTH)
         self.cycles = 0
         self.cycle_started = 0
         self.follower = HandFollower(cfg.rules, devices.rfid, self.builder,
@@ -108,7 +112,7 @@ class TableController:
             saved = persist.load(self.hal.store + _COUNTERS)
             if saved:
                 cycles, hands, lifts = saved["cycles"], saved["hands"], saved["lifts"]
-                fed, log = list(saved["tiles_fed"]), list(saved["log"])
+                fed, log = list(saved["tiles_fed"]), saved["log"]
                 counts = bytearray(len(self.fault_counts))
                 for code, n in saved["faults"]:
                     counts[code] = n
@@ -118,8 +122,14 @@ class TableController:
                     learned[i] = got[i]
                 if len(fed) != 4 or len(log) > _FAULT_LOG or list(learned) != got:
                     raise ValueError("not this firmware's counters")
+                for t, code, _name, detail in log:       # what the ring can hold
+                    if not (is_int(t, 0, 0x3FFFFFFF) and is_int(code, 0, 255)
+                            and type(detail) is dict):
+                        raise ValueError("a damaged fault log entry")
                 self.cycles, self.hands, self.lifts = cycles, hands, lifts
-                self.tiles_fed, self.fault_log = fed, log
+                self.tiles_fed = fed
+                for t, code, _name, detail in log:
+                    faults.log(self.fault_log, t, code, detail)
                 self.fault_counts[:] = counts
                 motion.learned[:] = learned
         except (ValueError, KeyError, TypeError, IndexError, OverflowError) as e:
@@ -326,7 +336,7 @@ class TableController:
                     j.halt()
                 else:
                     j.stop()
-                name, n, at, base = self.jog or ("", 0, 0, 0)
+                name, n, at, base = self.jog
                 count = j.revolutions if j is self.d.plate else j.count if j in self.d.lanes else 0
                 self.emit("jogged", {"name": name, "lane": n, "ms": ticks_diff(now, at),
                                      "end": "switch" if at_switch else "time",
@@ -443,11 +453,9 @@ class TableController:
         self.fault_at = now
         if code < len(self.fault_counts) and self.fault_counts[code] < 255:
             self.fault_counts[code] += 1
-        name = faults.name_of(code)
-        self.fault_log.append((now, code, name, detail or {}))
-        if len(self.fault_log) > _FAULT_LOG:
-            self.fault_log.pop(0)
+        faults.log(self.fault_log, now, code, detail)
         self._save()
+        name = faults.name_of(code)
         self._enter(now, _FAULT)
         self.emit("fault", {"code": code, "name": name, "detail": detail or {}})
 
@@ -458,16 +466,21 @@ class TableController:
         failed save (a full or failing flash, no heap for it now) is counted
         in `unsaved`, and the table goes on."""
         try:
-            faults = []
+            counts = []
             for code in range(len(self.fault_counts)):
                 if self.fault_counts[code]:
-                    faults.append([code, self.fault_counts[code]])
+                    counts.append([code, self.fault_counts[code]])
             persist.save(self.hal.store + _COUNTERS, {
                 "cycles": self.cycles, "hands": self.hands, "lifts": self.lifts,
-                "tiles_fed": self.tiles_fed, "faults": faults, "log": self.fault_log,
+                "tiles_fed": self.tiles_fed, "faults": counts,
+                "log": [self._logged(age) for age in range(len(self.fault_log) - 1, -1, -1)],
                 "learned": list(motion.learned)})    # the motions' learned times (motion.py)
         except Exception:
             self.unsaved += 1
+
+    def _logged(self, age):
+        t, code, detail = faults.logged(self.fault_log, age)
+        return [t, code, faults.name_of(code), detail]
 
     def _enter(self, now, state):
         self.state = state

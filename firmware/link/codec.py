@@ -200,7 +200,14 @@ def check(obj, spec, p, head, code):
                             % (k, t.split("?")[0].rstrip("*")))
 
 
-_text = bytearray(frame.MAX_PAYLOAD)    # the str being written, as UTF-8 (_utf8)
+# The bytes of a short str being written (_utf8): every str the control
+# loop writes (names of events, states, phases) fits, so writing them
+# allocates nothing; a longer one (an error's message, a config value) is
+# rare, and encoded into a new bytes. 64 bytes, not a frame's 512: on the
+# twin the 448 bytes are the controller's largest free block's margin
+# (docs/heap-idioms.md).
+_SHORT = const(64)
+_text = bytearray(_SHORT)
 
 
 def _utf8(v):
@@ -209,11 +216,13 @@ def _utf8(v):
     read out of a str (`v[j]`, iteration, chr()): written that way, every
     character a message carried was a name of the pool, whose next block
     (7 KB on the unix port) a full heap cannot give. bytearray.extend takes
-    a str's own bytes instead, into _text: no name, and no allocation while
-    v fits (a longer one cannot go in a frame: IndexError, "too_big").
-    CPython has no buffer in a str: there it is encoded."""
+    a str's own bytes instead, into _text when they surely fit (a character
+    is at most 3 bytes), else str.encode copies them into a new bytes (no
+    name either). CPython has no buffer in a str: there it is encoded."""
     if len(v) > frame.MAX_PAYLOAD:
         raise IndexError("a str longer than a frame")
+    if 3 * len(v) > _SHORT:
+        return v.encode("utf-8", "surrogatepass")
     _text[:] = b""
     try:
         _text.extend(v)

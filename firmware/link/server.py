@@ -298,13 +298,12 @@ class LinkServer:
                 raise codec.LinkError("refused", why)
             return {"ok": True, "state": "in_hand"}
         if op == "faults":
-            n = args.get("n", len(ctl.fault_log))
+            log = ctl.fault_log
             out = []
-            for t, code, name, detail in reversed(ctl.fault_log):
-                if len(out) >= n:
-                    break
-                out.append({"t": t, "code": code, "name": name, "detail": detail})
-            return {"ok": True, "faults": out, "total": len(ctl.fault_log)}
+            for age in range(min(args.get("n", len(log)), len(log))):
+                t, code, detail = faults.logged(log, age)
+                out.append({"t": t, "code": code, "name": faults.name_of(code), "detail": detail})
+            return {"ok": True, "faults": out, "total": len(log)}
         raise codec.LinkError("unknown_op", "no request %r" % op)
 
     def _status(self, now, ctl):

@@ -190,7 +190,11 @@ def jog(ctl, now, actuator, n, ms):
             % (actuator, n)
     ctl.jog_until = ticks_add(now, ms)
     j = ctl.jogging
-    ctl.jog = [actuator, n, now, j.revolutions if j is d.plate else j.count if j in d.lanes else 0]
+    jog = ctl.jog
+    jog[0] = actuator
+    jog[1] = n
+    jog[2] = now
+    jog[3] = j.revolutions if j is d.plate else j.count if j in d.lanes else 0
     ctl.scanned = False            # a lane may feed tiles, a lifter move walls
     ctl.emit("jog", {"name": actuator, "lane": n, "ms": ms})
     return None

@@ -73,27 +73,46 @@ def test_reading_new_characters_out_of_a_str_allocates():
     assert _locked(read_each) == "MemoryError"
 
 
-def test_the_first_write_of_new_characters_adds_no_name():
+def _written(buf, n):
+    import json
+    return json.loads(bytes(buf[frame.HEADER:frame.HEADER + n - frame.OVERHEAD]).decode())
+
+
+def test_short_strs_of_new_characters_are_written_without_allocating():
     """The writer takes a str's bytes (codec._utf8), never a character out
-    of it: the first messages to carry 128 new characters, all of ASCII
-    and a lone surrogate allocate nothing, so play never grows the name
-    pool (whose next block, 7 KB, a full heap could not give), and the
-    text arrives whole."""
+    of it: the first messages to carry 128 new characters (CJK, all of
+    ASCII, a lone surrogate), in the short strs the control loop writes,
+    allocate nothing, so play never grows the name pool (whose next
+    block, 7 KB, a full heap could not give), and the text arrives whole."""
     import json
     from firmware.link import codec
     cjk = _fresh(0x6200)
     text = bytes(range(128)).decode()
     lone = json.loads('"a\\ud800b"')            # MicroPython's json makes them
+    pieces = [cjk[k:k + 21] for k in range(0, 128, 21)]
+    pieces += [text[k:k + 21] for k in range(0, 128, 21)] + [lone]
+    buf = bytearray(frame.OVERHEAD + frame.MAX_PAYLOAD)
+    for piece in pieces:
+        m = {"ev": "refused", "t": 1, "seat": 0, "reason": piece}
+        n = _locked(lambda: codec.write_event(buf, 2, m))
+        assert n != "MemoryError" and n > 0, repr(piece)
+        assert _written(buf, n)["reason"] == piece
+
+
+def test_long_strs_of_new_characters_leave_nothing_in_the_heap():
+    """A longer str (an error's message) is copied into a new bytes, which
+    is garbage once written: no name is interned, the heap after a
+    collection is as before, and the text arrives whole."""
+    from firmware.link import codec
     buf = bytearray(frame.OVERHEAD + frame.MAX_PAYLOAD)
     msgs = [{"ev": "refused", "t": 1, "seat": 0, "reason": s}
-            for s in (cjk, text[:64], text[64:], lone)]
-
-    n = _locked(lambda: codec.write_event(buf, 1, msgs[0]))
-    assert n != "MemoryError" and n > 0
-    got = json.loads(bytes(buf[frame.HEADER:frame.HEADER + n - frame.OVERHEAD]).decode())
-    assert got["reason"] == cjk
-    for m in msgs[1:]:
-        n = _locked(lambda: codec.write_event(buf, 2, m))
-        assert n != "MemoryError" and n > 0
-        assert json.loads(bytes(buf[frame.HEADER:frame.HEADER + n - frame.OVERHEAD]).decode())["reason"] \
-            == m["reason"]
+            for s in (_fresh(0x6400), bytes(range(32, 128)).decode())]
+    codec.write_event(buf, 2, {"ev": "refused", "t": 1, "seat": 0, "reason": "x" * 40})
+    gc.collect()
+    before = gc.mem_alloc()
+    for m in msgs:
+        n = codec.write_event(buf, 2, m)
+        assert _written(buf, n)["reason"] == m["reason"]
+    m = n = None
+    gc.collect()
+    assert gc.mem_alloc() - before <= 0
