@@ -271,8 +271,14 @@ def human_fault(c, f):
     name, cause, fix = fault_texts(f["code"])
     c.print("[bold red]%s[/] %s" % (t("fault.head", code=f["code"], name=name),
                                     json.dumps(f["detail"])))
-    c.print("  %s %s" % (pad(t("fault.cause") + ":", 6), cause))
-    c.print("  %s %s" % (pad(t("fault.fix") + ":", 6), fix))
+    for label, text in ((t("fault.cause"), cause), (t("fault.fix"), fix)):
+        line = "  %s %s" % (pad(label + ":", 6), text)
+        if texts.CJK.search(text):      # Chinese breaks between any two characters
+            from rich.cells import chop_cells
+            for part in chop_cells(line, c.width):
+                c.print(part, markup=False, highlight=False)
+        else:                           # English at spaces
+            c.print(line)
 
 
 def human_status(out):

@@ -330,7 +330,7 @@ def _fault_panel(snap):
                      title_align="left")
     g = Table.grid(padding=(0, 1))
     g.add_column(style="bold", no_wrap=True)
-    g.add_column()
+    g.add_column(overflow="fold")          # Chinese has no spaces to wrap at
     head = Text()
     name, cause, fix = fault_texts(f["code"])
     head.append(" %d %s " % (f["code"], name),
@@ -339,10 +339,10 @@ def _fault_panel(snap):
         head.append(" " + value_text(f["detail"]))
     g.add_row(tx("view.fault"), head)
     if f["active"]:
-        when = [tx("view.fault.at", s=f["t_ms"] / 1000.0)] if f["t_ms"] is not None else []
+        when = tx("view.fault.at", s=f["t_ms"] / 1000.0) if f["t_ms"] is not None else ""
         if snap["fix_in_ms"] is not None:
-            when.append(tx("view.fault.technician", s=snap["fix_in_ms"] / 1000.0))
-        g.add_row("", Text(", ".join(when), style="red"))
+            when += tx("view.fault.technician", s=snap["fix_in_ms"] / 1000.0)
+        g.add_row("", Text(when.lstrip(", ，"), style="red"))
     else:
         g.add_row("", Text(tx("view.fault.cleared", s=f["cleared_t"] / 1000.0,
                              state=word("state", f["resume"] or "?")), style="green"))

@@ -20,8 +20,11 @@ own name when a newer firmware sends one the table does not know.
 """
 
 import os
+import re
 
 from host_tools.texts import en, zh
+
+CJK = re.compile("[\u3000-\u303f\u4e00-\u9fff\uff00-\uffef]")   # Chinese characters and punctuation
 
 LANGS = {"en": en, "zh": zh}
 _lang = ["en"]

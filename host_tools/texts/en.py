@@ -231,7 +231,7 @@ TEXTS = {
     "view.fault": "fault",
     "view.no_fault": "no fault",
     "view.fault.at": "at {s:.1f} s",
-    "view.fault.technician": "the technician comes in {s:.1f} s",
+    "view.fault.technician": ", the technician comes in {s:.1f} s",
     "view.fault.cleared": "cleared at {s:.1f} s, back to {state}",
     "view.events": "link: last events (virtual s; > the host's requests)",
     "view.cycle": "cycle {n}: dice {a}+{b}, dealer seat {dealer}",

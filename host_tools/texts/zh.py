@@ -209,7 +209,7 @@ TEXTS = {
     "view.fault": "故障",
     "view.no_fault": "无故障",
     "view.fault.at": "{s:.1f} 秒时发生",
-    "view.fault.technician": "维修员 {s:.1f} 秒后到",
+    "view.fault.technician": "，维修员 {s:.1f} 秒后到",
     "view.fault.cleared": "{s:.1f} 秒时已清除，回到 {state}",
     "view.events": "通信：最近的事件（虚拟秒；> 为电脑发出的请求）",
     "view.cycle": "第 {n} 轮：骰子 {a}+{b}，庄家 {dealer}号位",
