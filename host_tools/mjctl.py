@@ -229,7 +229,7 @@ def console():
 def human_cycle(out):
     c = console()
     if out.get("ok"):
-        c.print("[green]%s[/]: %s" % (t("mj.cycle_done"), t(
+        c.print("[green]%s[/]%s%s" % (t("mj.cycle_done"), t("punct.colon"), t(
             "mj.cycle_done.text", walls=out["walls"]["tiles_per_side"], dice=out["dice"],
             dealer=out["dealer"])))
         c.print(t("mj.cycle_time", s=out["table_time_s"], bound=out["lower_bound_s"],
@@ -248,14 +248,15 @@ def human_hand(out):
     if res is None:
         c.print("[red]%s[/]" % t("mj.hand_stopped"))
     elif res["draw"]:
-        c.print("[yellow]%s[/]; %s" % (t("mj.hand_draw"), t("mj.dealer_stays", seat=res["dealer"])))
+        c.print("[yellow]%s[/]%s%s" % (t("mj.hand_draw"), t("punct.semicolon"),
+                                       t("mj.dealer_stays", seat=res["dealer"])))
     else:
-        c.print("[green]%s[/]; %s" % (t("hand.won", seat=res["winner"]), t(
+        c.print("[green]%s[/]%s%s" % (t("hand.won", seat=res["winner"]), t("punct.semicolon"), t(
             "mj.next_dealer", seat=res["dealer"], streak=res["streak"])))
     ops = {}
     for st in out.get("observed", []):
         ops[st["op"]] = ops.get(st["op"], 0) + 1
-    c.print(t("mj.events_followed", ops=", ".join(
+    c.print(t("mj.events_followed", ops=t("punct.comma").join(
         "%s %d" % (word("op", op), n) for op, n in sorted(ops.items()))))
     if out.get("observed"):
         last = out["observed"][-1]
@@ -272,7 +273,7 @@ def human_fault(c, f):
     c.print("[bold red]%s[/] %s" % (t("fault.head", code=f["code"], name=name),
                                     json.dumps(f["detail"])))
     for label, text in ((t("fault.cause"), cause), (t("fault.fix"), fix)):
-        line = "  %s %s" % (pad(label + ":", 6), text)
+        line = "  %s %s" % (pad(label + t("punct.colon").rstrip(), 6), text)
         if texts.CJK.search(text):      # Chinese breaks between any two characters
             from rich.cells import chop_cells
             for part in chop_cells(line, c.width):

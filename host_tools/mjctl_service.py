@@ -124,7 +124,7 @@ def cmd_config(args):
                   lambda o: _console().print("[red]%s[/]" % o["error"]))
             return 1
         _emit(args, {"ok": True, "ruleset": cfg.ruleset_name, "tile_sets": cfg.tile_sets},
-              lambda o: _console().print("[green]%s[/]: %s" % (t("svc.valid"), t(
+              lambda o: _console().print("[green]%s[/]%s%s" % (t("svc.valid"), t("punct.colon"), t(
                   "svc.valid.text", ruleset=o["ruleset"], sets=o["tile_sets"]))))
         return 0
 
@@ -198,14 +198,14 @@ def cmd_selftest(args):
 
     def show(r):
         if console is not None:
-            figures = ", ".join("%s %s" % (word("selftest.fig", k), v) for k, v in r.items()
+            figures = t("punct.comma").join("%s %s" % (word("selftest.fig", k), v) for k, v in r.items()
                                 if k not in ("item", "pass", "why"))
             kind, _, n = r["item"].partition(" ")
             console.print("%s %s  %s%s" % (
                 pad(t("part." + kind, n=n), 9),
                 "[green]%s[/]" % t("selftest.pass") if r["pass"] else
                 "[red]%s[/]" % t("selftest.fail"), r["why"],
-                " (%s)" % figures if figures else ""))
+                t("punct.paren", text=figures) if figures else ""))
 
     def run(link, key):
         if key is None:
@@ -215,7 +215,7 @@ def cmd_selftest(args):
         if args.json:
             _emit(args, {"ok": ok, "items": items}, None)
         else:
-            console.print("%s: %s" % (t("selftest.name"), "[green]%s[/]" % t("selftest.all_pass")
+            console.print("%s%s%s" % (t("selftest.name"), t("punct.colon"), "[green]%s[/]" % t("selftest.all_pass")
                                       if ok else "[red]%s[/]" % t(
                                           "selftest.n_fail", n=sum(not r["pass"] for r in items),
                                           of=len(items))))
@@ -388,7 +388,8 @@ def _human_counters(o):
     c.print(t("counters.text", cycles=o["cycles"], hands=o["hands"], lifts=o["lifts"],
               fed=o["tiles_fed"]))
     for code, n in o["faults"]:
-        c.print("%s: %d" % (t("fault.head", code=code, name=fault_texts(code)[0]), n))
+        c.print("%s%s%d" % (t("fault.head", code=code, name=fault_texts(code)[0]), t("punct.colon"),
+                            n))
 
 
 def _human_dice(o):
@@ -410,13 +411,13 @@ def _stack(pair):
 def _human_log(out):
     from host_tools.mjctl import human_fault, describe_fault
     c = _console()
-    c.print("[bold]%s[/] (%d)" % (t("log.faults"), len(out["faults"])))
+    c.print("[bold]%s[/]%s" % (t("log.faults"), t("punct.paren", text=len(out["faults"]))))
     for f in out["faults"]:
-        c.print("  %s:" % t("log.at", s=f["t"] / 1000.0))
+        c.print("  %s%s" % (t("log.at", s=f["t"] / 1000.0), t("punct.colon").rstrip()))
         human_fault(c, describe_fault(f))
     c.print("[bold]%s[/]" % t("log.service"))
     for e in out["service"]:
-        c.print("  %s: %s" % (t("log.at", s=e["t"] / 1000.0), e["what"]))
+        c.print("  %s%s%s" % (t("log.at", s=e["t"] / 1000.0), t("punct.colon"), e["what"]))
 
 
 def _human_audit(o):

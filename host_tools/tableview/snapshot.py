@@ -141,5 +141,5 @@ def plain_lines(entry, extra=()):
         if key == "#":
             out.append("# " + text)
         else:
-            out.append("%12s%s %s" % ("", pad(key + ":", 6), text))
+            out.append("%12s%s %s" % ("", pad(key + t("punct.colon").rstrip(), 6), text))
     return [line.rstrip() for line in out]

@@ -16,7 +16,7 @@ from host_tools import fault_table, tableview, texts
 from host_tools.mpenv import ROOT
 from host_tools.texts import en, zh
 
-CJK = re.compile(r"[\u4e00-\u9fff]")
+CJK = texts.CJK
 
 
 @pytest.fixture
@@ -167,7 +167,7 @@ def test_mjctl_selftest_lines_in_chinese():
     assert lines[0].startswith("大盘") and "通过" in lines[0]
     row = next(line for line in lines if line.startswith("1号升降台"))
     assert "失败" in row and "升降台卡住 lift_stuck" in row
-    assert lines[-1] == "自检: 9 项中 1 项失败"
+    assert lines[-1] == "自检：9 项中 1 项失败"
     assert "PASS" not in p.stdout and "FAIL" not in p.stdout
     assert english_words(p.stdout) - {"reason", "side", "did", "not", "leave", "the",
                                       "bottom"} == set()   # the detail is the link's
@@ -212,8 +212,8 @@ def test_make_run_in_chinese_from_the_locale():
     lines = p.stdout.splitlines()
     assert lines[0].startswith("# 虚拟牌桌，种子 0") and lines[-1].startswith("# 1 轮后停止")
     i = next(i for i, line in enumerate(lines) if "  fault " in line)
-    assert lines[i + 1].split() == ["原因:", zh.FAULTS[10][1]]
-    assert lines[i + 2].split() == ["处理:", zh.FAULTS[10][2]]
+    assert lines[i + 1].split() == ["原因：", zh.FAULTS[10][1]]
+    assert lines[i + 2].split() == ["处理：", zh.FAULTS[10][2]]
     assert any(line.startswith("# 第 1 轮：骰子 ") for line in lines)
 
 

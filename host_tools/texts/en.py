@@ -70,6 +70,11 @@ TEXTS = {
     "part.lifter": "lifter {n}",
     "switch.on": "on",
     "switch.off": "off",
+    # Punctuation between texts: Chinese has its own (full-width, no space after).
+    "punct.colon": ": ",
+    "punct.semicolon": "; ",
+    "punct.comma": ", ",
+    "punct.paren": " ({text})",
     # A fault, as mjctl and the view show it.
     "fault.head": "fault {code} {name}",
     "fault.cause": "cause",
