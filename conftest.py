@@ -1,0 +1,11 @@
+"""Every test run, whatever the developer's locale: the tools' texts in
+English, as the tests compare them (a zh_* LANG would make mjctl and the
+table view speak Chinese). The tests of Chinese ask for it themselves
+(host_tools/tests/test_texts.py)."""
+
+import os
+
+for _var in ("LC_ALL", "LC_MESSAGES"):
+    os.environ.pop(_var, None)
+if os.environ.get("LANG", "").lower().startswith("zh"):
+    os.environ["LANG"] = "C.UTF-8"
