@@ -198,8 +198,9 @@ def cmd_selftest(args):
 
     def show(r):
         if console is not None:
-            figures = t("punct.comma").join("%s %s" % (word("selftest.fig", k), v) for k, v in r.items()
-                                if k not in ("item", "pass", "why"))
+            figures = t("punct.comma").join("%s %s" % (word("selftest.fig", k), v)
+                                            for k, v in r.items()
+                                            if k not in ("item", "pass", "why"))
             kind, _, n = r["item"].partition(" ")
             console.print("%s %s  %s%s" % (
                 pad(t("part." + kind, n=n), 9),
@@ -215,10 +216,9 @@ def cmd_selftest(args):
         if args.json:
             _emit(args, {"ok": ok, "items": items}, None)
         else:
-            console.print("%s%s%s" % (t("selftest.name"), t("punct.colon"), "[green]%s[/]" % t("selftest.all_pass")
-                                      if ok else "[red]%s[/]" % t(
-                                          "selftest.n_fail", n=sum(not r["pass"] for r in items),
-                                          of=len(items))))
+            verdict = "[green]%s[/]" % t("selftest.all_pass") if ok else "[red]%s[/]" % t(
+                "selftest.n_fail", n=sum(not r["pass"] for r in items), of=len(items))
+            console.print("%s%s%s" % (t("selftest.name"), t("punct.colon"), verdict))
         return 0 if ok else 1
     return _link(args, run)
 

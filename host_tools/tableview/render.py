@@ -150,7 +150,8 @@ def _board_panel(snap):
     g.add_column(no_wrap=True)
     if d["unplugged"]:
         g.add_row(tx("view.board"), Text(tx("view.board.unplugged"), style="bold red"))
-    g.add_row(tx("view.gold"), Text(d["gold"] or "—", style="bold yellow" if d["gold"] else "dim"))
+    g.add_row(tx("view.gold"), Text(d["gold"] or "—",
+                                    style="bold yellow" if d["gold"] else "dim"))
     dice = d["dice"]
     if dice is None:
         g.add_row(tx("label.dice"), Text("—", style="dim"))
@@ -179,9 +180,9 @@ def _board_panel(snap):
     g.add_row(tx("view.keys"), keys)
     b = snap["buzzer"]
     lit = b["on"] or (b["last_beep"] is not None and now - b["last_beep"] < FLASH_MS)
-    g.add_row(tx("view.buzzer"), Text(("♪ " + tx("view.buzzer.beep") if lit else tx("view.buzzer.quiet"))
-                                     + "  (%s)" % tx("view.buzzer.beeps", n=b["beeps"]),
-                                     style="bold yellow" if lit else "dim"))
+    sound = "♪ " + tx("view.buzzer.beep") if lit else tx("view.buzzer.quiet")
+    beeps = tx("punct.paren", text=tx("view.buzzer.beeps", n=b["beeps"]))
+    g.add_row(tx("view.buzzer"), Text(sound + " " + beeps, style="bold yellow" if lit else "dim"))
     return Panel(g, title=tx("view.board_panel"), title_align="left")
 
 

@@ -135,7 +135,8 @@ TEXTS = {
     "live.count": "count",
     "live.rev": "{n} rev",
     "live.key": "key",
-    "counters.text": "cycles {cycles}, hands {hands}, walls lifted {lifts}, tiles fed by lane {fed}",
+    "counters.text": "cycles {cycles}, hands {hands}, walls lifted {lifts},"
+                     " tiles fed by lane {fed}",
     "dice.title": "{n} rolls of two dice",
     "dice.chi2": "chi-square {chi2:.2f} (5 degrees of freedom), p = {p:.4f}: {verdict}",
     "dice.fair": "fair",
