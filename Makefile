@@ -123,9 +123,11 @@ test: mpy typecheck test-cpython test-micropython
 
 # The virtual table with the firmware under MicroPython, playing cycles in a
 # live terminal view (Ctrl-C stops); the rules-core demo of the walls is
-# `.venv/bin/python -m host_tools.wallview`.
+# `.venv/bin/python -m host_tools.wallview`. ARGS: the view's options
+# (`make run ARGS="--seed 3 --lang zh"`).
+ARGS ?=
 run: tools image
-	$(BIN)/python -m host_tools.tableview
+	$(BIN)/python -m host_tools.tableview $(ARGS)
 
 # Every performance figure against its target (docs/performance.md; a
 # report: it exits 0 when a figure is over, 1 when a measurement failed);

@@ -12,8 +12,9 @@ def describe(code):
     """(name, cause, fix) for a code; an unknown code says so."""
     i = _block_at(code)
     if i < 0:
-        return ("unknown", "fault code %d is not in this firmware's table" % code,
-                "update the host tools or the firmware so both know the code")
+        from host_tools.texts import en
+        return (en.TEXTS["fault.unknown.name"],
+                en.TEXTS["fault.unknown.cause"].format(code=code), en.TEXTS["fault.unknown.fix"])
     end = TABLE.find("\n\n", i)
     head, cause, fix = TABLE[i:end if end >= 0 else len(TABLE)].split("\n")
     return head.split(" ")[1], cause, fix

@@ -19,20 +19,25 @@ import sys
 import threading
 import time
 
-from host_tools import fault_table
+from host_tools import fault_table, texts
+from host_tools.texts import fault_texts, pad, t, word
 from firmware.link.codec import LinkError
 from host_tools.link_client import LinkClient
 from host_tools.mpenv import MissingBuild
 
 CYCLE_WALL_TIMEOUT_S = 60      # wall-clock guard; virtual time runs far faster
 HAND_WALL_TIMEOUT_S = 120
+# Status fields whose label the view shares; the others are status.<field>.
+STATUS_LABELS = {"state": "label.state", "cycles": "label.cycles", "dealer": "label.dealer",
+                 "dice": "label.dice", "firmware": "label.firmware"}
 STATE_KEYS = ("phase", "wall", "reserve", "drawable", "gold", "marker", "head", "tail")
 
 
 def describe_fault(ev):
-    """A fault event with its cause and fix from the firmware's own table."""
-    name, cause, fix = fault_table.describe(ev["code"])
-    return {"code": ev["code"], "name": name, "cause": cause, "fix": fix,
+    """A fault event with its cause and fix from the firmware's own table,
+    in the chosen language (`name` stays the firmware's: scripts match it)."""
+    _name, cause, fix = fault_texts(ev["code"])
+    return {"code": ev["code"], "name": fault_table.name_of(ev["code"]), "cause": cause, "fix": fix,
             "detail": ev.get("detail", {}), "t_ms": ev.get("t")}
 
 
@@ -224,13 +229,13 @@ def console():
 def human_cycle(out):
     c = console()
     if out.get("ok"):
-        c.print("[green]cycle done[/]: walls %s, dice %s, dealer seat %s"
-                % (out["walls"]["tiles_per_side"], out["dice"], out["dealer"]))
-        c.print("table time %.2f s, lower bound %.2f s (+%.1f %%)"
-                % (out["table_time_s"], out["lower_bound_s"],
-                   100.0 * (out["table_time_s"] / out["lower_bound_s"] - 1)))
+        c.print("[green]%s[/]%s%s" % (t("mj.cycle_done"), t("punct.colon"), t(
+            "mj.cycle_done.text", walls=out["walls"]["tiles_per_side"], dice=out["dice"],
+            dealer=out["dealer"])))
+        c.print(t("mj.cycle_time", s=out["table_time_s"], bound=out["lower_bound_s"],
+                  over=100.0 * (out["table_time_s"] / out["lower_bound_s"] - 1)))
     else:
-        c.print("[red]cycle stopped[/]")
+        c.print("[red]%s[/]" % t("mj.cycle_stopped"))
     for f in out.get("faults", []):
         human_fault(c, f)
     if out.get("error"):
@@ -241,20 +246,22 @@ def human_hand(out):
     c = console()
     res = out.get("result")
     if res is None:
-        c.print("[red]hand stopped[/]")
+        c.print("[red]%s[/]" % t("mj.hand_stopped"))
     elif res["draw"]:
-        c.print("[yellow]the hand is a draw (和局)[/]; dealer stays: seat %d" % res["dealer"])
+        c.print("[yellow]%s[/]%s%s" % (t("mj.hand_draw"), t("punct.semicolon"),
+                                       t("mj.dealer_stays", seat=res["dealer"])))
     else:
-        c.print("[green]seat %d won[/]; next dealer seat %d, streak %d"
-                % (res["winner"], res["dealer"], res["streak"]))
+        c.print("[green]%s[/]%s%s" % (t("hand.won", seat=res["winner"]), t("punct.semicolon"), t(
+            "mj.next_dealer", seat=res["dealer"], streak=res["streak"])))
     ops = {}
     for st in out.get("observed", []):
         ops[st["op"]] = ops.get(st["op"], 0) + 1
-    c.print("events followed: %s" % ", ".join("%s %d" % kv for kv in sorted(ops.items())))
+    c.print(t("mj.events_followed", ops=t("punct.comma").join(
+        "%s %d" % (word("op", op), n) for op, n in sorted(ops.items()))))
     if out.get("observed"):
         last = out["observed"][-1]
-        c.print("last state: phase %s, wall %d, reserve %d, drawable %d, gold %s"
-                % (last["phase"], last["wall"], last["reserve"], last["drawable"], last["gold"]))
+        c.print(t("mj.last_state", phase=word("phase", last["phase"]), wall=last["wall"],
+                  reserve=last["reserve"], drawable=last["drawable"], gold=last["gold"]))
     for f in out.get("faults", []):
         human_fault(c, f)
     if out.get("error"):
@@ -262,27 +269,43 @@ def human_hand(out):
 
 
 def human_fault(c, f):
-    c.print("[bold red]fault %d %s[/] %s" % (f["code"], f["name"], json.dumps(f["detail"])))
-    c.print("  cause: %s" % f["cause"])
-    c.print("  fix:   %s" % f["fix"])
+    name, cause, fix = fault_texts(f["code"])
+    c.print("[bold red]%s[/] %s" % (t("fault.head", code=f["code"], name=name),
+                                    json.dumps(f["detail"])))
+    for label, text in ((t("fault.cause"), cause), (t("fault.fix"), fix)):
+        line = "  %s %s" % (pad(label + t("punct.colon").rstrip(), 6), text)
+        if texts.CJK.search(text):      # Chinese breaks between any two characters
+            from rich.cells import chop_cells
+            for part in chop_cells(line, c.width):
+                c.print(part, markup=False, highlight=False)
+        else:                           # English at spaces
+            c.print(line)
 
 
 def human_status(out):
     from rich.table import Table
     c = console()
-    t = Table(show_header=False, box=None)
+    table = Table(show_header=False, box=None)
+    words = {"state": "state", "phase": "build"}
     for k in ("state", "phase", "cycles", "dealer", "dice", "tiles_per_side", "lanes",
               "lifters", "uptime", "firmware", "proto", "build"):
-        t.add_row(k, str(out.get(k)))
+        v = out.get(k)
+        if k in words and v is not None:
+            v = word(words[k], v)
+        elif k == "lifters" and v:
+            v = [word("lift", m) for m in v]
+        table.add_row(t(STATUS_LABELS.get(k, "status." + k)), str(v))
     rt = out.get("runtime")
     if rt:
-        t.add_row("runtime", "MicroPython %s, %d-bit, %s" % (
-            rt["micropython"], rt["bits"], "frozen image" if rt["frozen"] else "files"))
+        table.add_row(t("status.runtime"), t(
+            "status.runtime.text", version=rt["micropython"], bits=rt["bits"],
+            form=t("status.runtime.frozen") if rt["frozen"] else t("status.runtime.files")))
     c_ = out.get("counters")
     if c_:
-        t.add_row("counters", "hands %d, walls lifted %d, tiles fed %s, faults %s" % (
-            c_["hands"], c_["lifts"], c_["tiles_fed"], c_["faults"] or "none"))
-    c.print(t)
+        table.add_row(t("status.counters"), t(
+            "status.counters.text", hands=c_["hands"], lifts=c_["lifts"],
+            fed=c_["tiles_fed"], faults=c_["faults"] or t("status.counters.none")))
+    c.print(table)
     if out.get("fault"):
         human_fault(c, out["fault"])
 
@@ -313,6 +336,8 @@ def parser():
     ap.add_argument("--key", metavar="FILE",
                     help="the table's service key file: for service commands; with --sim,"
                     " the virtual table's key")
+    ap.add_argument("--lang", choices=sorted(texts.LANGS),
+                    help="language of the output: en or zh (default: from LANG, else en)")
     sub = ap.add_subparsers(dest="command", required=True)
     command(sub, "cycle", cmd_cycle, "run one table cycle (--sim)", True)
     command(sub, "hand", cmd_hand, "--sim: one cycle and one hand played by virtual players;"
@@ -328,6 +353,7 @@ def parser():
 def main(argv=None):
     ap = parser()
     args = ap.parse_args(argv)
+    texts.set_lang(args.lang)
     if args.need_sim and not args.sim:
         ap.error("%s needs --sim" % args.command)
     if not args.sim and (args.fault or args.heap or args.form != "image"):

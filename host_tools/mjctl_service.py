@@ -22,6 +22,7 @@ import math
 from pathlib import Path
 
 from host_tools.link_client import LinkClient
+from host_tools.texts import pad, t, word
 
 
 def _link(args, fn):
@@ -55,7 +56,7 @@ def cmd_current_hand(args):
 
 def cmd_clear(args):
     return _answer(args, "clear", lambda o: _console().print(
-        "cleared fault %s" % o["cleared"] if o["cleared"] else "no fault was active"))
+        t("svc.cleared", code=o["cleared"]) if o["cleared"] else t("svc.no_fault")))
 
 
 def cmd_log(args):
@@ -123,8 +124,8 @@ def cmd_config(args):
                   lambda o: _console().print("[red]%s[/]" % o["error"]))
             return 1
         _emit(args, {"ok": True, "ruleset": cfg.ruleset_name, "tile_sets": cfg.tile_sets},
-              lambda o: _console().print("[green]valid[/]: ruleset %s, %d tile set(s)"
-                                         % (o["ruleset"], o["tile_sets"])))
+              lambda o: _console().print("[green]%s[/]%s%s" % (t("svc.valid"), t("punct.colon"), t(
+                  "svc.valid.text", ruleset=o["ruleset"], sets=o["tile_sets"]))))
         return 0
 
     if args.action == "set":
@@ -149,8 +150,8 @@ def _config_set(args):
     def run(link, session):
         out = link.request("config_set", session=session, key=args.file, value=value)
         _emit(args, {"key": out["key"], "value": out["value"], "restart": out["restart"]},
-              lambda o: _console().print("%s = %s written; it takes effect when the"
-                                         " controller restarts" % (o["key"], json.dumps(o["value"]))))
+              lambda o: _console().print(t("svc.config_written", key=o["key"],
+                                           value=json.dumps(o["value"]))))
         return 0
     return _serviced(args, run)
 
@@ -178,7 +179,7 @@ def cmd_rfid(args):
         if args.json:
             done = link.wait_event(lambda e: e["ev"] == "scanned", timeout=30.0)
         else:
-            with _console().status("reading the four walls' tags"):
+            with _console().status(t("svc.rfid_reading")):
                 done = link.wait_event(lambda e: e["ev"] == "scanned", timeout=30.0)
         if done["sides"] < 4:
             raise SystemExit("mjctl: the scan stopped after %d sides (see mjctl status: the"
@@ -197,11 +198,15 @@ def cmd_selftest(args):
 
     def show(r):
         if console is not None:
-            figures = ", ".join("%s %s" % (k, v) for k, v in r.items()
-                                if k not in ("item", "pass", "why"))
-            console.print("%-9s %s  %s%s" % (r["item"], "[green]PASS[/]" if r["pass"] else
-                                             "[red]FAIL[/]", r["why"],
-                                             " (%s)" % figures if figures else ""))
+            figures = t("punct.comma").join("%s %s" % (word("selftest.fig", k), v)
+                                            for k, v in r.items()
+                                            if k not in ("item", "pass", "why"))
+            kind, _, n = r["item"].partition(" ")
+            console.print("%s %s  %s%s" % (
+                pad(t("part." + kind, n=n), 9),
+                "[green]%s[/]" % t("selftest.pass") if r["pass"] else
+                "[red]%s[/]" % t("selftest.fail"), r["why"],
+                t("punct.paren", text=figures) if figures else ""))
 
     def run(link, key):
         if key is None:
@@ -211,8 +216,9 @@ def cmd_selftest(args):
         if args.json:
             _emit(args, {"ok": ok, "items": items}, None)
         else:
-            console.print("selftest: %s" % ("[green]all pass[/]" if ok else "[red]%d of %d fail[/]"
-                                             % (sum(not r["pass"] for r in items), len(items))))
+            verdict = "[green]%s[/]" % t("selftest.all_pass") if ok else "[red]%s[/]" % t(
+                "selftest.n_fail", n=sum(not r["pass"] for r in items), of=len(items))
+            console.print("%s%s%s" % (t("selftest.name"), t("punct.colon"), verdict))
         return 0 if ok else 1
     return _link(args, run)
 
@@ -241,7 +247,7 @@ def cmd_dice_test(args):
         if not args.json:
             from rich.progress import Progress
             progress = Progress(transient=True)
-            task = progress.add_task("rolling", total=args.n)
+            task = progress.add_task(t("svc.dice_rolling"), total=args.n)
             progress.start()
         try:
             while left > 0:
@@ -326,97 +332,105 @@ def _console():
 def _human_hand(out):
     c = _console()
     if not out.get("active"):
-        c.print("no hand is being followed")
+        c.print(t("svc.no_hand"))
         return
     marker = out.get("marker")
-    c.print("phase [bold]%s[/], wall %d, reserve %d, drawable %d, gold %s"
-            % (out["phase"], out["wall"], out["reserve"], out["drawable"], out.get("gold") or "-"))
-    c.print("marker %s, head %s, tail %s, next draw: seat %d, %d events so far"
-            % (_stack(marker), _stack(out.get("head")), _stack(out.get("tail")),
-               out["turn"], out["n"]))
+    c.print(t("svc.hand", phase="[bold]%s[/]" % word("phase", out["phase"]), wall=out["wall"],
+              reserve=out["reserve"], drawable=out["drawable"], gold=out.get("gold") or "-"))
+    c.print(t("svc.hand.stacks", marker=_stack(marker), head=_stack(out.get("head")),
+              tail=_stack(out.get("tail")), seat=out["turn"], n=out["n"]))
 
 
 def _human_sensors(o):
     c = _console()
-    c.print("plate rotation %d, revolutions %d, motor %s"
-            % (o["plate"][0], o["plate"][1], "on" if o["motors"][0] else "off"))
+    c.print(t("sensors.plate", rotation=o["plate"][0], revolutions=o["plate"][1],
+              motor=_on_off(o["motors"][0])))
     for n, (level, count) in enumerate(o["lanes"]):
-        c.print("lane %d: count sensor %d, %d tiles counted" % (n, level, count))
+        c.print(t("sensors.lane", n=n, level=level, count=count))
     for n, (top, bottom) in enumerate(o["lifters"]):
-        c.print("lifter %d: top switch %d, bottom switch %d, %s"
-                % (n, top, bottom, o["moving"][n]))
-    c.print("lane motors %s, seat keys %s, buzzer %s"
-            % (o["motors"][1:], o["keys"], "on" if o["buzzer"] else "off"))
+        c.print(t("sensors.lifter", n=n, top=top, bottom=bottom,
+                  moving=word("lift", o["moving"][n])))
+    c.print(t("sensors.rest", motors=o["motors"][1:], keys=o["keys"],
+              buzzer=_on_off(o["buzzer"])))
+
+
+def _on_off(on):
+    return t("switch.on") if on else t("switch.off")
 
 
 def _live_view(snap):
     from rich.table import Table
     se = snap["sensors"]
-    t = Table(title="%s / %s at %.1f s%s" % (snap["state"], snap["phase"], snap["uptime"] / 1000.0,
-                                             "  FAULT %d %s" % (snap["fault"]["code"],
-                                                                snap["fault"]["name"])
-                                             if snap["fault"] else ""))
-    for col in ("", "plate", "lane 0", "lane 1", "lane 2", "lane 3"):
-        t.add_column(col)
-    t.add_row("motor", *["on" if m else "-" for m in se["motors"]])
-    t.add_row("sensor", str(se["plate"][0]), *[str(level) for level, _ in se["lanes"]])
-    t.add_row("count", "%d rev" % se["plate"][1], *[str(count) for _, count in se["lanes"]])
-    t.add_row("lifter", "", *["%s %s%s" % (m, "T" if top else "", "B" if bottom else "")
-                              for m, (top, bottom) in zip(se["moving"], se["lifters"])])
-    t.add_row("key", "", *[str(k) for k in se["keys"]])
-    return t
+    from host_tools.texts import fault_texts
+    fault = snap["fault"]
+    table = Table(title=t("live.title", state=word("state", snap["state"]),
+                          phase=word("build", snap["phase"]), s=snap["uptime"] / 1000.0)
+                  + ("  " + t("live.fault", code=fault["code"], name=fault_texts(fault["code"])[0])
+                     if fault else ""))
+    table.add_column("")
+    table.add_column(t("part.plate"))
+    for n in range(4):
+        table.add_column(t("part.lane", n=n))
+    table.add_row(t("live.motor"), *[t("switch.on") if m else "-" for m in se["motors"]])
+    table.add_row(t("live.sensor"), str(se["plate"][0]), *[str(level) for level, _ in se["lanes"]])
+    table.add_row(t("live.count"), t("live.rev", n=se["plate"][1]),
+                  *[str(count) for _, count in se["lanes"]])
+    table.add_row(t("label.lifter"), "", *["%s %s%s" % (word("lift", m), "T" if top else "",
+                                                       "B" if bottom else "")
+                                          for m, (top, bottom) in zip(se["moving"], se["lifters"])])
+    table.add_row(t("live.key"), "", *[str(k) for k in se["keys"]])
+    return table
 
 
 def _human_counters(o):
-    from host_tools import fault_table as table
+    from host_tools.texts import fault_texts
     c = _console()
-    c.print("cycles %d, hands %d, walls lifted %d, tiles fed by lane %s"
-            % (o["cycles"], o["hands"], o["lifts"], o["tiles_fed"]))
+    c.print(t("counters.text", cycles=o["cycles"], hands=o["hands"], lifts=o["lifts"],
+              fed=o["tiles_fed"]))
     for code, n in o["faults"]:
-        c.print("fault %d %s: %d" % (code, table.name_of(code), n))
+        c.print("%s%s%d" % (t("fault.head", code=code, name=fault_texts(code)[0]), t("punct.colon"),
+                            n))
 
 
 def _human_dice(o):
     from rich.table import Table
-    t = Table(title="%d rolls of two dice" % o["rolls"])
+    table = Table(title=t("dice.title", n=o["rolls"]))
     for face in range(1, 7):
-        t.add_column(str(face), justify="right")
-    t.add_row(*[str(n) for n in o["faces"]])
+        table.add_column(str(face), justify="right")
+    table.add_row(*[str(n) for n in o["faces"]])
     c = _console()
-    c.print(t)
-    c.print("chi-square %.2f (5 degrees of freedom), p = %.4f: %s"
-            % (o["chi2"], o["p"], "[green]fair[/]" if o["fair"] else "[red]biased[/]"))
+    c.print(table)
+    c.print(t("dice.chi2", chi2=o["chi2"], p=o["p"], verdict="[green]%s[/]" % t("dice.fair")
+              if o["fair"] else "[red]%s[/]" % t("dice.biased")))
 
 
 def _stack(pair):
-    return "-" if pair is None else "seat %d stack %d" % (pair[0], pair[1])
+    return "-" if pair is None else t("svc.stack", seat=pair[0], stack=pair[1])
 
 
 def _human_log(out):
     from host_tools.mjctl import human_fault, describe_fault
     c = _console()
-    c.print("[bold]faults[/] (%d)" % len(out["faults"]))
+    c.print("[bold]%s[/]%s" % (t("log.faults"), t("punct.paren", text=len(out["faults"]))))
     for f in out["faults"]:
-        c.print("  at %.1f s:" % (f["t"] / 1000.0))
+        c.print("  %s%s" % (t("log.at", s=f["t"] / 1000.0), t("punct.colon").rstrip()))
         human_fault(c, describe_fault(f))
-    c.print("[bold]service[/]")
+    c.print("[bold]%s[/]" % t("log.service"))
     for e in out["service"]:
-        c.print("  at %.1f s: %s" % (e["t"] / 1000.0, e["what"]))
+        c.print("  %s%s%s" % (t("log.at", s=e["t"] / 1000.0), t("punct.colon"), e["what"]))
 
 
 def _human_audit(o):
     c = _console()
-    c.print("%d tags read, %d unknown; tile kinds that differ from the ruleset: %d"
-            % (o["tags"], o["unknown"], o["kinds"]))
+    c.print(t("audit.text", tags=o["tags"], unknown=o["unknown"], kinds=o["kinds"]))
     for code, have, want in o["tiles"]:
-        c.print("  %-3s %d of %d%s" % (code, have, want, "  [red]missing[/]" if have < want
-                                       else "  [red]extra[/]"))
+        c.print("  %-3s %s  [red]%s[/]" % (code, t("audit.have", have=have, want=want),
+                                          t("audit.missing") if have < want else t("audit.extra")))
     if o["kinds"] > len(o["tiles"]):
-        c.print("  ... and %d more kinds" % (o["kinds"] - len(o["tiles"])))
-    c.print("[green]the set matches the ruleset[/]" if not o["kinds"] and not o["unknown"]
-            else "[red]the set does not match[/]")
+        c.print("  " + t("audit.more", n=o["kinds"] - len(o["tiles"])))
+    c.print("[green]%s[/]" % t("audit.match") if not o["kinds"] and not o["unknown"]
+            else "[red]%s[/]" % t("audit.no_match"))
 
 
 def _human_learn(o):
-    _console().print("tag table written: %d tags (%d new, %d changed); it is read when the"
-                     " controller restarts" % (o["tags"], o["new"], o["changed"]))
+    _console().print(t("learn.text", tags=o["tags"], new=o["new"], changed=o["changed"]))

@@ -18,6 +18,8 @@ A fault ends the item that caused it (failed, with the fault's name); the
 others still run, and the fault stays on the table for the technician.
 """
 
+from host_tools.texts import fault_texts, t, word
+
 PLATE_MS = 2000
 LANE_MS = 300
 AWAY_MS = 1000
@@ -37,7 +39,8 @@ def _item(name, ok, why, **measured):
 
 
 def _failed_by_fault(name, ev):
-    return _item(name, False, "fault %s: %s" % (ev["name"], ev["detail"]))
+    return _item(name, False, t("selftest.why.fault", name=fault_texts(ev["code"])[0],
+                                 detail=ev["detail"]))
 
 
 def plate(link, session, timeout):
@@ -46,8 +49,8 @@ def plate(link, session, timeout):
         return _failed_by_fault("plate", ev)
     turns = ev["count"]
     if turns < 1:
-        return _item("plate", False, "no rotation pulse in %d ms" % ev["ms"], ms=ev["ms"])
-    return _item("plate", True, "turned", ms=ev["ms"], revolutions=turns,
+        return _item("plate", False, t("selftest.why.no_pulse", ms=ev["ms"]), ms=ev["ms"])
+    return _item("plate", True, t("selftest.why.turned"), ms=ev["ms"], revolutions=turns,
                  ms_per_rev=round(ev["ms"] / turns))
 
 
@@ -58,10 +61,10 @@ def lane(link, session, n, timeout):
         return _failed_by_fault(name, ev)
     s = link.request("sensors")
     if s["motors"][1 + n]:
-        return _item(name, False, "the motor still runs after the jog", ms=ev["ms"])
+        return _item(name, False, t("selftest.why.still_runs"), ms=ev["ms"])
     if s["lanes"][n][0]:
-        return _item(name, False, "the count sensor stays blocked", ms=ev["ms"])
-    return _item(name, True, "ran and stopped; count sensor clear", ms=ev["ms"],
+        return _item(name, False, t("selftest.why.blocked"), ms=ev["ms"])
+    return _item(name, True, t("selftest.why.lane_ok"), ms=ev["ms"],
                  tiles=ev["count"])
 
 
@@ -76,15 +79,15 @@ def lifter(link, session, n, timeout):
     if ev["ev"] == "fault":
         return _failed_by_fault(name, ev)
     if ev["end"] == "switch":
-        return _item(name, False, "%s reached its switch in %d ms (too fast for its travel)"
-                     % (away, ev["ms"]), away_ms=ev["ms"])
+        return _item(name, False, t("selftest.why.too_fast", move=word("actuator", away),
+                                    ms=ev["ms"]), away_ms=ev["ms"])
     ev2 = _jog(link, session, back, n, BACK_MS, timeout)
     if ev2["ev"] == "fault":
         return _failed_by_fault(name, ev2)
     if ev2["end"] != "switch":
-        return _item(name, False, "%s did not reach its switch in %d ms" % (back, ev2["ms"]),
-                     away_ms=ev["ms"], back_ms=ev2["ms"])
-    return _item(name, True, "left its switch and came back", away_ms=ev["ms"],
+        return _item(name, False, t("selftest.why.not_back", move=word("actuator", back),
+                                    ms=ev2["ms"]), away_ms=ev["ms"], back_ms=ev2["ms"])
+    return _item(name, True, t("selftest.why.lifter_ok"), away_ms=ev["ms"],
                  back_ms=ev2["ms"])
 
 

@@ -2,6 +2,7 @@
 
     python -m host_tools.tableview [--seed N] [--speed X] [--cycles N]
                                    [--fault NAME[:ARG]]... [--fix-after S] [--plain]
+                                   [--lang en|zh]
 
 The firmware runs under the MicroPython unix port on the virtual table
 (host_tools/vtable), in real time `--speed` times faster than the wall clock
@@ -31,6 +32,10 @@ a terminal: one plain line per link event, `hand`, `irregular` and `result`
 included (`<virtual s>  <event>  <fields>`), host actions as
 `<virtual s>  > <action>`, remarks as `# ...` (a cycle's figures, a hand's
 result). Ctrl-C stops cleanly (the firmware is stopped, exit 0).
+
+`--lang zh` (or a zh_* locale) shows every label, state, remark and
+fault text in Simplified Chinese (host_tools/texts/); the event lines keep
+the link's own names and fields.
 
 Data and drawing are apart: `snapshot(table, view)` reads the VirtualTable
 and the link-derived `ViewState` into a plain dict, `render(snap, width)`

@@ -12,6 +12,8 @@ from host_tools.tableview.demo import (DEFAULT_SPEED, FIX_AFTER_S, FRAME_S, Demo
                                       seat_players)
 from host_tools.tableview.render import clock_text, render
 from host_tools.tableview.snapshot import plain_lines, snapshot
+from host_tools import texts
+from host_tools.texts import t
 
 
 # -- running it ---------------------------------------------------------------------
@@ -56,7 +58,7 @@ def _loop(sim, link, demo, stop, frame=None):
         if stop.is_set():
             break
         if not sim.alive:
-            return "the virtual table stopped: %s" % sim.exit_reason
+            return t("view.sim_stopped", reason=sim.exit_reason)
         if frame is not None and time.monotonic() >= next_frame:
             next_frame = time.monotonic() + FRAME_S
             frame()
@@ -64,7 +66,7 @@ def _loop(sim, link, demo, stop, frame=None):
 
 
 def _cycles(n):
-    return "1 cycle" if n == 1 else "%d cycles" % n
+    return t("view.n_cycle") if n == 1 else t("view.n_cycles", n=n)
 
 
 def _run_plain(sim, link, view, args, stop, out):
@@ -76,7 +78,7 @@ def _run_plain(sim, link, view, args, stop, out):
         for line in plain_lines(entry, extra):
             write(line)
 
-    write("# virtual table, seed %s, speed %gx, firmware %s" % (args.seed, args.speed, sim.code))
+    write("# " + t("view.plain_head", seed=args.seed, speed=args.speed, code=sim.code))
     demo = Demo(sim, link, view, args.fix_after, echo=echo)
     try:
         problem = _loop(sim, link, demo, stop)
@@ -86,7 +88,7 @@ def _run_plain(sim, link, view, args, stop, out):
     if problem:
         print("tableview: %s\n%s" % (problem, sim.firmware_log()[-2000:]), file=sys.stderr)
         return 1
-    write("# stopped after %s at %.3f s virtual" % (_cycles(view.cycles), sim.table.now / 1000.0))
+    write("# " + t("view.plain_end", cycles=_cycles(view.cycles), s=sim.table.now / 1000.0))
     return 0
 
 
@@ -106,7 +108,7 @@ def _run_live(sim, link, view, args, stop, out):
         console.print("[red]%s[/]" % problem)
         print(sim.firmware_log()[-2000:], file=sys.stderr)
         return 1
-    console.print("stopped after %s at %s virtual" % (_cycles(view.cycles), clock_text(sim.table.now)))
+    console.print(t("view.live_end", cycles=_cycles(view.cycles), clock=clock_text(sim.table.now)))
     return 0
 
 
@@ -124,12 +126,15 @@ def parser():
     ap.add_argument("--fault", action="append", default=[], metavar="NAME[:ARG]",
                     help="inject a virtual table fault at power-on, repeatable")
     ap.add_argument("--plain", action="store_true", help="plain lines, one per link event")
+    ap.add_argument("--lang", choices=sorted(texts.LANGS),
+                    help="language of the view: en or zh (default: from LANG, else en)")
     return ap
 
 
 def main(argv=None, out=None):
     ap = parser()
     args = ap.parse_args(argv)
+    texts.set_lang(args.lang)
     if not args.speed > 0:
         ap.error("--speed must be > 0")
     if args.cycles is not None and args.cycles < 1:

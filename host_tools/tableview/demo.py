@@ -5,6 +5,7 @@ import collections
 
 from firmware.link.codec import LinkError
 from host_tools.tableview.snapshot import cycle_text, result_text
+from host_tools import texts
 from host_tools.vtable.hand_players import Parlour
 
 DEFAULT_SPEED = 5.0
@@ -138,7 +139,8 @@ class Demo:
             from host_tools.mjctl import describe_fault
             v.fault = dict(describe_fault(ev), active=True, cleared_t=None, resume=None)
             v.fix_at = t + self.fix_after_ms
-            extra = (("cause", v.fault["cause"]), ("fix", v.fault["fix"]))
+            extra = ((texts.t("fault.cause"), v.fault["cause"]),
+                     (texts.t("fault.fix"), v.fault["fix"]))
         self._record(t, name, fields, extra=extra)
         if name == "state":
             v.state = ev["state"]

@@ -2,6 +2,7 @@
 
 from host_tools.tableview.demo import EVENTS_SHOWN, FLASH_MS
 from host_tools.tableview.snapshot import fields_text, value_text
+from host_tools.texts import fault_texts, t as tx, word
 
 
 # -- the rich view ------------------------------------------------------------------
@@ -11,12 +12,11 @@ STATE_STYLE = {"idle": "dim", "building": "bold cyan", "lifting": "bold blue",
                "fault": "bold white on red", "boot": "dim"}
 EVENT_STYLE = {"fault": "bold red", "irregular": "red", "result": "bold yellow",
                "hand": "green"}
-PHASE_STYLE = {"dealt": ("dealt", "cyan"), "replaced": ("flowers replaced", "cyan"),
-               "play": ("PLAY", "bold green"), "final": ("FINAL GROUP", "bold black on yellow"),
-               "draw": ("DRAW", "bold white on red")}
+PHASE_STYLE = {"dealt": "cyan", "replaced": "cyan", "play": "bold green",
+               "final": "bold black on yellow", "draw": "bold white on red"}
 HAND_FIRST = ("n", "op", "seat", "kind", "slot", "phase")
 MARKS = (("tail", "black on magenta"), ("head", "black on green"),
-         ("marker", "black on yellow"))     # the last one wins a stack
+         ("marker", "black on yellow"))     # the last one wins a stack; labels view.mark.*
 SPIN = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 PLATE = "◐◓◑◒"
 STACK = "·▄█"                               # a stack in play: 0, 1, 2 tiles left
@@ -70,16 +70,17 @@ def render(snap, width=120):
 def _header(snap):
     from rich.text import Text
     t = Text(no_wrap=True, overflow="ellipsis")
-    t.append(" Fuzhou mahjong table ", style="bold black on white")
-    t.append("  virtual ")
+    t.append(" %s " % tx("view.title"), style="bold black on white")
+    t.append("  %s " % tx("view.virtual"))
     t.append(clock_text(snap["now_ms"]), style="bold")
-    t.append("  speed %gx" % snap["speed"])
-    t.append("  seed %s" % snap["seed"])
+    t.append("  " + tx("view.speed", speed=snap["speed"]))
+    t.append("  " + tx("view.seed", seed=snap["seed"]))
     state = snap["state"] or "-"
     t.append("  ")
-    t.append(" %s " % state.upper(), style=STATE_STYLE.get(state, "bold"))
-    t.append("  cycles %d" % snap["cycles"] + ("/%d" % snap["target"] if snap["target"] else ""))
-    t.append("   Ctrl-C stops", style="dim")
+    t.append(" %s " % word("state", state).upper(), style=STATE_STYLE.get(state, "bold"))
+    t.append("  " + tx("view.cycles", n=snap["cycles"])
+             + ("/%d" % snap["target"] if snap["target"] else ""))
+    t.append("   " + tx("view.ctrl_c"), style="dim")
     return t
 
 
@@ -92,49 +93,49 @@ def _machine_panel(snap):
     now = snap["now_ms"]
     t = Table(box=None, padding=(0, 0, 0, 1), pad_edge=False, show_edge=False, expand=False,
               header_style="bold dim")
-    t.add_column("seat", justify="right", style="bold", no_wrap=True, min_width=4)
-    t.add_column("lane: the wall", no_wrap=True, min_width=18)
-    t.add_column("tiles", justify="right", no_wrap=True, min_width=5)
-    t.add_column("feed", no_wrap=True, min_width=5)
-    t.add_column("lifter", no_wrap=True, min_width=12)
+    t.add_column(tx("view.col.seat"), justify="right", style="bold", no_wrap=True, min_width=4)
+    t.add_column(tx("view.col.lane"), no_wrap=True, min_width=18)
+    t.add_column(tx("view.col.tiles"), justify="right", no_wrap=True, min_width=5)
+    t.add_column(tx("view.col.feed"), no_wrap=True, min_width=5)
+    t.add_column(tx("label.lifter"), no_wrap=True, min_width=12)
     t.add_column("", no_wrap=True, min_width=6)
-    t.add_column("in play", justify="right", no_wrap=True, min_width=7)
+    t.add_column(tx("view.col.in_play"), justify="right", no_wrap=True, min_width=7)
     for lane, lf, play in zip(snap["lanes"], snap["lifters"], snap["in_play"]):
         full = lane["tiles"] >= lane["cap"]
         bar = Text(_wall_bar(lane["tiles"], lane["cap"]),
                    style="green" if full else "yellow" if lane["tiles"] else "dim")
         if lane["jammed"]:
-            feed = Text("JAM", style="bold red")
+            feed = Text(tx("view.feed.jam"), style="bold red")
         elif lane["feed"]:
-            feed = Text(("▶ " if (now // 250) % 2 else "▷ ") + "on", style="cyan")
+            feed = Text(("▶ " if (now // 250) % 2 else "▷ ") + tx("switch.on"), style="cyan")
         else:
-            feed = Text("  off", style="dim")
+            feed = Text("  " + tx("switch.off"), style="dim")
         if lf["stuck"]:
-            motion = Text("stuck", style="bold red")
+            motion = Text(tx("view.lift.stuck"), style="bold red")
         elif lf["moving"] == "up":
-            motion = Text("▲ up", style="bold blue")
+            motion = Text("▲ " + tx("view.lift.up"), style="bold blue")
         elif lf["moving"] == "down":
-            motion = Text("▼ down", style="blue")
+            motion = Text("▼ " + tx("view.lift.down"), style="blue")
         elif lf["at_top"]:
-            motion = Text("top")
+            motion = Text(word("lift", "top"))
         elif lf["at_bottom"]:
-            motion = Text("bottom", style="dim")
+            motion = Text(word("lift", "bottom"), style="dim")
         else:
-            motion = Text("halted", style="yellow")
+            motion = Text(tx("view.lift.halted"), style="yellow")
         t.add_row(str(lane["seat"]), bar, "%d/%d" % (lane["tiles"], lane["cap"]), feed,
                   Text(_lift_bar(lf["pos"]), style="blue" if lf["moving"] else ""),
                   motion, str(play))
     p = snap["plate"]
     line = Text(no_wrap=True, overflow="ellipsis")
-    line.append("plate ", style="bold")
+    line.append(tx("part.plate") + " ", style="bold")
     if p["stalled"]:
-        line.append("STALLED", style="bold red")
+        line.append(tx("view.plate.stalled"), style="bold red")
     elif p["turning"]:
-        line.append(PLATE[int(p["phase"] * 4) % 4] + " turning", style="cyan")
+        line.append(PLATE[int(p["phase"] * 4) % 4] + " " + tx("view.plate.turning"), style="cyan")
     else:
-        line.append("○ stopped", style="dim")
-    line.append("   %d revolutions   %d tiles in the tray" % (p["revolutions"], p["tiles"]))
-    return Panel(Group(t, line), title="the machine: lanes, lifters, plate", title_align="left")
+        line.append("○ " + tx("view.plate.stopped"), style="dim")
+    line.append("   " + tx("view.plate.counts", revolutions=p["revolutions"], tiles=p["tiles"]))
+    return Panel(Group(t, line), title=tx("view.machine"), title_align="left")
 
 
 def _board_panel(snap):
@@ -148,38 +149,41 @@ def _board_panel(snap):
     g.add_column(style="bold", no_wrap=True)
     g.add_column(no_wrap=True)
     if d["unplugged"]:
-        g.add_row("board", Text("UNPLUGGED", style="bold red"))
-    g.add_row("gold", Text(d["gold"] or "—", style="bold yellow" if d["gold"] else "dim"))
+        g.add_row(tx("view.board"), Text(tx("view.board.unplugged"), style="bold red"))
+    g.add_row(tx("view.gold"), Text(d["gold"] or "—",
+                                    style="bold yellow" if d["gold"] else "dim"))
     dice = d["dice"]
     if dice is None:
-        g.add_row("dice", Text("—", style="dim"))
+        g.add_row(tx("label.dice"), Text("—", style="dim"))
     elif dice[2]:
         spin = SPIN[(now // 100) % len(SPIN)]
-        g.add_row("dice", Text("%s %s  rolling" % (spin, spin), style="bold magenta"))
+        g.add_row(tx("label.dice"), Text("%s %s  %s" % (spin, spin, tx("view.dice.rolling")),
+                                       style="bold magenta"))
     else:
-        g.add_row("dice", Text("%d + %d = %d" % (dice[0], dice[1], dice[0] + dice[1]),
-                               style="bold"))
+        g.add_row(tx("label.dice"), Text("%d + %d = %d" % (dice[0], dice[1], dice[0] + dice[1]),
+                                       style="bold"))
     lamps = Text()
     for seat in range(4):
         on = d["dealer"] == seat
         lamps.append("●" if on else "○", style="bold red" if on else "dim")
         lamps.append("%d " % seat, style="bold" if on else "dim")
     if d["dealer"] is not None:
-        lamps.append(" streak %d" % d["streak"])
-    g.add_row("dealer", lamps)
-    g.add_row("count", _count_text(d))
-    g.add_row("text", Text(d["text"] or "—", style="" if d["text"] else "dim"))
+        lamps.append(" " + tx("view.streak", n=d["streak"]))
+    g.add_row(tx("label.dealer"), lamps)
+    g.add_row(tx("view.count"), _count_text(d))
+    g.add_row(tx("view.text"), Text(d["text"] or "—", style="" if d["text"] else "dim"))
     keys = Text()
     for k in snap["keys"]:
         lit = k["down"] or (k["last_press"] is not None and now - k["last_press"] < FLASH_MS)
         keys.append(" %d " % k["seat"], style="bold black on yellow" if lit else "dim reverse")
         keys.append(" ")
-    g.add_row("keys", keys)
+    g.add_row(tx("view.keys"), keys)
     b = snap["buzzer"]
     lit = b["on"] or (b["last_beep"] is not None and now - b["last_beep"] < FLASH_MS)
-    g.add_row("buzzer", Text(("♪ beep" if lit else "quiet") + "  (%d beeps)" % b["beeps"],
-                             style="bold yellow" if lit else "dim"))
-    return Panel(g, title="display board, keys", title_align="left")
+    sound = "♪ " + tx("view.buzzer.beep") if lit else tx("view.buzzer.quiet")
+    beeps = tx("punct.paren", text=tx("view.buzzer.beeps", n=b["beeps"]))
+    g.add_row(tx("view.buzzer"), Text(sound + " " + beeps, style="bold yellow" if lit else "dim"))
+    return Panel(g, title=tx("view.board_panel"), title_align="left")
 
 
 def _count_text(d):
@@ -189,10 +193,11 @@ def _count_text(d):
     if d["count"] is None:
         t.append("—", style="dim")
     else:
-        t.append("%d to draw, marker %d/%d" % d["count"])
+        left, seat, stack = d["count"]
+        t.append(tx("view.count.text", left=left, seat=seat, stack=stack))
     if d["alert"] != "none":
         t.append("  ")
-        t.append(" %s " % d["alert"].upper(), style=PHASE_STYLE[d["alert"]][1])
+        t.append(" %s " % word("alert", d["alert"]), style=PHASE_STYLE[d["alert"]])
     return t
 
 
@@ -205,28 +210,28 @@ def _controller_panel(snap):
     g.add_column(style="bold", no_wrap=True)
     g.add_column()
     state = snap["state"] or "-"
-    g.add_row("state", Text(state.upper(), style=STATE_STYLE.get(state, "bold").replace(
-        "white on red", "red")))
-    done = "%d" % snap["cycles"] + (" of %d" % snap["target"] if snap["target"] else "")
-    g.add_row("cycles", done)
+    g.add_row(tx("label.state"), Text(word("state", state).upper(), style=STATE_STYLE.get(
+        state, "bold").replace("white on red", "red")))
+    done = "%d" % snap["cycles"] + (" " + tx("view.of", n=snap["target"]) if snap["target"] else "")
+    g.add_row(tx("label.cycles"), done)
     c = snap["last_cycle"]
     if c and c["table_time_s"] is not None:
-        text = "%.2f s table time" % c["table_time_s"]
+        text = tx("view.table_time", s=c["table_time_s"])
         if c["lower_bound_s"]:
-            text += ", lower bound %.2f s (+%.1f %%)" % (
-                c["lower_bound_s"], 100.0 * (c["table_time_s"] / c["lower_bound_s"] - 1))
-        g.add_row("last cycle", text)
-        g.add_row("", "dice %d+%d, dealer seat %d" % (c["dice"][0], c["dice"][1], c["dealer"]))
+            text += tx("view.lower_bound", s=c["lower_bound_s"],
+                      over=100.0 * (c["table_time_s"] / c["lower_bound_s"] - 1))
+        g.add_row(tx("view.last_cycle"), text)
+        g.add_row("", tx("view.cycle_dice", a=c["dice"][0], b=c["dice"][1], dealer=c["dealer"]))
     else:
-        g.add_row("last cycle", Text("—", style="dim"))
+        g.add_row(tx("view.last_cycle"), Text("—", style="dim"))
     if snap["hands"]:
-        g.add_row("hands", "%d ended, %d won, %d drawn" % (
-            snap["hands"], snap["hands"] - snap["draws"], snap["draws"]))
+        g.add_row(tx("view.hands"), tx("view.hands.text", ended=snap["hands"],
+                                     won=snap["hands"] - snap["draws"], drawn=snap["draws"]))
     if snap["injected"]:
-        g.add_row("injected", Text(", ".join(snap["injected"]), style="red"))
-    g.add_row("firmware", Text(snap["code"] + (", %d restarts" % snap["restarts"]
-                                               if snap["restarts"] else ""), style="dim"))
-    return Panel(g, title="controller", title_align="left")
+        g.add_row(tx("view.injected"), Text(", ".join(snap["injected"]), style="red"))
+    g.add_row(tx("label.firmware"), Text(snap["code"] + (tx("view.restarts", n=snap["restarts"])
+                                                       if snap["restarts"] else ""), style="dim"))
+    return Panel(g, title=tx("view.controller"), title_align="left")
 
 
 def _hand_panel(snap, narrow=False):
@@ -252,7 +257,7 @@ def _hand_panel(snap, narrow=False):
         walls.add_row(row)
     legend = Text("  ", no_wrap=True)
     for key, style in MARKS:
-        legend.append(key, style=style)
+        legend.append(tx("view.mark." + key), style=style)
         legend.append(" ")
     walls.add_row(legend)
 
@@ -260,25 +265,26 @@ def _hand_panel(snap, narrow=False):
     facts.add_column(style="bold", no_wrap=True)
     facts.add_column(no_wrap=True, overflow="ellipsis", ratio=1)
     gold = h.get("gold") or snap["display"]["gold"]
-    facts.add_row("gold", Text(gold or "—", style="bold yellow" if gold else "dim"))
+    facts.add_row(tx("view.gold"), Text(gold or "—", style="bold yellow" if gold else "dim"))
     if h:
-        facts.add_row("wall", "%d  reserve %d  drawable %d" % (
-            h["wall"], h["reserve"], h["drawable"]))
-        name, style = PHASE_STYLE.get(h["phase"], (h["phase"], "bold"))
-        phase = Text(" %s " % name, style=style)
-        phase.append("  event %d" % h["n"], style="dim")
-        facts.add_row("phase", phase)
+        facts.add_row(tx("view.wall"), tx("view.wall.text", wall=h["wall"], reserve=h["reserve"],
+                                        drawable=h["drawable"]))
+        phase = Text(" %s " % word("view.phase", h["phase"]),
+                     style=PHASE_STYLE.get(h["phase"], "bold"))
+        phase.append("  " + tx("view.event", n=h["n"]), style="dim")
+        facts.add_row(tx("view.phase"), phase)
     else:
-        facts.add_row("wall", Text("—", style="dim"))
-        facts.add_row("phase", Text("no hand followed yet", style="dim"))
-    facts.add_row("last", _hand_events_text(snap["hand_events"]))
+        facts.add_row(tx("view.wall"), Text("—", style="dim"))
+        facts.add_row(tx("view.phase"), Text(tx("view.no_hand"), style="dim"))
+    facts.add_row(tx("view.last"), _hand_events_text(snap["hand_events"]))
     r = snap["result"]
     if r is None:
-        facts.add_row("result", Text("—", style="dim"))
+        facts.add_row(tx("view.result"), Text("—", style="dim"))
     else:
-        facts.add_row("result", Text("%s → dealer %d, streak %d" % (
-            "a draw" if r["winner"] is None else "seat %d won" % r["winner"],
-            r["dealer"], r["streak"]), style="bold yellow"))
+        facts.add_row(tx("view.result"), Text(tx(
+            "view.result.text", who=tx("hand.draw") if r["winner"] is None
+            else tx("hand.won", seat=r["winner"]), dealer=r["dealer"], streak=r["streak"]),
+            style="bold yellow"))
     if narrow:
         body = Group(walls, facts)
     else:
@@ -286,7 +292,7 @@ def _hand_panel(snap, narrow=False):
         body.add_column(no_wrap=True)
         body.add_column()
         body.add_row(walls, facts)
-    return Panel(body, title="the hand: walls in play (a cell a stack)", title_align="left")
+    return Panel(body, title=tx("view.hand_panel"), title_align="left")
 
 
 def _hand_events_text(events):
@@ -298,13 +304,13 @@ def _hand_events_text(events):
     for i, e in enumerate(reversed(events)):
         if i:
             t.append(", ", style="dim")
-        words = [e["op"]]
+        words = [word("op", e["op"])]
         if "seat" in e:
             words.append(str(e["seat"]))
         if "kind" in e:
             words.append(e["kind"])
         if "slot" in e:
-            words.append("slot %d" % e["slot"])
+            words.append(tx("view.slot", n=e["slot"]))
         if e["op"] == "reveal_gold" and e.get("gold"):
             words.append(e["gold"])
         if "dice" in e:
@@ -321,27 +327,29 @@ def _fault_panel(snap):
 
     f = snap["fault"]
     if f is None:
-        return Panel(Text("no fault", style="dim"), title="fault", title_align="left")
+        return Panel(Text(tx("view.no_fault"), style="dim"), title=tx("view.fault"),
+                     title_align="left")
     g = Table.grid(padding=(0, 1))
     g.add_column(style="bold", no_wrap=True)
-    g.add_column()
+    g.add_column(overflow="fold")          # Chinese has no spaces to wrap at
     head = Text()
-    head.append(" %d %s " % (f["code"], f["name"]),
+    name, cause, fix = fault_texts(f["code"])
+    head.append(" %d %s " % (f["code"], name),
                 style="bold white on red" if f["active"] else "bold")
     if f["detail"]:
         head.append(" " + value_text(f["detail"]))
-    g.add_row("fault", head)
+    g.add_row(tx("view.fault"), head)
     if f["active"]:
-        when = "at %.1f s" % (f["t_ms"] / 1000.0) if f["t_ms"] is not None else ""
+        when = tx("view.fault.at", s=f["t_ms"] / 1000.0) if f["t_ms"] is not None else ""
         if snap["fix_in_ms"] is not None:
-            when += ", the technician comes in %.1f s" % (snap["fix_in_ms"] / 1000.0)
-        g.add_row("", Text(when.lstrip(", "), style="red"))
+            when += tx("view.fault.technician", s=snap["fix_in_ms"] / 1000.0)
+        g.add_row("", Text(when.lstrip(", ，"), style="red"))
     else:
-        g.add_row("", Text("cleared at %.1f s, back to %s" % (f["cleared_t"] / 1000.0,
-                                                             f["resume"] or "?"), style="green"))
-    g.add_row("cause", f["cause"])
-    g.add_row("fix", f["fix"])
-    return Panel(g, title="fault", title_align="left",
+        g.add_row("", Text(tx("view.fault.cleared", s=f["cleared_t"] / 1000.0,
+                             state=word("state", f["resume"] or "?")), style="green"))
+    g.add_row(tx("fault.cause"), cause)
+    g.add_row(tx("fault.fix"), fix)
+    return Panel(g, title=tx("view.fault"), title_align="left",
                  border_style="red" if f["active"] else "")
 
 
@@ -367,5 +375,4 @@ def _events_panel(snap):
         t.add_row("%.3f" % (e["t"] / 1000.0), name, fields_text(fields))
     for _ in range(EVENTS_SHOWN - len(snap["events"])):
         t.add_row("", "", "")
-    return Panel(t, title="link: last events (virtual s; > the host's requests)",
-                 title_align="left")
+    return Panel(t, title=tx("view.events"), title_align="left")

@@ -5,6 +5,7 @@ import json
 import time
 
 from engine_core import tiles
+from host_tools.texts import pad, t
 
 
 # -- the snapshot ----------------------------------------------------------------
@@ -113,20 +114,19 @@ def fields_text(fields):
 
 def cycle_text(c):
     """A cycle's figures in words."""
-    out = "cycle %d: dice %d+%d, dealer seat %d" % (c["n"], c["dice"][0], c["dice"][1],
-                                                     c["dealer"])
+    out = t("view.cycle", n=c["n"], a=c["dice"][0], b=c["dice"][1], dealer=c["dealer"])
     if c["table_time_s"] is not None:
-        out += ", table time %.2f s" % c["table_time_s"]
+        out += t("view.cycle.time", s=c["table_time_s"])
         if c["lower_bound_s"]:
-            out += ", lower bound %.2f s (+%.1f %%)" % (
-                c["lower_bound_s"], 100.0 * (c["table_time_s"] / c["lower_bound_s"] - 1))
+            out += t("view.lower_bound", s=c["lower_bound_s"],
+                     over=100.0 * (c["table_time_s"] / c["lower_bound_s"] - 1))
     return out
 
 
 def result_text(n, r):
     """A hand's result in words (a `result` event's fields)."""
-    who = "a draw" if r["winner"] is None else "seat %d won" % r["winner"]
-    return "hand %d: %s; next dealer seat %d, streak %d" % (n, who, r["dealer"], r["streak"])
+    who = t("hand.draw") if r["winner"] is None else t("hand.won", seat=r["winner"])
+    return t("view.hand_result", n=n, who=who, dealer=r["dealer"], streak=r["streak"])
 
 
 def plain_lines(entry, extra=()):
@@ -141,5 +141,5 @@ def plain_lines(entry, extra=()):
         if key == "#":
             out.append("# " + text)
         else:
-            out.append("%12s%-6s %s" % ("", key + ":", text))
+            out.append("%12s%s %s" % ("", pad(key + t("punct.colon").rstrip(), 6), text))
     return [line.rstrip() for line in out]

@@ -9,15 +9,22 @@ every key and every fault code.
     from host_tools.texts import t, set_lang
     set_lang("zh")
     t("state.idle")            # -> "空闲"
-    t("err.no_port", port=p)   # -> one line for stderr
+    t("part.lane", n=2)        # -> "2号牌道"
 
 The language comes from `--lang`, else from `LANG`/`LC_ALL`/`LC_MESSAGES`
 (a zh_* locale gives Chinese), else English.
+
+What the link names (states, phases, a lifter's motion, a hand's ops) is
+shown through `word(kind, name)`: the table's words for it, or the link's
+own name when a newer firmware sends one the table does not know.
 """
 
 import os
+import re
 
 from host_tools.texts import en, zh
+
+CJK = re.compile("[\u3000-\u303f\u4e00-\u9fff\uff00-\uffef]")   # Chinese characters and punctuation
 
 LANGS = {"en": en, "zh": zh}
 _lang = ["en"]
@@ -46,19 +53,39 @@ def lang():
     return _lang[0]
 
 
-def t(key, **fields):
+def t(key, /, **fields):
     """The text for `key` in the chosen language, its fields filled in.
     A key missing from the table is a programming error (KeyError); the
     completeness test keeps both tables whole."""
     return LANGS[_lang[0]].TEXTS[key].format(**fields)
 
 
+def word(kind, name):
+    """A name the link sends (`kind` "state", "build", "phase", "lift",
+    "op", "alert", "view.phase") in the chosen language; a name the tables
+    do not know is shown as the link sent it."""
+    text = LANGS[_lang[0]].TEXTS.get("%s.%s" % (kind, name))
+    return str(name) if text is None else text
+
+
+def pad(text, width):
+    """`text` left-aligned in `width` terminal cells: a Chinese character
+    takes two cells (str's own padding counts characters)."""
+    from rich.cells import cell_len
+    return text + " " * max(0, width - cell_len(text))
+
+
 def fault_texts(code):
     """(name, cause, fix) of a fault code in the chosen language; the
-    English ones are the firmware's table."""
+    English ones are the firmware's table. The Chinese name keeps the
+    firmware's name after it: it is what `--fault`, the logs and
+    docs/faults.md say."""
     from host_tools import fault_table
+    if code not in fault_table.codes():
+        return (t("fault.unknown.name"), t("fault.unknown.cause", code=code),
+                t("fault.unknown.fix"))
     name, cause, fix = fault_table.describe(code)
-    if _lang[0] == "zh" and code in zh.FAULTS:
+    if _lang[0] == "zh":
         zname, cause, fix = zh.FAULTS[code]
         name = "%s %s" % (zname, name)
     return name, cause, fix
