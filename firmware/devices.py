@@ -37,7 +37,7 @@ class Devices:
         # Receive buffers sized to what arrives between two ticks: a whole
         # RFID reply (187 bytes), a few 6-byte display ACKs.
         self.rfid = Rfid(hal.uart(_UART_RFID, p["rfid_tx"], p["rfid_rx"], 192),
-                         cfg.n_tiles, t["rfid_reply_ms"])
+                         cfg.n_tiles, t["rfid_reply_ms"], tags)
         self.display = Display(hal.uart(_UART_DISPLAY, p["display_tx"], p["display_rx"], 48),
                                t["display_ack_ms"])
         self.keys = Keys(hal, p["keys"], t["key_debounce_ms"], t["key_double_ms"],

@@ -7,21 +7,47 @@ the old file or the new one, never a mix. The text carries its CRC-16
 (the link's, firmware/link/frame.py): a file damaged on the flash is found
 and said so, never read as counters.
 
+Both ways the JSON streams through the file: json writes and reads it in
+small pieces, the CRC is taken as they pass, and no text of the whole file
+is ever in the heap (three copies of it, 1.5 KB each, were the largest
+blocks a save asked for, at a fault, when the heap is at its fullest).
+
 Resident (imported with the controller): loading it for each save (a few
 a hand) and forgetting it after cost more heap in the holes it left than it
 takes (measured: a hand needed 1 KB more).
 """
 
+import io
 import json
 import os
 
 from firmware.link.frame import crc16
 
+_HEAD = b"0000 "                # the CRC in 4 hex digits and a space, then the JSON
+
+
+class _Crc(io.IOBase):
+    """json.dump's stream: writes through to the file, and the CRC of what
+    passed. MicroPython's json writes bytes-like pieces, CPython's str."""
+
+    def __init__(self, f):
+        self.f = f
+        self.crc = 0xFFFF
+
+    def write(self, piece):
+        data = piece.encode() if isinstance(piece, str) else piece
+        self.crc = crc16(data, self.crc)
+        self.f.write(data)
+        return len(piece)
+
 
 def save(path, obj):
-    text = json.dumps(obj)
-    with open(path + ".new", "w") as f:
-        f.write("%04x %s" % (crc16(text.encode()), text))
+    with open(path + ".new", "wb") as f:
+        f.write(_HEAD)
+        out = _Crc(f)
+        json.dump(obj, out)
+        f.seek(0)
+        f.write(b"%04x" % out.crc)
     os.rename(path + ".new", path)
 
 
@@ -29,15 +55,26 @@ def load(path):
     """The object last saved; None if there is none yet; ValueError if the
     file is damaged (its CRC or its JSON)."""
     try:
-        with open(path) as f:
-            data = f.read()
+        f = open(path, "rb")
     except OSError:
         return None
-    text = data[5:]
+    with f:
+        head = f.read(len(_HEAD))
+        crc = 0xFFFF
+        chunk = bytearray(64)
+        n = f.readinto(chunk)
+        while n:
+            crc = crc16(chunk, crc, 0, n)
+            n = f.readinto(chunk)
     try:
-        good = data[4:5] == " " and int(data[:4], 16) == crc16(text.encode())
+        good = len(head) == len(_HEAD) and head[4:] == b" " and int(head[:4], 16) == crc
     except ValueError:
         good = False
     if not good:
         raise ValueError("%s is damaged (its CRC does not match)" % path)
-    return json.loads(text)
+    with open(path) as f:
+        f.read(len(_HEAD))
+        try:
+            return json.load(f)
+        except ValueError as e:
+            raise ValueError("%s is damaged (%s)" % (path, e))

@@ -58,12 +58,11 @@ def _kinds(codes, detail):
 
 
 class Builder:
-    def __init__(self, plate, lanes, rfid, tags, tile_counts, lane_idle_ms, build_max_ms):
+    def __init__(self, plate, lanes, rfid, tile_counts, lane_idle_ms, build_max_ms):
         """`tile_counts`: the ruleset's multiset (a bytearray by tile id)."""
         self.plate = plate
         self.lanes = lanes
         self.rfid = rfid
-        self.tags = tags
         self.want = tile_counts
         self.lane_idle_ms = lane_idle_ms
         self.build_max_ms = build_max_ms
@@ -217,9 +216,11 @@ class Builder:
             if not self.rfid.seen[slot]:
                 wall[slot] = tiles.NO_TILE
                 continue
-            tid = self.tags.lookup_at(self.rfid.uids, 4 * slot)
+            tid = self.rfid.ids[slot]
             if tid == UNKNOWN:
-                self._fail(_UNKNOWN_TAG, {"slot": slot, "uid": "%08x" % self.rfid.uid(slot)})
+                u = self.rfid.unknown_uid   # the scan's first unknown: this one
+                self._fail(_UNKNOWN_TAG, {"slot": slot, "uid": "%02x%02x%02x%02x"
+                                          % (u[0], u[1], u[2], u[3])})
                 return
             wall[slot] = tid
             have[tid] += 1

@@ -244,7 +244,7 @@ class HandFollower:
         self._present[slot] = 1
         wall = self.hand.wall
         p = wall.geo.pos_of_slot[slot]
-        tid = self.builder.tags.lookup_at(self.rfid.uids, 4 * slot)
+        tid = self.rfid.ids[slot]
         if self._pending[p] or not wall.how[p] or tid == UNKNOWN:
             # Not one of the wall's tiles, or one an event still waits for:
             # reported, not counted (it will be looked at again when it goes).

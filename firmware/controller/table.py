@@ -24,7 +24,6 @@ except ImportError:  # CPython (host-side tests)
 
 from firmware import faults, persist
 from firmware.controller import builder
-from firmware.logring import LogRing
 from firmware.controller.follower import HandFollower
 from firmware.drivers import panel
 from firmware.drivers import motion
@@ -66,7 +65,7 @@ class TableController:
         self.cfg = cfg
         self.d = devices
         self.emit = emit
-        self.builder = builder.Builder(devices.plate, devices.lanes, devices.rfid, devices.tags,
+        self.builder = builder.Builder(devices.plate, devices.lanes, devices.rfid,
                                        cfg.tile_counts, cfg.timings["lane_idle_ms"],
                                        cfg.timings["build_max_ms"])
         self.state = _BOOT
@@ -85,7 +84,6 @@ class TableController:
         self.jog_until = 0
         self.jog = ["", 0, 0, 0]
         self.scan_side = -1
-        self.fault_log = LogRing(_FAULT_LOG, faults.LOG_WIDTH)
         self.cycles = 0
         self.cycle_started = 0
         self.follower = HandFollower(cfg.rules, devices.rfid, self.builder,
@@ -99,7 +97,7 @@ class TableController:
         self.fault_counts = bytearray(64)  # by code (saturating at 255)
         self.dealership = Dealership.first(hal.rand)
         self.next_ready = False    # a second set is built and audited in the lanes
-        self.scanned = False       # rfid.seen/uids hold a whole scan, nothing moved since
+        self.scanned = False       # rfid.seen/ids hold a whole scan, nothing moved since
 
     # -- commands (link or keys) ---------------------------------------------
 
@@ -128,8 +126,6 @@ class TableController:
                         raise ValueError("a damaged fault log entry")
                 self.cycles, self.hands, self.lifts = cycles, hands, lifts
                 self.tiles_fed = fed
-                for t, code, _name, detail in log:
-                    faults.log(self.fault_log, t, code, detail)
                 self.fault_counts[:] = counts
                 motion.learned[:] = learned
         except (ValueError, KeyError, TypeError, IndexError, OverflowError) as e:
@@ -453,19 +449,27 @@ class TableController:
         self.fault_at = now
         if code < len(self.fault_counts) and self.fault_counts[code] < 255:
             self.fault_counts[code] += 1
-        faults.log(self.fault_log, now, code, detail)
-        self._save()
+        self._save([now, code, faults.name_of(code), detail or {}])
         name = faults.name_of(code)
         self._enter(now, _FAULT)
         self.emit("fault", {"code": code, "name": name, "detail": detail or {}})
 
     # -- what survives a power cut ------------------------------------------
 
-    def _save(self):
-        """Counters and fault log to the flash (persist.py). Never raises: a
-        failed save (a full or failing flash, no heap for it now) is counted
-        in `unsaved`, and the table goes on."""
+    def _save(self, fault=None):
+        """Counters and the fault log (with `fault`, a new entry, at its
+        end) to the flash (persist.py). Never raises: a failed save (a full
+        or failing flash, no heap for it now) is counted in `unsaved`, and
+        the table goes on. The fault log lives in the file alone: a log in
+        the heap kept each fault's blocks wherever the heap had room when it
+        came, until 16 faults later, and over a day of faults they split the
+        free heap (docs/heap-idioms.md)."""
         try:
+            log = self.faults_logged()
+            log.reverse()                  # oldest first, as saved
+            if fault is not None:
+                log.append(fault)
+                del log[:-_FAULT_LOG]
             counts = []
             for code in range(len(self.fault_counts)):
                 if self.fault_counts[code]:
@@ -473,16 +477,24 @@ class TableController:
             persist.save(self.hal.store + _COUNTERS, {
                 "cycles": self.cycles, "hands": self.hands, "lifts": self.lifts,
                 "tiles_fed": self.tiles_fed, "faults": counts,
-                "log": [self._logged(age) for age in range(len(self.fault_log) - 1, -1, -1)],
+                "log": log,
                 "learned": list(motion.learned)})    # the motions' learned times (motion.py)
         except Exception:
             self.unsaved += 1
 
-    def _logged(self, age):
-        t, code, detail = faults.logged(self.fault_log, age)
-        return [t, code, faults.name_of(code), detail]
+    def faults_logged(self):
+        """The fault log as saved, newest first: [t, code, name, detail]
+        each; empty when there is no file yet or it is damaged."""
+        try:
+            saved = persist.load(self.hal.store + _COUNTERS)
+        except ValueError:
+            return []
+        log = saved["log"] if type(saved) is dict and type(saved.get("log")) is list else []
+        log.reverse()
+        return log
 
     def _enter(self, now, state):
         self.state = state
         self.scanned = False           # the walls may change from here
+        self.d.rfid.raw = None         # so a technician's scan is stale: its UIDs go
         self.emit("state", {"state": NAMES[state]})

@@ -2,8 +2,13 @@
 
 Frames (docs/hardware.md): 02 cmd len data xor 03. One side is scanned per
 request; the reply lists (slot, UID) of every slot holding a tag. Results go
-into preallocated buffers: `uids` (4 bytes per slot, big-endian) and
-`seen[slot]` (1 = a tag there).
+into preallocated buffers: `seen[slot]` (1 = a tag there) and `ids[slot]`,
+its tile id from the tag table as the reply comes (tags.UNKNOWN: a tag the
+table does not know; the first such of a scan is kept whole in `unknown_uid`
+at `unknown_slot`, for the fault that names it). The UIDs themselves are
+kept only when `raw` is a bytearray of 4 bytes per slot (a technician's
+rfid_learn, link/service.py sets it for one scan): 144 tiles' UIDs are
+576 bytes that play never reads.
 """
 
 try:
@@ -13,6 +18,7 @@ except ImportError:  # CPython (host-side tests)
         return x
 
 from firmware.hal import ticks_add, ticks_diff
+from firmware.tags import UNKNOWN
 
 _RFID_TIMEOUT = const(23)
 _RFID_CRC = const(24)
@@ -29,14 +35,19 @@ DONE = 2
 
 
 class Rfid:
-    def __init__(self, uart, n, reply_ms):
-        """`n`: the slots under the walls (the tiles of a set)."""
+    def __init__(self, uart, n, reply_ms, tags):
+        """`n`: the slots under the walls (the tiles of a set); `tags`: the
+        tag table (firmware/tags.py)."""
         self.fault = 0             # a fault code of firmware/faults.py, 0: none
         self.detail = None         # the fault's detail for the link
         self.uart = uart
         self.reply_ms = reply_ms
-        self.uids = bytearray(4 * n)        # big-endian UID per slot
+        self.tags = tags
         self.seen = bytearray(n)
+        self.ids = bytearray(n)             # tile id per slot (when seen)
+        self.unknown_slot = -1              # the scan's first unknown tag, or -1
+        self.unknown_uid = bytearray(4)     # and its UID, big-endian
+        self.raw = None                     # or a big-endian UID per slot (4 bytes each)
         self.state = IDLE
         self.side = 0
         self.level = 0             # of the last request: whose answer it is
@@ -62,13 +73,15 @@ class Rfid:
         self.uart.write(tx, 7)
         self.side = side
         self.level = level
+        if side == 0:                       # a scan of the walls starts
+            self.unknown_slot = -1
         self.state = _WAITING
         self._n = 0
         self._damaged = False
         self._deadline = ticks_add(now, self.reply_ms)
 
     def done(self, level):
-        """The answer to a request of `level` is in `seen` and `uids`."""
+        """The answer to a request of `level` is in `seen` and `ids`."""
         return self.state == DONE and self.level == level
 
     def release(self):
@@ -89,8 +102,8 @@ class Rfid:
             self.state = IDLE
 
     def uid(self, slot):
-        """The UID read at `slot`, as an int (a fault detail, tests)."""
-        u = self.uids
+        """The UID read at `slot`, as an int, from `raw` (which must be set)."""
+        u = self.raw
         return (u[4 * slot] << 24) | (u[4 * slot + 1] << 16) | (u[4 * slot + 2] << 8) | u[4 * slot + 3]
 
     def _byte(self, b):
@@ -133,15 +146,20 @@ class Rfid:
                 return
             for s in range(first, first + per_side):
                 self.seen[s] = 0
+            u = self.raw
             for j in range(count):
                 at = 5 + j * 5
                 slot = f[at]
-                u = self.uids
-                u[4 * slot] = f[at + 1]
-                u[4 * slot + 1] = f[at + 2]
-                u[4 * slot + 2] = f[at + 3]
-                u[4 * slot + 3] = f[at + 4]
+                tid = self.tags.lookup_at(f, at + 1)
+                self.ids[slot] = tid
                 self.seen[slot] = 1
+                if tid == UNKNOWN and (self.unknown_slot < 0 or slot < self.unknown_slot):
+                    self.unknown_slot = slot
+                    for k in range(4):
+                        self.unknown_uid[k] = f[at + 1 + k]
+                if u is not None:
+                    for k in range(4):
+                        u[4 * slot + k] = f[at + 1 + k]
             self.state = DONE
 
     def _failed(self, n):

@@ -298,11 +298,10 @@ class LinkServer:
                 raise codec.LinkError("refused", why)
             return {"ok": True, "state": "in_hand"}
         if op == "faults":
-            log = ctl.fault_log
+            log = ctl.faults_logged()
             out = []
-            for age in range(min(args.get("n", len(log)), len(log))):
-                t, code, detail = faults.logged(log, age)
-                out.append({"t": t, "code": code, "name": faults.name_of(code), "detail": detail})
+            for t, code, name, detail in log[:args.get("n", len(log))]:
+                out.append({"t": t, "code": code, "name": name, "detail": detail})
             return {"ok": True, "faults": out, "total": len(log)}
         raise codec.LinkError("unknown_op", "no request %r" % op)
 

@@ -67,13 +67,19 @@ def answer(link, ctl, now, op, args):
                 raise LinkError("busy", "a jog or a scan is running")
             ctl.scanned = False
             ctl.scan_side = 0
+            # The UIDs too, for rfid_learn: kept until the learn, the
+            # session's close or the table's next move (_done_with_scan).
+            ctl.d.rfid.raw = bytearray(4 * len(ctl.d.rfid.seen))
             return {"ok": True, "state": "scanning"}
         if op != "jog":
             if not ctl.scanned:
                 raise LinkError("refused", "scan the walls first (rfid_scan), and move nothing after")
             if op == "rfid_audit":
                 return rfid_audit(ctl)
-            return rfid_learn(ctl)
+            try:
+                return rfid_learn(ctl)
+            finally:
+                _done_with_scan(ctl)
         why = jog(ctl, now, args["actuator"], args.get("n", 0), args["ms"])
         if why:
             raise LinkError("refused", why)
@@ -137,6 +143,8 @@ def check(link, now, token, in_hand, what):
 
 
 def close(link, now, reason):
+    if link.controller is not None:
+        _done_with_scan(link.controller)
     if link.session is not None:
         link.session = None
         _note(link, now, "closed: " + reason)
@@ -240,22 +248,18 @@ def _write_atomic(path, data):
     os.rename(path + ".new", path)
 
 
-def _scan(ctl):
-    """(seen, uids, tile id per slot: UNKNOWN for a tag the table does not
-    know, and for an empty slot) of the last scan of the walls."""
-    r = ctl.d.rfid
-    n = len(r.seen)
-    ids = bytearray(n)
-    for slot in range(n):
-        ids[slot] = ctl.d.tags.lookup_at(r.uids, 4 * slot) if r.seen[slot] else UNKNOWN
-    return r.seen, r.uids, ids
+def _done_with_scan(ctl):
+    """The scan's UIDs leave the heap (576 bytes for 144 slots)."""
+    ctl.d.rfid.raw = None
+    ctl.scanned = False
 
 
 def rfid_audit(ctl):
     """The tiles in the walls against the ruleset: the tags read, the
     unknown ones, how many kinds differ and each (the first _AUDIT_KINDS)
     as [code, have, want]."""
-    seen, _, ids = _scan(ctl)
+    r = ctl.d.rfid
+    seen, ids = r.seen, r.ids
     have = bytearray(tiles.N_KINDS)
     unknown = 0
     read = 0
@@ -285,7 +289,8 @@ def rfid_learn(ctl):
     each a different one. Tags already known keep their line (a tile's tag
     never changes), with the learned code; the file is written atomically
     and read when the controller next starts."""
-    seen, uids, ids = _scan(ctl)
+    r = ctl.d.rfid
+    seen, uids, ids = r.seen, r.raw, r.ids
     want = ctl.builder.want
     order = bytearray(len(ids))        # the reference tile id of each slot
     slot = 0

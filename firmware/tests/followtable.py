@@ -13,7 +13,6 @@ from engine_core.replay import apply, state
 from engine_core.rulesets import load
 from engine_core.tests.walls import arrange
 from firmware.controller.follower import HandFollower
-from firmware.tags import TagTable
 
 IDLE, WAITING, DONE = 0, 1, 2
 
@@ -26,7 +25,7 @@ class FakeReader:
         self.level = 0
         self.side = 0
         self.seen = bytearray(n)
-        self.uids = bytearray(4 * n)
+        self.ids = bytearray(n)          # tile id per slot, as the driver looks it up
         self.present = bytearray(n)      # what is really on the table top
         self.drop = -1                   # a slot the next answer leaves out (a glitch)
         self.requests = 0
@@ -74,15 +73,8 @@ class Recorder:
 
 
 class NotReading:
-    def __init__(self, tags):
-        self.tags = tags
-
     def reading(self):
         return False
-
-
-def uid_of(slot):
-    return 0x4D4A0000 + slot
 
 
 class Top:
@@ -95,30 +87,20 @@ class Top:
         self.codes = arrange(self.rules, dealer, dice[0] + dice[1], placed or {})
         n = len(self.codes)
         self.ids = bytearray(n)
-        self.tags = TagTable(n)
         self.reader = FakeReader(n)
         for slot in range(n):
             self.ids[slot] = tiles.tile_id(self.codes[slot])
-            self.tags.add(uid_of(slot), self.ids[slot])
-            self._put_uid(slot)
+            self.reader.ids[slot] = self.ids[slot]
             self.reader.present[slot] = 1
         self.display = Recorder()
         self.buzzer = Recorder()
         self.events = []
-        self.follower = HandFollower(self.rules, self.reader, NotReading(self.tags),
+        self.follower = HandFollower(self.rules, self.reader, NotReading(),
                                      self.display, self.buzzer, self.emit, self.GRACE)
         self.now = 0
         # The rules' own view, to know which slots each event takes.
         self.shadow = Hand(self.rules, dealer, dice[0] + dice[1], self.ids)
         self.follower.begin(0, dealer, dice[0] + dice[1], self.ids)
-
-    def _put_uid(self, slot):
-        u = uid_of(slot)
-        r = self.reader.uids
-        r[4 * slot] = u >> 24
-        r[4 * slot + 1] = (u >> 16) & 0xFF
-        r[4 * slot + 2] = (u >> 8) & 0xFF
-        r[4 * slot + 3] = u & 0xFF
 
     def emit(self, name, fields):
         self.events.append((name, fields))

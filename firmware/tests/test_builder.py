@@ -55,8 +55,8 @@ class Rig:
         self.plate = Plate(hal, PLATE, ROT, 800, 1500, 90000)
         self.lanes = [Lane(hal, n, FEED[n], COUNT[n], PER_LANE, 90000) for n in range(4)]
         self.uart = hal.uart(2, PINS["rfid_tx"], PINS["rfid_rx"])
-        self.rfid = Rfid(self.uart, RULESET.n_tiles, 400)
-        self.b = bld.Builder(self.plate, self.lanes, self.rfid, TAGS, RULESET.tile_counts(),
+        self.rfid = Rfid(self.uart, RULESET.n_tiles, 400, TAGS)
+        self.b = bld.Builder(self.plate, self.lanes, self.rfid, RULESET.tile_counts(),
                              IDLE_MS, max_ms)
         self.stacked = stacked
         self.every = every

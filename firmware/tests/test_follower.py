@@ -5,6 +5,7 @@ glitch, a stray take) neither crash it nor miscount. Both interpreters."""
 
 from engine_core.hand import DRAW, FINAL, PLAY
 from firmware.drivers import panel as dsp
+from firmware.tags import UNKNOWN
 from firmware.tests.followtable import Top, same
 
 OPENING = [{"op": "deal"}, {"op": "replace_flowers"}, {"op": "reveal_gold"}]
@@ -131,8 +132,7 @@ def test_a_strange_tag_put_back_is_reported_not_counted():
     top.take(stray)
     top.read_rounds(4)
     count = top.follower.hand.wall.count
-    r = top.reader.uids
-    r[4 * stray:4 * stray + 4] = b"\x01\x02\x03\x04"    # a tag of no tile
+    top.reader.ids[stray] = UNKNOWN       # a tag of no tile
     top.put_back(stray)
     top.read_rounds(1)
     assert top.events[-1][0] == "irregular" and top.events[-1][1]["slot"] == stray

@@ -109,19 +109,3 @@ def test_idle_and_building_ticks_allocate_nothing():
     assert [lane.count for lane in lanes] == [36, 36, 36, 36]
     assert ctl.builder.state == bld.AUDITING and ctl.fault == 0
 
-
-def test_logging_a_fault_allocates_nothing():
-    """The fault log keeps a detail's keys and values in slots it made at
-    boot: a fault keeps no block of its own in the heap."""
-    from firmware import faults
-    from firmware.logring import LogRing
-    log = LogRing(16, faults.LOG_WIDTH)
-    details = [{"lane": 2, "count": 7, "sensor": "lane_count"}, {"side": 1, "ms": 900}, None]
-    gc.collect()
-    micropython.heap_lock()
-    try:
-        for k in range(40):
-            faults.log(log, k, 10 + k % 20, details[k % 3])
-    finally:
-        micropython.heap_unlock()
-    assert len(log) == 16 and faults.logged(log, 0)[1] == 10 + 39 % 20

@@ -86,3 +86,52 @@ def test_the_table_starts_from_zero_and_says_so_on_a_file_of_another_shape():
             assert ctl.cycles == 0 and ctl.lost and "zero" in ctl.lost, (bad, ctl.lost)
         finally:
             os.remove("counters.json")
+
+
+def _table():
+    from firmware import config, tags
+    from firmware.controller.table import TableController
+    from firmware.devices import Devices
+    from firmware.tests.fakehal import FIRMWARE_DIR
+    from firmware.tests.test_output_guard import GuardedPins
+    cfg = config.load(FIRMWARE_DIR + "/config.json")
+    hal = GuardedPins()
+    hal.store = ""
+    ctl = TableController(hal, cfg, Devices(hal, cfg, tags.load(FIRMWARE_DIR + "/tags.txt")),
+                          lambda n, f: None)
+    ctl.boot(0)
+    return ctl
+
+
+def test_the_fault_log_lives_in_the_counters_file_newest_first_and_bounded():
+    """Each fault is saved with the counters; the log the link answers is
+    the file's, the newest first, the last 16 kept."""
+    _clean()
+    try:
+        ctl = _table()
+        assert ctl.faults_logged() == []
+        for k in range(20):
+            ctl._fault(100 + k, 12, {"side": k % 4, "ms": 900})
+            ctl.state = 1                  # as if cleared: idle
+        log = ctl.faults_logged()
+        assert len(log) == 16
+        assert log[0] == [119, 12, "lift_stuck", {"side": 3, "ms": 900}]
+        assert [e[0] for e in log] == list(range(119, 103, -1))
+        assert persist.load("counters.json")["log"][-1] == log[0]
+        ctl2 = _table()                    # a restart reads them back
+        assert ctl2.faults_logged() == log and ctl2.lost is None
+    finally:
+        os.remove("counters.json")
+
+
+def test_a_damaged_counters_file_gives_an_empty_log_and_the_next_save_repairs_it():
+    try:
+        ctl = _table()
+        ctl._fault(5, 30, {"count": 1, "ms": 200})
+        with open("counters.json", "w") as f:
+            f.write("garbage")
+        assert ctl.faults_logged() == []
+        ctl._fault(6, 23, {"side": 1, "ms": 400})
+        assert ctl.faults_logged() == [[6, 23, "rfid_timeout", {"side": 1, "ms": 400}]]
+    finally:
+        os.remove("counters.json")

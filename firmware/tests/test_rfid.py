@@ -7,6 +7,7 @@ Requests and replies are built here from docs/hardware.md, not from the driver:
 
 from firmware.drivers import rfid as rf
 from firmware.drivers.rfid import Rfid
+from firmware.tags import UNKNOWN, TagTable
 from firmware.tests.fakehal import FakeHal, shipped_pins
 
 PINS = shipped_pins()
@@ -30,10 +31,21 @@ def doc_reply(side, tags, count=None):
     return doc_frame(0x90, data)
 
 
-def make():
+KNOWN = 0x4D4A0000                 # the tag table knows KNOWN + k as tile k % 34
+
+
+def make(raw=True):
+    """The driver on UART2 with a tag table of KNOWN..KNOWN + 143; `raw`:
+    it keeps the UIDs too (a technician's learn scan)."""
     hal = FakeHal()
     uart = hal.uart(2, PINS["rfid_tx"], PINS["rfid_rx"])
-    return uart, Rfid(uart, N_SLOTS, REPLY_MS)
+    table = TagTable(N_SLOTS)
+    for k in range(N_SLOTS):
+        table.add(KNOWN + k, k % 34)
+    r = Rfid(uart, N_SLOTS, REPLY_MS, table)
+    if raw:
+        r.raw = bytearray(4 * N_SLOTS)
+    return uart, r
 
 
 def test_the_request_bytes():
@@ -51,7 +63,7 @@ def test_the_request_bytes():
 def test_a_reply_fills_uids_and_seen_of_that_side():
     uart, r = make()
     r.seen[0] = 1                        # another side's earlier result stays
-    r.uids[0:4] = b"\x11\x11\x11\x11"
+    r.raw[0:4] = b"\x11\x11\x11\x11"
     r.seen[PER_SIDE + 5] = 1             # this side's earlier result is replaced
     r.scan(0, 1, 0)
     tags = [(PER_SIDE + 0, 0x4D4A0000), (PER_SIDE + 1, 0x4D4A1B02), (PER_SIDE + 35, 0xFF020302)]
@@ -67,6 +79,23 @@ def test_a_reply_fills_uids_and_seen_of_that_side():
     assert r.seen[0] == 1 and r.uid(0) == 0x11111111
     r.poll(10000)                        # done: no timeout later
     assert r.fault == 0
+
+
+def test_each_tag_read_is_looked_up_as_it_comes_and_its_uid_kept_only_when_asked():
+    uart, r = make(raw=False)
+    r.scan(0, 2, 0)
+    tags = [(2 * PER_SIDE, KNOWN + 5), (2 * PER_SIDE + 3, 0x01020304), (2 * PER_SIDE + 7, 0x0A0B0C0D),
+            (2 * PER_SIDE + 9, KNOWN + 40)]
+    uart.feed(doc_reply(2, tags))
+    r.poll(150)
+    assert r.state == rf.DONE and r.fault == 0 and r.raw is None
+    assert r.ids[2 * PER_SIDE] == 5 and r.ids[2 * PER_SIDE + 9] == 40 % 34
+    assert r.ids[2 * PER_SIDE + 3] == UNKNOWN and r.ids[2 * PER_SIDE + 7] == UNKNOWN
+    # the scan's first unknown tag, whole, for the fault that names it
+    assert r.unknown_slot == 2 * PER_SIDE + 3 and bytes(r.unknown_uid) == b"\x01\x02\x03\x04"
+    r.release()
+    r.scan(0, 0, 0)                      # a new scan of the walls forgets it
+    assert r.unknown_slot == -1
 
 
 def test_a_full_side_in_several_reads():
