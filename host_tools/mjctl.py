@@ -155,12 +155,24 @@ def cmd_serve(args):
     done = threading.Event()
     signal.signal(signal.SIGINT, lambda *_: done.set())
     signal.signal(signal.SIGTERM, lambda *_: done.set())
-    key = sim_key(args)
+    key, shown = True, None
+    if args.key:       # practice with a key file of one's own: made when missing
+        from host_tools import tablekey
+        try:
+            key, made = tablekey.read_or_make(args.key)
+        except tablekey.KeyFileError as e:
+            print("mjctl: %s" % e, file=sys.stderr)
+            return 1
+        shown = {"file": args.key, "fingerprint": tablekey.fingerprint(key), "made": made}
     with SimTable(seed=args.seed, faults=args.fault, heap=args.heap, form=args.form, realtime=True,
                   key=key) as sim:
         if args.json:
-            print(json.dumps({"link": sim.link_path}), flush=True)
+            print(json.dumps({"link": sim.link_path, "key": shown}), flush=True)
         else:
+            if shown:
+                from host_tools.texts import t
+                print(t("sim.key", file=shown["file"], fp=shown["fingerprint"],
+                        made=t("sim.key_made") if shown["made"] else ""))
             print("virtual table running; link on %s (Ctrl-C stops)" % sim.link_path, flush=True)
         while not done.wait(0.2):
             if not sim.alive:
