@@ -19,7 +19,7 @@ import sys
 import threading
 import time
 
-from host_tools import fault_table
+from host_tools import fault_table, linkmux
 from firmware.link.codec import LinkError
 from host_tools.link_client import LinkClient
 from host_tools.mpenv import MissingBuild
@@ -195,7 +195,7 @@ def cmd_status(args):
         with SimTable(seed=args.seed, faults=args.fault, heap=args.heap, form=args.form) as sim:
             with LinkClient(sim.link_path) as link:
                 return _status(args, link)
-    with LinkClient(args.port) as link:
+    with LinkClient(linkmux.shared(args.port)) as link:
         return _status(args, link)
 
 
@@ -329,8 +329,12 @@ def parser():
     command(sub, "cycle", cmd_cycle, "run one table cycle (--sim)", True)
     command(sub, "hand", cmd_hand, "--sim: one cycle and one hand played by virtual players;"
             " --port: the current hand's public state", False)
-    command(sub, "serve", cmd_serve, "run the virtual table in real time for any client (--sim)",
-            True)
+    p = command(sub, "serve", cmd_serve, "run the virtual table in real time for any client"
+                " (--sim)", True)
+    # `mjctl --sim serve --key FILE` as well as `mjctl --sim --key FILE serve`
+    # (SUPPRESS: absent here, the global --key stays).
+    p.add_argument("--key", metavar="FILE", default=argparse.SUPPRESS,
+                   help="the virtual table's service key file, made if missing")
     command(sub, "status", cmd_status, "the controller's state", False)
     from host_tools.mjctl_service import register
     register(sub)
