@@ -232,7 +232,7 @@ def serve(folder, seed=1, deploy_key=None, faults=(), wait=input, out=print):
     with SimTable(seed=seed, code_dir=folder, realtime=True, key=key, faults=faults) as sim:
         if deploy_key is None:
             out(t("vboard.on", link=sim.link_path))
-            out(t("vboard.try", link=sim.link_path, key=tablekey.default_path(uid))
+            out(t("vboard.try", link=sim.link_path, keyfile=tablekey.default_path(uid))
                 if key else t("vboard.no_key"))
             out(t("vboard.stop"))
         else:

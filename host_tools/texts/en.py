@@ -30,7 +30,7 @@ TEXTS = {
     "vboard.deploy": "deploy to it:  make deploy PORT={port}",
     "vboard.wait": "then press Enter here to power it on the virtual table ",
     "vboard.on": "powered on; its link: {link}",
-    "vboard.try": "  .venv/bin/mjctl --port {link} --key {key} selftest",
+    "vboard.try": "  .venv/bin/mjctl --port {link} --key {keyfile} selftest",
     "vboard.stop": "(Ctrl-C stops)",
     "vboard.no_key": "  (the board holds no service key: deploy gives it one)",
     "vboard.stopped": "the virtual board stopped: {why}",

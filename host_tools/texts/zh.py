@@ -30,7 +30,7 @@ TEXTS = {
     "vboard.deploy": "部署到它：  make deploy PORT={port}",
     "vboard.wait": "然后在此按回车，让它在虚拟牌桌上通电 ",
     "vboard.on": "已通电；它的链路：{link}",
-    "vboard.try": "  .venv/bin/mjctl --port {link} --key {key} selftest",
+    "vboard.try": "  .venv/bin/mjctl --port {link} --key {keyfile} selftest",
     "vboard.stop": "（按 Ctrl-C 停止）",
     "vboard.no_key": "  （主板上没有维修密钥：部署会给它一个）",
     "vboard.stopped": "虚拟主板已停止：{why}",
