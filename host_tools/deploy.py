@@ -34,7 +34,7 @@ import sys
 from pathlib import Path
 
 from firmware import manifest
-from host_tools import tablekey
+from host_tools import linkmux, tablekey
 from host_tools.mpenv import DEVICE_PACKAGES, IMAGE_MANIFEST, ROOT, micropy_dir
 from host_tools.texts import t
 
@@ -305,6 +305,7 @@ def deploy(port, config=None, tags=None, key_path=None, reset=True, log=print, o
     out = Path(out)
     entries, build = stage(out)
     log("built %s: %d files" % (build, len(entries)))
+    linkmux.release(port)           # mpremote needs the port to itself (mjctl's sharer)
     board, uid = board_state(port)
     # The key first: a deploy that must stop for it copies nothing.
     key = choose_key(board, uid, key_path, new_key, keys_dir)

@@ -26,6 +26,8 @@ Where it is found: a small JSON file per port in a folder of the user's
 own (XDG_RUNTIME_DIR, else the temporary folder), naming its pid and TCP
 port. A sharer that does not answer its probe (a `?` byte, answered with
 `MJMUX {...}` and a newline) is stale: a new one is started in its place.
+`release(port)` (a `!` byte) stops it: the deploy and the flash call it,
+since mpremote and esptool need the port to themselves.
 A device path that does not exist, anything that is not a character
 device, and pyserial URLs are used directly, unshared; so is every port
 when MJCTL_SHARE=0.
@@ -80,6 +82,33 @@ def shared(port, baudrate=115200):
             return "socket://127.0.0.1:%d" % state["port"]
         tcp = _start(port, device, state_file, baudrate)
     return "socket://127.0.0.1:%d" % tcp
+
+
+def release(port):
+    """Stop the sharer of `port`, if one runs: mpremote and esptool need
+    the port to themselves (a sharer would read their answers). True
+    when one was stopped."""
+    if not _is_device(port):
+        return False
+    device = os.path.realpath(port)
+    folder = _state_dir()
+    name = "mux-%s" % hashlib.sha256(device.encode()).hexdigest()[:16]
+    state_file = os.path.join(folder, name + ".json")
+    with open(os.path.join(folder, name + ".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        state = _read_json(state_file)
+        if not state or not probe(state.get("port"), device):
+            return False
+        try:
+            with socket.create_connection(("127.0.0.1", state["port"]),
+                                          timeout=PROBE_TIMEOUT_S) as s:
+                s.sendall(b"!")
+                s.settimeout(START_TIMEOUT_S)
+                while s.recv(4096):       # it closes the connection as it leaves
+                    pass
+        except OSError:
+            pass
+        return True
 
 
 def _is_device(port):
@@ -271,6 +300,8 @@ class Mux:
             return
         if c.first:
             c.first = False
+            if data[:1] == b"!":          # release(): the port is wanted elsewhere
+                raise SystemExit(0)
             if data[:1] == b"?":
                 info = {"mux": VERSION, "pid": os.getpid(), "device": self.device,
                         "clients": len(self.clients) - 1}

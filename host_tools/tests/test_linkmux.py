@@ -211,3 +211,26 @@ def test_live_in_one_window_status_and_jog_in_another(state_dir, tmp_path):
     finally:
         srv.send_signal(signal.SIGINT)
         srv.wait(timeout=30)
+
+
+def test_the_deploy_and_the_flash_release_the_port(state_dir):
+    """mpremote and esptool need the port to themselves: release() stops
+    the port's sharer, and the next mjctl starts another."""
+    ctrl, dev = raw_pty()
+    port = os.ttyname(dev)
+    try:
+        assert linkmux.release(port) is False                 # none runs
+        url = linkmux.shared(port)
+        pid = linkmux.probe(int(url.rsplit(":", 1)[1]))["pid"]
+        assert linkmux.release(port) is True
+        assert linkmux.probe(int(url.rsplit(":", 1)[1])) is None
+        deadline = time.monotonic() + 10
+        while os.path.exists("/proc/%d" % pid) and \
+                open("/proc/%d/stat" % pid).read().split()[2] != "Z":
+            assert time.monotonic() < deadline, "the sharer did not leave"
+            time.sleep(0.02)
+        url2 = linkmux.shared(port)
+        assert linkmux.probe(int(url2.rsplit(":", 1)[1]))["pid"] != pid
+    finally:
+        os.close(ctrl)
+        os.close(dev)
