@@ -140,14 +140,17 @@ bench: mpy image
 # writes it; `make deploy`, the development path, installs the firmware as
 # .mpy files: compiled, with its integrity manifest, only what changed,
 # config, tags and the table's key provisioned, the board restarted.
-# KEY: where the table's service key is kept on this PC.
+# KEY: the table's service key file on this PC (by default
+# keys/table-<the board's unique id>.key); NEW_KEY=1 replaces a key the
+# board holds that is not KEY's (without it the deploy stops and says so).
 PORT ?=
 FIRMWARE ?=
 ERASE ?=
-KEY ?= keys/table.key
+KEY ?=
+NEW_KEY ?=
 deploy: $(STAMP)
-	@test -n "$(PORT)" || { echo "make deploy PORT=/dev/ttyACM0 [KEY=keys/<table>.key]"; exit 2; }
-	$(BIN)/python -m host_tools.deploy --port $(PORT) --key $(KEY)
+	@test -n "$(PORT)" || { echo "make deploy PORT=/dev/ttyACM0 [KEY=keys/<table>.key] [NEW_KEY=1]"; exit 2; }
+	$(BIN)/python -m host_tools.deploy --port $(PORT) $(if $(KEY),--key $(KEY)) $(if $(NEW_KEY),--new-key)
 
 # Hand after hand on virtual tables with faults injected and repaired
 # (docs/reliability.md): TABLES independent tables at once (seeds SEED,
@@ -187,14 +190,15 @@ firmware: $(STAMP)
 # The image at 0x0 (FIRMWARE=<.bin>: another one). The filesystem after the
 # app keeps config, tags, key and counters; ERASE=1 erases the whole flash
 # and writes a filesystem of CONFIG, TAGS (firmware/'s by default) and the
-# table's key from KEY (made there if missing) with the image. KEY goes
-# along when given without ERASE too, so that the tool can say it is unused.
+# table's key from KEY (required; made there if missing) with the image. KEY
+# goes along when given without ERASE too, so that the tool can say it is
+# unused.
 CONFIG ?=
 TAGS ?=
 flash: $(STAMP)
 	@$(BIN)/python -m host_tools.board_image flash $(if $(PORT),--port $(PORT)) \
 	    $(if $(FIRMWARE),--bin $(FIRMWARE)) $(if $(ERASE),--erase) \
-	    $(if $(or $(ERASE),$(filter-out file,$(origin KEY))),--key $(KEY)) \
+	    $(if $(KEY),--key $(KEY)) \
 	    $(if $(CONFIG),--config $(CONFIG)) $(if $(TAGS),--tags $(TAGS))
 
 clean:

@@ -238,6 +238,8 @@ def flash(port, image=None, erase=False, config=None, tags=None, key=None):
     if erase and not key:
         raise Missing("make flash ERASE=1 writes the table's service key: give KEY=<file>")
     config, tags = Path(config or deploy.CONFIG), Path(tags or deploy.TAGS)
+    from host_tools import linkmux
+    linkmux.release(port)           # esptool needs the port to itself (mjctl's sharer)
     cmd = [sys.executable, "-m", "esptool", "--chip", "esp32s3", "--port", port, "write-flash"]
     cmd += ["--erase-all"] if erase else []
     cmd += ["0x0", str(image)]

@@ -1,7 +1,7 @@
 """Deploy the firmware to a board (docs/deploy.md):
 
     python -m host_tools.deploy --port DEV [--config FILE] [--tags FILE]
-                                [--key FILE] [--no-reset] [--json]
+                                [--key FILE] [--new-key] [--no-reset] [--json]
 
 1. Compile engine_core/ and firmware/ with mpy-cross into build/deploy/,
    and into lib/ what the firmware takes from micropython-lib (the image's
@@ -12,9 +12,12 @@
 2. Ask the board (mpremote, raw REPL) for the SHA-256 of what it holds.
 3. Copy only what differs, remove modules the new build no longer has,
    provision config.json and tags.txt when the board has none (or when
-   given), and the table's service key (generated into --key if that file
-   does not exist yet); manifest.txt is written last, so an interrupted
-   deploy leaves a board that refuses to run rather than a mixed one.
+   given), and the table's service key (host_tools/tablekey.py: by default
+   keys/table-<the board's unique id>.key, made there when neither it nor
+   the board has a key). A board that holds another key keeps it: the
+   deploy stops before copying anything, unless --new-key. manifest.txt is
+   written last, so an interrupted deploy leaves a board that refuses to
+   run rather than a mixed one.
 4. Restart the board (`mpremote reset`), unless --no-reset.
 
 mpremote runs with `resume` (no soft reset on connect): it works the same
@@ -31,7 +34,9 @@ import sys
 from pathlib import Path
 
 from firmware import manifest
+from host_tools import linkmux, tablekey
 from host_tools.mpenv import DEVICE_PACKAGES, IMAGE_MANIFEST, ROOT, micropy_dir
+from host_tools.texts import t
 
 STAGE = ROOT / "build" / "deploy"
 MANIFEST = manifest._NAME                 # the name the boot check opens
@@ -72,6 +77,10 @@ for d in %r:
 for p in %r:
     try: print("F", _h(p), p)
     except OSError: pass
+try:
+    import machine
+    print("U", binascii.hexlify(machine.unique_id()).decode())
+except Exception: pass
 print("END")
 """
 
@@ -202,17 +211,62 @@ def mpremote(port, *args, timeout=120):
 
 def board_files(port):
     """{path: sha256} of the code, manifest, config, tags and key on the board."""
+    return board_state(port)[0]
+
+
+def board_state(port):
+    """({path: sha256} of the code, manifest, config, tags and key on the
+    board, its unique id in hex or None)."""
     script = _LIST_SCRIPT % (list(DEVICE_PACKAGES) + ["lib"],
                              ["main.py", MANIFEST, "config.json", "tags.txt", KEY])
     out = mpremote(port, "exec", script)
     if "END" not in out:
         raise DeployError("the board did not list its files:\n" + out[-500:])
-    files = {}
+    files, uid = {}, None
     for line in out.splitlines():
         parts = line.split()
         if len(parts) == 3 and parts[0] == "F":
             files[parts[2].lstrip("/")] = parts[1]
-    return files
+        elif len(parts) == 2 and parts[0] == "U":
+            uid = parts[1]
+    return files, uid
+
+
+def choose_key(board, uid, key_path=None, new_key=False, keys_dir=tablekey.KEYS_DIR):
+    """The table's key for this deploy: {"file", "key", "fingerprint",
+    "action", "board"}; action is "kept" (the board holds it), "installed"
+    (the file's key, onto a board with none), "made" (a new file, onto a
+    board with none) or "replaced" (--new-key over the board's other key).
+    Raises DeployError, before anything is copied, when the board holds
+    another key or the file is missing while the board holds one: a typo
+    in KEY= never replaces a table's key."""
+    on_board = board.get(KEY)
+    board_fp = tablekey.fingerprint_of_sha256(on_board) if on_board else None
+    if key_path is None:
+        if uid is None:
+            raise DeployError(t("deploy.no_uid"))
+        key_path = tablekey.default_path(uid, keys_dir)
+    path = Path(key_path)
+    try:
+        if path.exists() or path.is_symlink():
+            key, made = tablekey.read(path), False
+        elif on_board and not new_key:
+            raise DeployError(t("deploy.key_missing", file=path, board=board_fp))
+        else:
+            key, made = tablekey.make(path), True
+    except tablekey.KeyFileError as e:
+        raise DeployError(str(e)) from None
+    fp = tablekey.fingerprint(key)
+    if not on_board:
+        action = "made" if made else "installed"
+    elif hashlib.sha256(key).hexdigest() == on_board:
+        action = "kept"
+    elif new_key:
+        action = "replaced"
+    else:
+        raise DeployError(t("deploy.key_other", file=path, fp=fp, board=board_fp))
+    return {"file": str(path), "key": key, "fingerprint": fp, "action": action,
+            "board": board_fp}
 
 
 def table_key(path):
@@ -243,21 +297,22 @@ def plan(local, board, config=None, tags=None, key=None, out=STAGE):
     return copy, remove
 
 
-def deploy(port, config=None, tags=None, key_path=None, reset=True, log=print, out=STAGE):
-    """`out`: where the build is staged (tests use their own folder)."""
+def deploy(port, config=None, tags=None, key_path=None, reset=True, log=print, out=STAGE,
+           new_key=False, keys_dir=tablekey.KEYS_DIR):
+    """`out`: where the build is staged (tests use their own folder);
+    key_path: the table's key file (None: the board's own under keys_dir);
+    new_key: replace a key the board holds that is not key_path's."""
     out = Path(out)
     entries, build = stage(out)
     log("built %s: %d files" % (build, len(entries)))
-    board = board_files(port)
+    linkmux.release(port)           # mpremote needs the port to itself (mjctl's sharer)
+    board, uid = board_state(port)
+    # The key first: a deploy that must stop for it copies nothing.
+    key = choose_key(board, uid, key_path, new_key, keys_dir)
     # Config and tags: the given ones, or the defaults when the board has none.
     config = config or (None if "config.json" in board else CONFIG)
     tags = tags or (None if "tags.txt" in board else TAGS)
-    key_file = None
-    made = False
-    if key_path is not None:
-        _, made = table_key(key_path)
-        key_file = key_path
-    copy, remove = plan(entries, board, config, tags, key_file, out)
+    copy, remove = plan(entries, board, config, tags, key["file"], out)
     if board.get(MANIFEST) and not copy and not remove and \
             board.get(MANIFEST) == sha256_file(out / MANIFEST):
         log("the board already runs %s" % build)
@@ -271,10 +326,13 @@ def deploy(port, config=None, tags=None, key_path=None, reset=True, log=print, o
         args += ["fs", "cp", str(out / MANIFEST), ":" + MANIFEST]   # last
         mpremote(port, *args)
         log("copied %d, removed %d" % (len(copy), len(remove)))
+    log(t("deploy.key_" + key["action"], file=key["file"], fp=key["fingerprint"],
+          board=key["board"]))
     if reset:
         mpremote(port, "reset")
     return {"build": build, "copied": [b for _, b in copy], "removed": remove,
-            "key_made": made, "files": len(entries)}
+            "key_made": key["action"] == "made", "files": len(entries),
+            "key": {k: key[k] for k in ("file", "fingerprint", "action")}, "uid": uid}
 
 
 def _make_dirs(port, dirs):
@@ -301,14 +359,19 @@ def main(argv=None):
     ap.add_argument("--port", required=True, help="the board's USB serial device")
     ap.add_argument("--config", help="a config.json to install (default: keep the board's)")
     ap.add_argument("--tags", help="a tags.txt to install (default: keep the board's)")
-    ap.add_argument("--key", help="the table's service key file (made if missing)")
+    ap.add_argument("--key", help="the table's service key file (default:"
+                    " keys/table-<the board's unique id>.key; made when neither it nor the"
+                    " board has a key)")
+    ap.add_argument("--new-key", action="store_true", help="replace a key the board holds"
+                    " that is not --key's (made when the file is missing)")
     ap.add_argument("--no-reset", action="store_true", help="do not restart the board")
     ap.add_argument("--out", default=str(STAGE), help="where to stage the build (build/deploy)")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
     try:
         out = deploy(args.port, args.config, args.tags, args.key, not args.no_reset,
-                     log=(lambda *a: None) if args.json else print, out=args.out)
+                     log=(lambda *a: None) if args.json else print, out=args.out,
+                     new_key=args.new_key)
     except DeployError as e:
         print("deploy: %s" % e, file=sys.stderr)
         return 2

@@ -19,7 +19,7 @@ import sys
 import threading
 import time
 
-from host_tools import fault_table, texts
+from host_tools import fault_table, linkmux, texts
 from host_tools.texts import fault_texts, pad, t, word
 from firmware.link.codec import LinkError
 from host_tools.link_client import LinkClient
@@ -160,12 +160,24 @@ def cmd_serve(args):
     done = threading.Event()
     signal.signal(signal.SIGINT, lambda *_: done.set())
     signal.signal(signal.SIGTERM, lambda *_: done.set())
-    key = sim_key(args)
+    key, shown = True, None
+    if args.key:       # practice with a key file of one's own: made when missing
+        from host_tools import tablekey
+        try:
+            key, made = tablekey.read_or_make(args.key)
+        except tablekey.KeyFileError as e:
+            print("mjctl: %s" % e, file=sys.stderr)
+            return 1
+        shown = {"file": args.key, "fingerprint": tablekey.fingerprint(key), "made": made}
     with SimTable(seed=args.seed, faults=args.fault, heap=args.heap, form=args.form, realtime=True,
                   key=key) as sim:
         if args.json:
-            print(json.dumps({"link": sim.link_path}), flush=True)
+            print(json.dumps({"link": sim.link_path, "key": shown}), flush=True)
         else:
+            if shown:
+                from host_tools.texts import t
+                print(t("sim.key", file=shown["file"], fp=shown["fingerprint"],
+                        made=t("sim.key_made") if shown["made"] else ""))
             print("virtual table running; link on %s (Ctrl-C stops)" % sim.link_path, flush=True)
         while not done.wait(0.2):
             if not sim.alive:
@@ -188,7 +200,7 @@ def cmd_status(args):
         with SimTable(seed=args.seed, faults=args.fault, heap=args.heap, form=args.form) as sim:
             with LinkClient(sim.link_path) as link:
                 return _status(args, link)
-    with LinkClient(args.port) as link:
+    with LinkClient(linkmux.shared(args.port)) as link:
         return _status(args, link)
 
 
@@ -342,8 +354,12 @@ def parser():
     command(sub, "cycle", cmd_cycle, "run one table cycle (--sim)", True)
     command(sub, "hand", cmd_hand, "--sim: one cycle and one hand played by virtual players;"
             " --port: the current hand's public state", False)
-    command(sub, "serve", cmd_serve, "run the virtual table in real time for any client (--sim)",
-            True)
+    p = command(sub, "serve", cmd_serve, "run the virtual table in real time for any client"
+                " (--sim)", True)
+    # `mjctl --sim serve --key FILE` as well as `mjctl --sim --key FILE serve`
+    # (SUPPRESS: absent here, the global --key stays).
+    p.add_argument("--key", metavar="FILE", default=argparse.SUPPRESS,
+                   help="the virtual table's service key file, made if missing")
     command(sub, "status", cmd_status, "the controller's state", False)
     from host_tools.mjctl_service import register
     register(sub)

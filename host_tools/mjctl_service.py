@@ -37,7 +37,8 @@ def _link(args, fn):
                 link.hello()
                 return fn(link, sim.key)
     key = Path(args.key).read_bytes() if getattr(args, "key", None) else None
-    with LinkClient(args.port) as link:
+    from host_tools import linkmux
+    with LinkClient(linkmux.shared(args.port)) as link:   # shared with other windows
         link.hello()
         return fn(link, key)
 

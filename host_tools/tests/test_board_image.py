@@ -367,10 +367,13 @@ def test_flash_erase_refuses_an_image_that_does_not_match_partitions_csv(tmp_pat
 
 
 def test_make_flash_passes_the_key_with_erase_and_says_when_it_goes_unused(tmp_path):
-    r = _make("-n", "flash", "PORT=/dev/ttyACM9", "ERASE=1")
+    r = _make("-n", "flash", "PORT=/dev/ttyACM9", "ERASE=1", "KEY=keys/t7.key")
     assert r.returncode == 0 and "--erase" in r.stdout.split()
-    assert "--key keys/table.key" in " ".join(r.stdout.split())        # the Makefile's KEY
+    assert "--key keys/t7.key" in " ".join(r.stdout.split())
     image = _fake_image(tmp_path / "fake.bin")
+    # No shared default key: each table's is named.
+    line = _tool_line(_make("flash", "PORT=/dev/ttyACM9", "FIRMWARE=%s" % image, "ERASE=1"), 2)
+    assert line == "make flash ERASE=1 writes the table's service key: give KEY=<file>"
     for given in ("KEY=%s" % (tmp_path / "t.key"), "CONFIG=firmware/config.json"):
         line = _tool_line(_make("flash", "PORT=/dev/ttyACM9", "FIRMWARE=%s" % image, given), 2)
         assert line == ("make flash: CONFIG, TAGS and KEY are written with ERASE=1 only, which"
