@@ -135,3 +135,24 @@ def test_a_damaged_counters_file_gives_an_empty_log_and_the_next_save_repairs_it
         assert ctl.faults_logged() == [[6, 23, "rfid_timeout", {"side": 1, "ms": 400}]]
     finally:
         os.remove("counters.json")
+
+
+def test_the_link_answers_the_fault_log_for_any_count_asked():
+    """`faults` with n of any size (the link fuzz sends 2**40): the newest n,
+    never an error of the controller."""
+    from firmware.link.server import LinkServer
+    from firmware.tests.test_link_server import Line, _answers
+    try:
+        ctl = _table()
+        for k in range(3):
+            ctl._fault(10 + k, 23, {"side": k, "ms": 400})
+            ctl.state = 1
+        server = LinkServer(ctl.hal, "0.0.0", "test")
+        server.attach(ctl)
+        ctl.hal.link = line = Line(b"")
+        got = _answers(server, line, [b'{"op":"faults","n":1099511627776}', b'{"op":"faults","n":-1}',
+                                      b'{"op":"faults","n":2}'])
+        assert [len(a["faults"]) for _, a in got] == [3, 0, 2], got
+        assert got[2][1]["faults"][0]["t"] == 12 and got[0][1]["total"] == 3
+    finally:
+        os.remove("counters.json")
