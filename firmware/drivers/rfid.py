@@ -47,7 +47,7 @@ class Rfid:
         self.ids = bytearray(n)             # tile id per slot (when seen)
         self.unknown_slot = -1              # the scan's first unknown tag, or -1
         self.unknown_uid = bytearray(4)     # and its UID, big-endian
-        self.raw = None                     # or a big-endian UID per slot (4 bytes each)
+        self.raw: bytearray | None = None   # or a big-endian UID per slot (4 bytes each)
         self.state = IDLE
         self.side = 0
         self.level = 0             # of the last request: whose answer it is
@@ -104,6 +104,7 @@ class Rfid:
     def uid(self, slot):
         """The UID read at `slot`, as an int, from `raw` (which must be set)."""
         u = self.raw
+        assert u is not None, "a scan that keeps the UIDs (raw) first"
         return (u[4 * slot] << 24) | (u[4 * slot + 1] << 16) | (u[4 * slot + 2] << 8) | u[4 * slot + 3]
 
     def _byte(self, b):

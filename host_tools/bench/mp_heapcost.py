@@ -43,7 +43,10 @@ cfg.pins = None
 mark("Devices()")
 from firmware.controller.table import TableController  # noqa: E402
 mark("import_controller")
+main._grow_module_tables()
+mark("module_tables")
 ctl = TableController(hal, cfg, dev, link.emit)
+cfg.timings = None
 mark("TableController()")
 
 gc.collect()
