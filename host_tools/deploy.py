@@ -28,10 +28,12 @@ import json
 import os
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 from firmware import manifest
 from host_tools.mpenv import DEVICE_PACKAGES, IMAGE_MANIFEST, ROOT, micropy_dir
+from host_tools.texts import t
 
 STAGE = ROOT / "build" / "deploy"
 MANIFEST = manifest._NAME                 # the name the boot check opens
@@ -191,13 +193,34 @@ def stage(out=STAGE):
 
 # -- the board -----------------------------------------------------------------
 
-def mpremote(port, *args, timeout=120):
+def mpremote(port, *args, timeout=120, on_line=None):
+    """mpremote's output; `on_line(line)` for each line as it comes (its
+    `cp SRC :DEST` before each file it copies)."""
     exe = os.path.join(os.path.dirname(sys.executable), "mpremote")
-    r = subprocess.run([exe, "connect", port, "resume"] + list(args),
-                       capture_output=True, text=True, timeout=timeout)
-    if r.returncode != 0:
-        raise DeployError("mpremote %s: %s" % (" ".join(args[:2]), (r.stderr or r.stdout).strip()))
-    return r.stdout
+    cmd = [exe, "connect", port, "resume"] + list(args)
+    if on_line is None:
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+        rc, out, err = r.returncode, r.stdout, r.stderr
+    else:
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        timer = threading.Timer(timeout, proc.kill)
+        timer.start()
+        lines = []
+        try:
+            for line in proc.stdout:
+                lines.append(line)
+                on_line(line.rstrip("\n"))
+            err = proc.stderr.read()
+            rc = proc.wait()
+        finally:
+            timer.cancel()
+            if proc.poll() is None:        # interrupted: mpremote goes too
+                proc.kill()
+                proc.wait()
+        out = "".join(lines)
+    if rc != 0:
+        raise DeployError("mpremote %s: %s" % (" ".join(args[:2]), (err or out).strip()))
+    return out
 
 
 def board_files(port):
@@ -269,10 +292,18 @@ def deploy(port, config=None, tags=None, key_path=None, reset=True, log=print, o
         for src, b in copy:
             args += ["fs", "cp", str(src), ":" + b, "+"]
         args += ["fs", "cp", str(out / MANIFEST), ":" + MANIFEST]   # last
-        mpremote(port, *args)
-        log("copied %d, removed %d" % (len(copy), len(remove)))
+        total = len(copy) + 1
+        done = [0]
+
+        def progress(line):
+            if line.startswith("cp ") and ":" in line:
+                done[0] += 1
+                log(t("msg.deploy_file", i=done[0], n=total, path=line.rsplit(":", 1)[1]))
+        mpremote(port, *args, on_line=progress)
     if reset:
         mpremote(port, "reset")
+    log(t("msg.deploy_done", build=build, copied=len(copy), removed=len(remove),
+          key_file=key_file or t("label.deploy_key_kept")))
     return {"build": build, "copied": [b for _, b in copy], "removed": remove,
             "key_made": made, "files": len(entries)}
 
@@ -312,6 +343,9 @@ def main(argv=None):
     except DeployError as e:
         print("deploy: %s" % e, file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print("deploy: %s" % t("err.deploy_interrupted"), file=sys.stderr)
+        return 130
     if args.json:
         print(json.dumps(out))
     return 0

@@ -41,9 +41,15 @@ def test_a_session_with_the_right_key_jogs_the_plate_for_its_time_only(target):
     # A lane too; a jog longer than the bound is refused.
     assert target.request("jog", session=session, actuator="lane", n=2, ms=100)["ok"]
     code, msg = _refusal(target, "jog", session=session, actuator="plate", ms=5000)
-    assert code == "refused" and "2000" in msg
-    log = [what for _, what in target.request("service_log")["entries"]]
-    assert log == ["challenge", "opened", "jog", "jog", "jog"], log   # the refused jog: checked, then bounded
+    assert code == "bad_request" and "2000" in msg
+    # A lane or lifter not named is refused, never taken as 0.
+    code, msg = _refusal(target, "jog", session=session, actuator="lift_up", ms=500)
+    assert code == "bad_request" and "needs n" in msg
+    assert target.request("sensors")["moving"] == ["bottom"] * 4
+    log = [e[1:] for e in target.request("service_log")["entries"]]
+    assert log == [["challenge"], ["opened"], ["jog", "plate", None, 400, "ok"],
+                   ["jog", "lane", 2, 100, "ok"], ["jog", "plate", None, 5000, "bad_request"],
+                   ["jog", "lift_up", None, 500, "bad_request"]], log
     assert target.request("service_close")["closed"] is True
     code, _ = _refusal(target, "jog", session=session, actuator="plate", ms=100)
     assert code == "no_session"

@@ -10,7 +10,8 @@ sessions; docs/technician.md). What anyone may read is link/readouts.py.
 A nonce answers once and only for `NONCE_MS`; a session lasts `SESSION_MS`
 from its last use and never into a hand. No key on the table (`service.key`,
 provisioned by make deploy) refuses every session. Every challenge, session
-and refusal goes into a small ring, the link's `service_log`.
+and refusal, and every jog, config change and scan with its details and
+outcome, goes into a small ring, the link's `service_log` (_note_act).
 
 Memory: a parlour table plays for hours between two technician visits, so
 this module is not resident. The link imports it for one such request and
@@ -52,33 +53,50 @@ def answer(link, ctl, now, op, args):
         token = authenticate(link, now, args["nonce"], args["mac"], ctl.in_hand())
         return {"ok": True, "session": token, "expires_ms": SESSION_MS}
     if op == "service_close":
+        if ctl.jogging is not None:
+            ctl.jog_until = now        # the next tick stops it and says so (`jogged`)
         return {"ok": True, "closed": close(link, now, "by the host")}
     if op == "service_log":
         return {"ok": True, "entries": link.service_log}
     if op == "jog" or op.startswith("rfid_") or op == "config_set":
         check(link, now, args.get("session"), ctl.in_hand(), op)
-        if not ctl.still():
-            raise LinkError("refused", "%s only when idle or stopped by a fault (the table is %s)"
-                            % (op, NAMES[ctl.state]))
-        if op == "config_set":
-            return config_set(ctl.cfg, args["key"], args["value"])
-        if op == "rfid_scan":
-            if ctl.jogging is not None or ctl.scan_side >= 0:
-                raise LinkError("busy", "a jog or a scan is running")
-            ctl.scanned = False
-            ctl.scan_side = 0
-            return {"ok": True, "state": "scanning"}
-        if op != "jog":
-            if not ctl.scanned:
-                raise LinkError("refused", "scan the walls first (rfid_scan), and move nothing after")
-            if op == "rfid_audit":
-                return rfid_audit(ctl)
-            return rfid_learn(ctl)
-        why = jog(ctl, now, args["actuator"], args.get("n", 0), args["ms"])
-        if why:
-            raise LinkError("refused", why)
-        return {"ok": True, "state": "jogging"}
+        try:
+            out = act(ctl, now, op, args)
+        except LinkError as e:
+            _note_act(link, now, op, args, e.code)
+            raise
+        _note_act(link, now, op, args, "ok")
+        return out
     raise LinkError("unknown_op", "no request %r" % op)
+
+
+def act(ctl, now, op, args):
+    """What a session allows: jog, config_set, rfid_* (LinkError if refused)."""
+    if op == "jog":
+        # The arguments first: a wrong call names what is wrong whatever
+        # the table is doing, and never falls back to lane or lifter 0.
+        n = jog_target(args["actuator"], args.get("n"), args["ms"])
+    if not ctl.still():
+        raise LinkError("refused", "%s only when idle or stopped by a fault (the table is %s)"
+                        % (op, NAMES[ctl.state]))
+    if op == "config_set":
+        return config_set(ctl.cfg, args["key"], args["value"])
+    if op == "rfid_scan":
+        if ctl.jogging is not None or ctl.scan_side >= 0:
+            raise LinkError("busy", "a jog or a scan is running")
+        ctl.scanned = False
+        ctl.scan_side = 0
+        return {"ok": True, "state": "scanning"}
+    if op != "jog":
+        if not ctl.scanned:
+            raise LinkError("refused", "scan the walls first (rfid_scan), and move nothing after")
+        if op == "rfid_audit":
+            return rfid_audit(ctl)
+        return rfid_learn(ctl)
+    why = jog(ctl, now, args["actuator"], n, args["ms"])
+    if why:
+        raise LinkError("refused", why)
+    return {"ok": True, "state": "jogging"}
 
 
 # -- service sessions ------------------------------------------------------
@@ -133,7 +151,6 @@ def check(link, now, token, in_hand, what):
         link.session = None
         raise _refused(link, now, "session_expired", "the service session expired: open another")
     link.session_until = ticks_add(now, SESSION_MS)
-    _note(link, now, what)
 
 
 def close(link, now, reason):
@@ -151,6 +168,31 @@ def _note(link, now, what):
         link.service_log.pop(0)
 
 
+def _note_act(link, now, op, args, outcome):
+    """What a session did, with its details and outcome (a LinkError's code
+    or "ok"): (t, "jog", actuator, n, ms, outcome), (t, "config_set", key,
+    value, outcome), (t, op, outcome) for rfid_*. The names kept are the
+    module's own interned strings, not the request's copies: an entry holds
+    no more heap than its tuple (two 16-byte blocks on a 32-bit board)."""
+    if op == "jog":
+        name = None
+        for a in _ACTUATORS:
+            if a == args["actuator"]:
+                name = a
+        entry = (now, "jog", name, args.get("n"), args["ms"], outcome)
+    elif op == "config_set":
+        entry = (now, "config_set", args["key"], args["value"], outcome)
+    elif op == "rfid_scan":
+        entry = (now, "rfid_scan", outcome)
+    elif op == "rfid_audit":
+        entry = (now, "rfid_audit", outcome)
+    else:
+        entry = (now, "rfid_learn", outcome)
+    link.service_log.append(entry)
+    if len(link.service_log) > _LOG:
+        link.service_log.pop(0)
+
+
 def _refused(link, now, code, message):
     """The refusal to raise, noted in the log."""
     _note(link, now, "refused: " + message)
@@ -159,22 +201,41 @@ def _refused(link, now, code, message):
 
 # -- what the table does ------------------------------------------------------
 
-def jog(ctl, now, actuator, n, ms):
-    """Run one motor for `ms` (the table is idle or stopped by a fault:
-    answer() checked). None, or why not. The controller's tick stops it at
-    `jog_until`."""
+_ACTUATORS = ("plate", "lane", "lift_up", "lift_down")
+
+
+def jog_target(actuator, n, ms):
+    """The lane or lifter a jog moves (0 for the plate), or LinkError
+    bad_request: an unknown actuator, a lane or lifter not named or not
+    0..3, a time not 1.._JOG_MAX_MS ms. Nothing is assumed."""
+    if actuator not in _ACTUATORS:
+        raise LinkError("bad_request", "no actuator %r: plate, lane, lift_up or lift_down"
+                        % actuator)
     if ms < 1 or ms > _JOG_MAX_MS:
-        return "ms must be 1..%d" % _JOG_MAX_MS
+        raise LinkError("bad_request", "ms must be 1..%d, not %d" % (_JOG_MAX_MS, ms))
+    if actuator == "plate":
+        return 0
+    if n is None:
+        raise LinkError("bad_request", "jog %s needs n: which one, 0..3" % actuator)
+    if n < 0 or n > 3:
+        raise LinkError("bad_request", "n must be 0..3, not %d" % n)
+    return n
+
+
+def jog(ctl, now, actuator, n, ms):
+    """Run one motor for `ms` (the table is idle or stopped by a fault and
+    the arguments are checked: act()). None, or why not. The controller's
+    tick stops it at `jog_until`."""
     if ctl.jogging is not None or ctl.scan_side >= 0:
         return "a jog or a scan is running"
     d = ctl.d
     if actuator == "plate":
         ctl.jogging = d.plate
         d.plate.start(now)
-    elif actuator == "lane" and 0 <= n <= 3:
+    elif actuator == "lane":
         ctl.jogging = d.lanes[n]
         d.lanes[n].jog()
-    elif (actuator == "lift_up" or actuator == "lift_down") and 0 <= n <= 3:
+    else:                              # lift_up, lift_down
         lifter = d.lifters[n]
         # The switch itself, not the lifter's state: right after boot
         # its first poll may not have run yet.
@@ -185,9 +246,6 @@ def jog(ctl, now, actuator, n, ms):
             lifter.lift(now)
         else:
             lifter.lower(now)
-    else:
-        return "no actuator %r %r to jog (plate; lane, lift_up or lift_down 0..3)" \
-            % (actuator, n)
     ctl.jog_until = ticks_add(now, ms)
     j = ctl.jogging
     ctl.jog = [actuator, n, now, j.revolutions if j is d.plate else j.count if j in d.lanes else 0]

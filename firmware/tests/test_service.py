@@ -63,7 +63,7 @@ def test_the_right_key_opens_a_session_that_allows_and_is_extended_by_use():
     assert token and len(token) == 16
     s.check(link, 1000, token, False, "jog")                     # allowed
     s.check(link, 1000 + s.SESSION_MS - 1, token, False, "jog")  # use extends it
-    assert [what for _, what in link.service_log] == ["challenge", "opened", "jog", "jog"]
+    assert [e[1] for e in link.service_log] == ["challenge", "opened"]   # actions note themselves
 
 
 def test_a_wrong_key_a_replay_and_an_old_challenge_are_refused():
@@ -112,3 +112,64 @@ def test_the_log_and_the_challenges_are_bounded():
         s.challenge(link, t)
     assert len(link.service_log) == 16 and link.service_log[-1] == (39, "challenge")
     assert _refused(s.authenticate, link, 50, first, _answer(first), False)[0] == "auth_failed"
+
+
+# -- a jog's arguments: each checked, none assumed ---------------------------
+
+class _Ctl:
+    """A controller that must not be reached: a jog with a wrong argument
+    is refused before the table's state is even looked at."""
+    def in_hand(self):
+        return False
+
+    def still(self):
+        raise AssertionError("the table was consulted for a wrong jog")
+
+
+def _session(link):
+    nonce = s.challenge(link, 0)
+    return s.authenticate(link, 0, nonce, _answer(nonce), False)
+
+
+def test_a_jog_names_its_lane_or_lifter_and_its_time_or_is_refused():
+    assert s.jog_target("plate", None, 500) == 0
+    assert s.jog_target("lane", 2, 1) == 2 and s.jog_target("lift_down", 3, 2000) == 3
+    for actuator in ("lane", "lift_up", "lift_down"):
+        code, msg = _refused(s.jog_target, actuator, None, 500)            # no lane or lifter
+        assert code == "bad_request" and "needs n" in msg and actuator in msg
+        for n in (-1, 4):
+            code, msg = _refused(s.jog_target, actuator, n, 500)
+            assert code == "bad_request" and "0..3" in msg
+    for actuator in ("plate", "lane", "lift_up", "lift_down"):
+        for ms in (0, -5, 2001):
+            code, msg = _refused(s.jog_target, actuator, 1, ms)
+            assert code == "bad_request" and "1..2000" in msg
+    assert _refused(s.jog_target, "lift", 1, 500)[0] == "bad_request"
+
+
+def test_a_jog_without_its_time_or_actuator_never_reaches_the_service():
+    from firmware.link import codec, frame
+    for payload in (b'{"op":"jog","actuator":"lane","n":1}',      # no time
+                    b'{"op":"jog","n":1,"ms":500}'):               # no actuator
+        r = frame.FrameReader()
+        r.feed(frame.encode(0x10, 1, payload))
+        assert r.ready
+        try:
+            codec.decode_request(r)
+            raise AssertionError("decoded %r" % payload)
+        except LinkError as e:
+            assert e.code == "bad_request" and "missing" in e.message
+
+
+def test_a_refused_jog_is_logged_with_its_details_and_moves_nothing():
+    link = _Link(KEY)
+    token = _session(link)
+    ctl = _Ctl()
+    for args in ({"actuator": "lane", "ms": 500}, {"actuator": "lift_up", "n": 7, "ms": 500},
+                 {"actuator": "plate", "ms": 9000}):
+        args["session"] = token
+        code, _ = _refused(s.answer, link, ctl, 10, "jog", args)
+        assert code == "bad_request"
+    assert link.service_log[-3:] == [(10, "jog", "lane", None, 500, "bad_request"),
+                                     (10, "jog", "lift_up", 7, 500, "bad_request"),
+                                     (10, "jog", "plate", None, 9000, "bad_request")]
