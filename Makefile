@@ -125,7 +125,7 @@ test: mpy typecheck test-cpython test-micropython
 # live terminal view (Ctrl-C stops); the rules-core demo of the walls is
 # `.venv/bin/python -m host_tools.wallview`.
 run: tools image
-	$(BIN)/python -m host_tools.tableview
+	$(BIN)/python -m host_tools.tableview $(ARGS)
 
 # Every performance figure against its target (docs/performance.md; a
 # report: it exits 0 when a figure is over, 1 when a measurement failed);

@@ -166,6 +166,32 @@ class LinkClient:
         mac = hmac.new(key, bytes.fromhex(nonce) + b"service", hashlib.sha256).hexdigest()
         return self.request("service_auth", nonce=nonce, mac=mac)["session"]
 
+    def service_log(self, page=4):
+        """Every entry of the controller's service log, oldest first: asked
+        for in pages (`service_log start n`), as the whole ring with its
+        details does not fit one frame. An entry too long for a frame on its
+        own is shown as [None, "(too long for a frame)"]."""
+        out = []
+        start = 0
+        n = page
+        while True:
+            try:
+                got = self.request("service_log", start=start, n=n)
+            except LinkError as e:
+                if e.code != "too_big":
+                    raise
+                if n > 1:
+                    n = 1
+                    continue
+                out.append([None, "(too long for a frame)"])
+                start += 1
+                n = page
+                continue
+            out += got["entries"]
+            start += len(got["entries"])
+            if not got["entries"] or start >= got["total"]:
+                return out
+
     def wait_event(self, pred, timeout=None):
         """The first event (queued or new) for which pred(event) is true; it
         is removed from the queue, events before it stay queued. Raises

@@ -128,6 +128,8 @@ def cmd_hand(args):
     with SimTable(seed=args.seed, faults=args.fault, heap=args.heap, form=args.form) as sim:
         players = HandPlayers(sim.table, seed=args.seed)
         with LinkClient(sim.link_path) as link:
+            if not args.json:
+                print(t("msg.sim_hand_start", seed=args.seed), flush=True)
             try:
                 out = run_hand(sim, link, players)
             except LinkError as e:
@@ -285,7 +287,7 @@ def human_status(out):
             ("label.dice", "%d + %d" % tuple(dice) if dice else "-"),
             ("label.walls", plain(out.get("tiles_per_side"))),
             ("label.lanes", plain(out.get("lanes"))),
-            ("label.lifters", plain([_lift_text(s) for s in out.get("lifters") or []])),
+            ("label.lifters", ", ".join(_lift_text(s) for s in out.get("lifters") or []) or "-"),
             ("label.uptime", _seconds(out["uptime"]) if out.get("uptime") is not None else "-"),
             ("label.firmware", plain(out.get("firmware"))),
             ("label.proto", plain(out.get("proto"))),

@@ -108,7 +108,7 @@ def cmd_log(args):
         now = time.time()
         uptime = st["uptime"]
         faults = link.request("faults")["faults"]          # newest first already
-        service = link.request("service_log")["entries"]   # oldest first: turned
+        service = link.service_log()                       # oldest first: turned
         try:
             by_code = link.request("counters")["faults"]
         except LinkError:          # stopped at boot: the counters are not there
@@ -705,7 +705,7 @@ def service_text(e):
     end = "" if outcome is None else ": " + (t("label.ok") if outcome == "ok" else outcome)
     if e["what"] == "jog":
         target = t("label." + e["actuator"]) if e.get("actuator") else "?"
-        if e.get("n") is not None:
+        if e.get("n") is not None and e.get("actuator") != "plate":
             target += " %d" % e["n"]
         return t("msg.log_jog", target=target, ms=e["ms"]) + end
     if e["what"] == "config_set":

@@ -46,7 +46,7 @@ def test_a_session_with_the_right_key_jogs_the_plate_for_its_time_only(target):
     code, msg = _refusal(target, "jog", session=session, actuator="lift_up", ms=500)
     assert code == "bad_request" and "needs n" in msg
     assert target.request("sensors")["moving"] == ["bottom"] * 4
-    log = [e[1:] for e in target.request("service_log")["entries"]]
+    log = [e[1:] for e in target.link.service_log()]
     assert log == [["challenge"], ["opened"], ["jog", "plate", None, 400, "ok"],
                    ["jog", "lane", 2, 100, "ok"], ["jog", "plate", None, 5000, "bad_request"],
                    ["jog", "lift_up", None, 500, "bad_request"]], log
@@ -70,7 +70,7 @@ def test_no_session_a_wrong_key_and_a_replayed_answer_are_refused(target):
     t0 = target.status()["uptime"]
     target.wait_virtual(t0 + 500)
     assert _plate(target, 0) == []                          # nothing ever moved
-    log = [what for _, what in target.request("service_log")["entries"]]
+    log = [what for _, what in target.link.service_log()]
     assert sum(w.startswith("refused") for w in log) >= 2 and "opened" in log
 
 

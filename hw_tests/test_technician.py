@@ -39,7 +39,7 @@ def test_the_selftest_passes_on_a_sound_table_with_measured_times(target):
         # than it lifts, so the way back is shorter, and never instant.
         assert r["away_ms"] == selftest.AWAY_MS and 200 < r["back_ms"] < selftest.AWAY_MS, r
     assert rev_ms > 0
-    log = [e[1] for e in target.request("service_log")["entries"]]
+    log = [e[1] for e in target.link.service_log()]
     assert log[-1] == "closed: by the host" and log.count("jog") >= 9
 
 

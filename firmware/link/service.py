@@ -40,6 +40,7 @@ NONCE_MS = const(30000)            # a challenge must be answered within this
 SESSION_MS = const(300000)         # a session lasts this long after its last use
 _NONCES = const(4)                 # challenges outstanding at once
 _LOG = const(16)                   # entries kept
+_LOG_PAGE = const(4)               # entries per service_log answer: 4 of the longest fit a frame
 _JOG_MAX_MS = const(2000)          # a jog never runs a motor longer than this
 _AUDIT_KINDS = const(24)           # kinds listed by rfid_audit: 24 x 13 bytes fit a frame
 
@@ -57,7 +58,13 @@ def answer(link, ctl, now, op, args):
             ctl.jog_until = now        # the next tick stops it and says so (`jogged`)
         return {"ok": True, "closed": close(link, now, "by the host")}
     if op == "service_log":
-        return {"ok": True, "entries": link.service_log}
+        # A page: the whole ring with its details does not fit one frame.
+        start = args.get("start", 0)
+        n = args.get("n", _LOG_PAGE)
+        if start < 0 or n < 1 or n > _LOG_PAGE:
+            raise LinkError("bad_request", "start >= 0, n 1..%d" % _LOG_PAGE)
+        return {"ok": True, "entries": link.service_log[start:start + n],
+                "total": len(link.service_log)}
     if op == "jog" or op.startswith("rfid_") or op == "config_set":
         check(link, now, args.get("session"), ctl.in_hand(), op)
         try:

@@ -173,3 +173,13 @@ def test_a_refused_jog_is_logged_with_its_details_and_moves_nothing():
     assert link.service_log[-3:] == [(10, "jog", "lane", None, 500, "bad_request"),
                                      (10, "jog", "lift_up", 7, 500, "bad_request"),
                                      (10, "jog", "plate", None, 9000, "bad_request")]
+
+
+def test_the_service_log_is_read_in_pages_that_fit_a_frame():
+    link = _Link(KEY)
+    for t in range(10):
+        s.challenge(link, t)
+    page = s.answer(link, _Ctl(), 20, "service_log", {"start": 8})
+    assert page["entries"] == [(8, "challenge"), (9, "challenge")] and page["total"] == 10
+    assert len(s.answer(link, _Ctl(), 20, "service_log", {})["entries"]) == 4
+    assert _refused(s.answer, link, _Ctl(), 20, "service_log", {"n": 5})[0] == "bad_request"

@@ -144,6 +144,7 @@ TEXTS = {
     "help.selftest": "move each actuator briefly and check it against its sensor, with measured times (needs --key)",
     "help.jog": "run one motor briefly: jog plate MS, jog lane N MS, jog lift_up N MS, jog lift_down N MS (needs --key; at most {max} ms)",
     "help.arg_jog": "for a lane or a lifter its number 0..3, then the time in ms 1..{max} (a lifter also stops at its switch)",
+    "msg.sim_hand_start": "virtual table seed {seed}: one cycle, then one hand by virtual players (Ctrl-C stops)",
     "msg.deploy_file": "[{i}/{n}] {path}",
     "msg.deploy_done": "deployed {build}: {copied} files copied, {removed} removed; key {key_file}",
     "label.deploy_key_kept": "not given (the board keeps its own)",

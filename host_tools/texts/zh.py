@@ -144,6 +144,7 @@ TEXTS = {
     "help.selftest": "逐个短暂驱动执行器并用其传感器检查，附测得时间（需要 --key）",
     "help.jog": "短暂运行一个电机：jog plate 毫秒、jog lane 编号 毫秒、jog lift_up 编号 毫秒、jog lift_down 编号 毫秒（需要 --key；最多 {max} 毫秒）",
     "help.arg_jog": "通道或升降机的编号 0..3，然后是运行时间（毫秒，1..{max}；升降机到达限位开关也会停止）",
+    "msg.sim_hand_start": "虚拟牌桌（种子 {seed}）：一个循环，然后虚拟玩家打一局（Ctrl-C 停止）",
     "msg.deploy_file": "[{i}/{n}] {path}",
     "msg.deploy_done": "已部署 {build}：复制 {copied} 个文件，删除 {removed} 个；密钥 {key_file}",
     "label.deploy_key_kept": "未指定（板子保留原有密钥）",
