@@ -331,6 +331,29 @@ class LinkClient:
         self.rejected.append((reason, kind, seq, payload))
 
 
+JOG_ACTUATORS = ("plate", "lane", "lift_up", "lift_down")    # firmware/link/service.py
+JOG_OUTCOMES = ("ok", "refused", "bad_request", "busy", "no_session", "session_expired")
+
+
+def service_entry(e):
+    """A `service_log` entry as a dict: "t", "what" and its details. A jog
+    comes packed in one int (service.jog_entry): "actuator", "n" (None: not
+    given), "ms", "outcome" ("ok" or the refusal's code); a config change
+    has "key", "value", "outcome"; an RFID step "outcome"."""
+    t, what = e[0], e[1]
+    if isinstance(what, int):
+        a, n, o = (what >> 20) & 7, (what >> 17) & 7, (what >> 23) & 7
+        return {"t": t, "what": "jog", "actuator": JOG_ACTUATORS[a] if a < 4 else "?",
+                "n": None if n == 7 else n, "ms": what & 0x1FFFF,
+                "outcome": JOG_OUTCOMES[o] if o < len(JOG_OUTCOMES) else "?"}
+    out = {"t": t, "what": what}
+    if what == "config_set":
+        out.update(key=e[2], value=e[3], outcome=e[4])
+    elif what.startswith("rfid_"):
+        out["outcome"] = e[2] if len(e) > 2 else "ok"
+    return out
+
+
 def _mismatch(theirs, ours, info):
     older = "firmware" if isinstance(theirs, int) and theirs < ours else "host tools"
     return LinkError("proto_mismatch", "the controller speaks link protocol %s, these host "

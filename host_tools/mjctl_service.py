@@ -22,7 +22,7 @@ import math
 from pathlib import Path
 
 from firmware.link.codec import LinkError
-from host_tools.link_client import LinkClient
+from host_tools.link_client import LinkClient, service_entry
 
 KEY_BYTES = 32                 # a table's service key (host_tools/deploy.py makes them)
 JOG_MAX_MS = 2000              # the firmware's bound (firmware/link/service.py)
@@ -115,16 +115,10 @@ def cmd_log(args):
             by_code = []
         entries = []
         for e in reversed(service):
-            entry = {"t": e[0], "what": e[1]}
-            if e[1] == "jog":
-                entry.update(actuator=e[2], n=e[3], ms=e[4], outcome=e[5])
-            elif e[1] == "config_set":
-                entry.update(key=e[2], value=e[3], outcome=e[4])
-            elif len(e) == 3:
-                entry["outcome"] = e[2]
+            entry = service_entry(e)
             # The service log lives in RAM: every entry is of this run.
-            if 0 <= e[0] <= uptime:
-                entry["wall"] = round(now - (uptime - e[0]) / 1000.0, 3)
+            if entry["t"] is not None and 0 <= entry["t"] <= uptime:
+                entry["wall"] = round(now - (uptime - entry["t"]) / 1000.0, 3)
             entries.append(entry)
         out = {"faults": faults, "faults_by_code": [{"code": c, "name": _fault_name(c), "count": n}
                                                     for c, n in by_code],

@@ -9,7 +9,7 @@ import hmac
 
 import pytest
 
-from host_tools.link_client import LinkError
+from host_tools.link_client import LinkError, service_entry
 
 
 def _mac(key, nonce):
@@ -46,10 +46,11 @@ def test_a_session_with_the_right_key_jogs_the_plate_for_its_time_only(target):
     code, msg = _refusal(target, "jog", session=session, actuator="lift_up", ms=500)
     assert code == "bad_request" and "needs n" in msg
     assert target.request("sensors")["moving"] == ["bottom"] * 4
-    log = [e[1:] for e in target.link.service_log()]
-    assert log == [["challenge"], ["opened"], ["jog", "plate", None, 400, "ok"],
-                   ["jog", "lane", 2, 100, "ok"], ["jog", "plate", None, 5000, "bad_request"],
-                   ["jog", "lift_up", None, 500, "bad_request"]], log
+    log = [service_entry(e) for e in target.link.service_log()]
+    assert [e["what"] for e in log] == ["challenge", "opened", "jog", "jog", "jog", "jog"], log
+    assert [(e["actuator"], e["n"], e["ms"], e["outcome"]) for e in log[2:]] == [
+        ("plate", None, 400, "ok"), ("lane", 2, 100, "ok"), ("plate", None, 5000, "bad_request"),
+        ("lift_up", None, 500, "bad_request")], log
     assert target.request("service_close")["closed"] is True
     code, _ = _refusal(target, "jog", session=session, actuator="plate", ms=100)
     assert code == "no_session"

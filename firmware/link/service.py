@@ -176,28 +176,43 @@ def _note(link, now, what):
 
 
 def _note_act(link, now, op, args, outcome):
-    """What a session did, with its details and outcome (a LinkError's code
-    or "ok"): (t, "jog", actuator, n, ms, outcome), (t, "config_set", key,
-    value, outcome), (t, op, outcome) for rfid_*. The names kept are the
-    module's own interned strings, not the request's copies: an entry holds
-    no more heap than its tuple (two 16-byte blocks on a 32-bit board)."""
+    """What a session did and how it ended (`outcome`: "ok" or a LinkError's
+    code), as small as an entry can be: a jog is (t, an int that packs the
+    actuator, the number, the time and the outcome: jog_entry()), an RFID
+    step that went well (t, op), one that did not (t, op, code), a config
+    change (t, "config_set", key, value, outcome). A jog takes one 16-byte
+    block on a 32-bit board, as a plain note does; a parlour's visit is
+    mostly jogs."""
     if op == "jog":
-        name = None
-        for a in _ACTUATORS:
-            if a == args["actuator"]:
-                name = a
-        entry = (now, "jog", name, args.get("n"), args["ms"], outcome)
+        entry = (now, jog_entry(args["actuator"], args.get("n"), args["ms"], outcome))
     elif op == "config_set":
         entry = (now, "config_set", args["key"], args["value"], outcome)
-    elif op == "rfid_scan":
-        entry = (now, "rfid_scan", outcome)
-    elif op == "rfid_audit":
-        entry = (now, "rfid_audit", outcome)
+    elif outcome == "ok":
+        entry = (now, "rfid_scan" if op == "rfid_scan" else
+                 "rfid_audit" if op == "rfid_audit" else "rfid_learn")
     else:
-        entry = (now, "rfid_learn", outcome)
+        entry = (now, op, outcome)
     link.service_log.append(entry)
     if len(link.service_log) > _LOG:
         link.service_log.pop(0)
+
+
+def jog_entry(actuator, n, ms, outcome):
+    """A jog in one small int (below 2**26): bits 0-16 the time in ms
+    (clamped), 17-19 the number (7: none or not 0..6), 20-22 the actuator
+    (index in _ACTUATORS, 7: unknown), 23-25 the outcome (index in
+    _OUTCOMES, 7: another code). The host unpacks it (mjctl log)."""
+    a = 7
+    for i in range(4):
+        if _ACTUATORS[i] == actuator:
+            a = i
+    o = 7
+    for i in range(len(_OUTCOMES)):
+        if _OUTCOMES[i] == outcome:
+            o = i
+    if n is None or n < 0 or n > 6:
+        n = 7
+    return min(max(ms, 0), 0x1FFFF) | n << 17 | a << 20 | o << 23
 
 
 def _refused(link, now, code, message):
@@ -209,6 +224,7 @@ def _refused(link, now, code, message):
 # -- what the table does ------------------------------------------------------
 
 _ACTUATORS = ("plate", "lane", "lift_up", "lift_down")
+_OUTCOMES = ("ok", "refused", "bad_request", "busy", "no_session", "session_expired")
 
 
 def jog_target(actuator, n, ms):

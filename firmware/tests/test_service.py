@@ -170,9 +170,18 @@ def test_a_refused_jog_is_logged_with_its_details_and_moves_nothing():
         args["session"] = token
         code, _ = _refused(s.answer, link, ctl, 10, "jog", args)
         assert code == "bad_request"
-    assert link.service_log[-3:] == [(10, "jog", "lane", None, 500, "bad_request"),
-                                     (10, "jog", "lift_up", 7, 500, "bad_request"),
-                                     (10, "jog", "plate", None, 9000, "bad_request")]
+    assert link.service_log[-3:] == [(10, s.jog_entry("lane", None, 500, "bad_request")),
+                                     (10, s.jog_entry("lift_up", 7, 500, "bad_request")),
+                                     (10, s.jog_entry("plate", None, 9000, "bad_request"))]
+
+
+def test_a_jog_entry_packs_its_details_in_one_small_int():
+    # time | number << 17 | actuator << 20 | outcome << 23 (7: none, unknown)
+    assert s.jog_entry("lift_up", 2, 1500, "ok") == 1500 | 2 << 17 | 2 << 20
+    assert s.jog_entry("lane", None, 500, "bad_request") == 500 | 7 << 17 | 1 << 20 | 2 << 23
+    assert s.jog_entry("plate", 0, 2000, "refused") == 2000 | 0 << 20 | 1 << 23
+    assert s.jog_entry("lift", 9, 999999, "internal") == 0x1FFFF | 7 << 17 | 7 << 20 | 7 << 23
+    assert s.jog_entry("lift", 9, 999999, "internal") < 1 << 26       # a small int
 
 
 def test_the_service_log_is_read_in_pages_that_fit_a_frame():

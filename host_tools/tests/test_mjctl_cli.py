@@ -18,7 +18,7 @@ import threading
 import pytest
 
 from host_tools import mjctl, selftest
-from host_tools.link_client import LinkClient
+from host_tools.link_client import LinkClient, service_entry
 from host_tools.mjctl_service import jog_arguments
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -232,7 +232,7 @@ def test_ctrl_c_during_selftest_closes_the_session_and_leaves_every_motor_off(ta
     _assert_interrupted(code, err)
     still(link)
     _, _, log = state(link)
-    assert log[-1][1] == "closed: by the host", log[-3:]
+    assert service_entry(log[-1])["what"] == "closed: by the host", log[-3:]
 
 
 class _InterruptAfter:
@@ -265,9 +265,12 @@ def test_an_interrupted_selftest_brings_the_lifter_back_where_it_found_it(table)
         assert proxy.fired and told == [(2, "bottom")]
         assert c.request("sensors")["lifters"][2] == [0, 1]       # at its bottom switch again
         entries = c.service_log()
-    moves = [e[2:5] for e in entries if e[1] == "jog" and e[2].startswith("lift")]
-    assert moves[-2:] == [["lift_up", 2, selftest.AWAY_MS], ["lift_down", 2, selftest.BACK_MS]]
-    assert entries[-1][1] == "closed: by the host"
+    entries = [service_entry(e) for e in entries]
+    moves = [(e["actuator"], e["n"], e["ms"], e["outcome"]) for e in entries
+             if e["what"] == "jog" and e["actuator"].startswith("lift")]
+    assert moves[-2:] == [("lift_up", 2, selftest.AWAY_MS, "ok"),
+                          ("lift_down", 2, selftest.BACK_MS, "ok")]
+    assert entries[-1]["what"] == "closed: by the host"
     still(link)
 
 
