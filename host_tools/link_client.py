@@ -332,12 +332,12 @@ class LinkClient:
 
 
 JOG_ACTUATORS = ("plate", "lane", "lift_up", "lift_down")    # firmware/link/service.py
-JOG_OUTCOMES = ("ok", "refused", "bad_request", "busy", "no_session", "session_expired")
+JOG_OUTCOMES = ("ok", "refused", "bad_request", "busy")
 
 
 def service_entry(e):
     """A `service_log` entry as a dict: "t", "what" and its details. A jog
-    comes packed in one int (service.jog_entry): "actuator", "n" (None: not
+    comes packed in one int (service._note_act): "actuator", "n" (None: not
     given), "ms", "outcome" ("ok" or the refusal's code); a config change
     has "key", "value", "outcome"; an RFID step "outcome"."""
     t, what = e[0], e[1]

@@ -79,10 +79,25 @@ def answer(link, ctl, now, op, args):
 
 def act(ctl, now, op, args):
     """What a session allows: jog, config_set, rfid_* (LinkError if refused)."""
+    n = 0
     if op == "jog":
         # The arguments first: a wrong call names what is wrong whatever
         # the table is doing, and never falls back to lane or lifter 0.
-        n = jog_target(args["actuator"], args.get("n"), args["ms"])
+        # (Checked here, in no function or table of their own: each name
+        # this module defines is heap at every request that loads it.)
+        actuator = args["actuator"]
+        ms = args["ms"]
+        if actuator not in ("plate", "lane", "lift_up", "lift_down"):
+            raise LinkError("bad_request", "no actuator %r: plate, lane, lift_up or lift_down"
+                            % actuator)
+        if ms < 1 or ms > _JOG_MAX_MS:
+            raise LinkError("bad_request", "ms must be 1..%d, not %d" % (_JOG_MAX_MS, ms))
+        if actuator != "plate":
+            n = args.get("n")
+            if n is None:
+                raise LinkError("bad_request", "jog %s needs n: which one, 0..3" % actuator)
+            if n < 0 or n > 3:
+                raise LinkError("bad_request", "n must be 0..3, not %d" % n)
     if not ctl.still():
         raise LinkError("refused", "%s only when idle or stopped by a fault (the table is %s)"
                         % (op, NAMES[ctl.state]))
@@ -177,14 +192,34 @@ def _note(link, now, what):
 
 def _note_act(link, now, op, args, outcome):
     """What a session did and how it ended (`outcome`: "ok" or a LinkError's
-    code), as small as an entry can be: a jog is (t, an int that packs the
-    actuator, the number, the time and the outcome: jog_entry()), an RFID
-    step that went well (t, op), one that did not (t, op, code), a config
-    change (t, "config_set", key, value, outcome). A jog takes one 16-byte
-    block on a 32-bit board, as a plain note does; a parlour's visit is
-    mostly jogs."""
+    code), as small as an entry can be. A jog is (t, one small int below
+    2**26): bits 0-16 the time in ms (clamped), 17-19 the number (7: none
+    or not 0..6), 20-22 the actuator (plate, lane, lift_up, lift_down: 0-3,
+    7: unknown), 23-25 the outcome (ok, refused, bad_request, busy: 0-3, 7:
+    another code); the host unpacks it (link_client.service_entry). It
+    takes one 16-byte block on a 32-bit board, as a plain note does, and a
+    visit is mostly jogs. An RFID step that went well is (t, op), one that
+    did not (t, op, code); a config change (t, "config_set", key, value,
+    outcome)."""
     if op == "jog":
-        entry = (now, jog_entry(args["actuator"], args.get("n"), args["ms"], outcome))
+        ms = args["ms"]
+        n = args.get("n")
+        if n is None or n < 0 or n > 6:
+            n = 7
+        a = 7
+        i = 0
+        for name in ("plate", "lane", "lift_up", "lift_down"):
+            if name == args["actuator"]:
+                a = i
+            i += 1
+        o = 7
+        i = 0
+        for code in ("ok", "refused", "bad_request", "busy"):
+            if code == outcome:
+                o = i
+            i += 1
+        entry = (now, (ms if 0 <= ms <= 0x1FFFF else 0x1FFFF if ms > 0 else 0)
+                 | n << 17 | a << 20 | o << 23)
     elif op == "config_set":
         entry = (now, "config_set", args["key"], args["value"], outcome)
     elif outcome == "ok":
@@ -197,24 +232,6 @@ def _note_act(link, now, op, args, outcome):
         link.service_log.pop(0)
 
 
-def jog_entry(actuator, n, ms, outcome):
-    """A jog in one small int (below 2**26): bits 0-16 the time in ms
-    (clamped), 17-19 the number (7: none or not 0..6), 20-22 the actuator
-    (index in _ACTUATORS, 7: unknown), 23-25 the outcome (index in
-    _OUTCOMES, 7: another code). The host unpacks it (mjctl log)."""
-    a = 7
-    for i in range(4):
-        if _ACTUATORS[i] == actuator:
-            a = i
-    o = 7
-    for i in range(len(_OUTCOMES)):
-        if _OUTCOMES[i] == outcome:
-            o = i
-    if n is None or n < 0 or n > 6:
-        n = 7
-    return min(max(ms, 0), 0x1FFFF) | n << 17 | a << 20 | o << 23
-
-
 def _refused(link, now, code, message):
     """The refusal to raise, noted in the log."""
     _note(link, now, "refused: " + message)
@@ -222,28 +239,6 @@ def _refused(link, now, code, message):
 
 
 # -- what the table does ------------------------------------------------------
-
-_ACTUATORS = ("plate", "lane", "lift_up", "lift_down")
-_OUTCOMES = ("ok", "refused", "bad_request", "busy", "no_session", "session_expired")
-
-
-def jog_target(actuator, n, ms):
-    """The lane or lifter a jog moves (0 for the plate), or LinkError
-    bad_request: an unknown actuator, a lane or lifter not named or not
-    0..3, a time not 1.._JOG_MAX_MS ms. Nothing is assumed."""
-    if actuator not in _ACTUATORS:
-        raise LinkError("bad_request", "no actuator %r: plate, lane, lift_up or lift_down"
-                        % actuator)
-    if ms < 1 or ms > _JOG_MAX_MS:
-        raise LinkError("bad_request", "ms must be 1..%d, not %d" % (_JOG_MAX_MS, ms))
-    if actuator == "plate":
-        return 0
-    if n is None:
-        raise LinkError("bad_request", "jog %s needs n: which one, 0..3" % actuator)
-    if n < 0 or n > 3:
-        raise LinkError("bad_request", "n must be 0..3, not %d" % n)
-    return n
-
 
 def jog(ctl, now, actuator, n, ms):
     """Run one motor for `ms` (the table is idle or stopped by a fault and

@@ -131,20 +131,26 @@ def _session(link):
     return s.authenticate(link, 0, nonce, _answer(nonce), False)
 
 
+def _jog(link, token, **args):
+    """The refusal (code, message) of a jog with these arguments."""
+    args["session"] = token
+    return _refused(s.answer, link, _Ctl(), 10, "jog", args)
+
+
 def test_a_jog_names_its_lane_or_lifter_and_its_time_or_is_refused():
-    assert s.jog_target("plate", None, 500) == 0
-    assert s.jog_target("lane", 2, 1) == 2 and s.jog_target("lift_down", 3, 2000) == 3
+    link = _Link(KEY)
+    token = _session(link)
     for actuator in ("lane", "lift_up", "lift_down"):
-        code, msg = _refused(s.jog_target, actuator, None, 500)            # no lane or lifter
+        code, msg = _jog(link, token, actuator=actuator, ms=500)          # no lane or lifter
         assert code == "bad_request" and "needs n" in msg and actuator in msg
         for n in (-1, 4):
-            code, msg = _refused(s.jog_target, actuator, n, 500)
+            code, msg = _jog(link, token, actuator=actuator, n=n, ms=500)
             assert code == "bad_request" and "0..3" in msg
     for actuator in ("plate", "lane", "lift_up", "lift_down"):
         for ms in (0, -5, 2001):
-            code, msg = _refused(s.jog_target, actuator, 1, ms)
+            code, msg = _jog(link, token, actuator=actuator, n=1, ms=ms)
             assert code == "bad_request" and "1..2000" in msg
-    assert _refused(s.jog_target, "lift", 1, 500)[0] == "bad_request"
+    assert _jog(link, token, actuator="lift", n=1, ms=500)[0] == "bad_request"
 
 
 def test_a_jog_without_its_time_or_actuator_never_reaches_the_service():
@@ -161,27 +167,34 @@ def test_a_jog_without_its_time_or_actuator_never_reaches_the_service():
             assert e.code == "bad_request" and "missing" in e.message
 
 
+def _packed(ms, n, actuator, outcome):
+    """A jog's entry as the firmware packs it: time | number << 17 |
+    actuator << 20 | outcome << 23."""
+    return ms | n << 17 | actuator << 20 | outcome << 23
+
+
 def test_a_refused_jog_is_logged_with_its_details_and_moves_nothing():
     link = _Link(KEY)
     token = _session(link)
-    ctl = _Ctl()
-    for args in ({"actuator": "lane", "ms": 500}, {"actuator": "lift_up", "n": 7, "ms": 500},
-                 {"actuator": "plate", "ms": 9000}):
-        args["session"] = token
-        code, _ = _refused(s.answer, link, ctl, 10, "jog", args)
-        assert code == "bad_request"
-    assert link.service_log[-3:] == [(10, s.jog_entry("lane", None, 500, "bad_request")),
-                                     (10, s.jog_entry("lift_up", 7, 500, "bad_request")),
-                                     (10, s.jog_entry("plate", None, 9000, "bad_request"))]
+    assert _jog(link, token, actuator="lane", ms=500)[0] == "bad_request"
+    assert _jog(link, token, actuator="lift_up", n=7, ms=500)[0] == "bad_request"
+    assert _jog(link, token, actuator="plate", ms=9000)[0] == "bad_request"
+    assert _jog(link, token, actuator="lift", n=2, ms=999999)[0] == "bad_request"
+    # 7: no number (or none 0..6), an unknown actuator; 2: bad_request.
+    assert link.service_log[-4:] == [(10, _packed(500, 7, 1, 2)), (10, _packed(500, 7, 2, 2)),
+                                     (10, _packed(9000, 7, 0, 2)),
+                                     (10, _packed(0x1FFFF, 2, 7, 2))]
+    assert all(e[1] < 1 << 26 for e in link.service_log[-4:])         # small ints
 
 
-def test_a_jog_entry_packs_its_details_in_one_small_int():
-    # time | number << 17 | actuator << 20 | outcome << 23 (7: none, unknown)
-    assert s.jog_entry("lift_up", 2, 1500, "ok") == 1500 | 2 << 17 | 2 << 20
-    assert s.jog_entry("lane", None, 500, "bad_request") == 500 | 7 << 17 | 1 << 20 | 2 << 23
-    assert s.jog_entry("plate", 0, 2000, "refused") == 2000 | 0 << 20 | 1 << 23
-    assert s.jog_entry("lift", 9, 999999, "internal") == 0x1FFFF | 7 << 17 | 7 << 20 | 7 << 23
-    assert s.jog_entry("lift", 9, 999999, "internal") < 1 << 26       # a small int
+def test_a_jog_that_went_and_one_the_table_refused_are_logged_as_such():
+    link = _Link(KEY)
+    s._note_act(link, 5, "jog", {"actuator": "lift_down", "n": 3, "ms": 1500}, "ok")
+    s._note_act(link, 6, "jog", {"actuator": "plate", "ms": 2000}, "refused")
+    s._note_act(link, 7, "rfid_scan", {}, "ok")
+    s._note_act(link, 8, "rfid_audit", {}, "refused")
+    assert link.service_log == [(5, _packed(1500, 3, 3, 0)), (6, _packed(2000, 7, 0, 1)),
+                                (7, "rfid_scan"), (8, "rfid_audit", "refused")]
 
 
 def test_the_service_log_is_read_in_pages_that_fit_a_frame():
