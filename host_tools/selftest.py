@@ -37,7 +37,8 @@ def _item(name, ok, why, **measured):
 
 
 def _failed_by_fault(name, ev):
-    return _item(name, False, "fault %s: %s" % (ev["name"], ev["detail"]))
+    detail = ", ".join("%s %s" % (k, ev["detail"][k]) for k in sorted(ev["detail"]))
+    return _item(name, False, "fault %s: %s" % (ev["name"], detail))
 
 
 def plate(link, session, timeout):
