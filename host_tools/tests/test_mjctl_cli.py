@@ -258,18 +258,18 @@ def test_an_interrupted_selftest_brings_the_lifter_back_where_it_found_it(table)
     told = []
     with LinkClient(link) as c:
         c.hello()
-        proxy = _InterruptAfter(c, lambda a: a["actuator"] == "lift_up" and a["n"] == 2)
+        proxy = _InterruptAfter(c, lambda a: a["actuator"] == "lift_up" and a["n"] == 0)
         with pytest.raises(KeyboardInterrupt):
             selftest.run(proxy, open(key, "rb").read(), progress=None,
                          restoring=lambda n, switch: told.append((n, switch)))
-        assert proxy.fired and told == [(2, "bottom")]
-        assert c.request("sensors")["lifters"][2] == [0, 1]       # at its bottom switch again
+        assert proxy.fired and told == [(0, "bottom")]
+        assert c.request("sensors")["lifters"][0] == [0, 1]       # at its bottom switch again
         entries = c.service_log()
     entries = [service_entry(e) for e in entries]
     moves = [(e["actuator"], e["n"], e["ms"], e["outcome"]) for e in entries
              if e["what"] == "jog" and e["actuator"].startswith("lift")]
-    assert moves[-2:] == [("lift_up", 2, selftest.AWAY_MS, "ok"),
-                          ("lift_down", 2, selftest.BACK_MS, "ok")]
+    assert moves[-2:] == [("lift_up", 0, selftest.AWAY_MS, "ok"),
+                          ("lift_down", 0, selftest.BACK_MS, "ok")]
     assert entries[-1]["what"] == "closed: by the host"
     still(link)
 
