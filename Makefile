@@ -122,9 +122,9 @@ typecheck: $(STAMP)
 test: mpy typecheck test-cpython test-micropython
 
 # The virtual table with the firmware under MicroPython, playing cycles in a
-# live terminal view (Ctrl-C stops); the rules-core demo of the walls is
-# `.venv/bin/python -m host_tools.wallview`. ARGS: the view's options
-# (`make run ARGS="--seed 3 --lang zh"`).
+# live terminal view (Ctrl-C stops); ARGS go to it, e.g.
+# make run ARGS="--seed 3 --fault lane_jam:1" or ARGS="--lang zh". The
+# rules-core demo of the walls is `.venv/bin/python -m host_tools.wallview`.
 ARGS ?=
 run: tools image
 	$(BIN)/python -m host_tools.tableview $(ARGS)

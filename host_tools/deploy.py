@@ -31,6 +31,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 from firmware import manifest
@@ -200,13 +201,34 @@ def stage(out=STAGE):
 
 # -- the board -----------------------------------------------------------------
 
-def mpremote(port, *args, timeout=120):
+def mpremote(port, *args, timeout=120, on_line=None):
+    """mpremote's output; `on_line(line)` for each line as it comes (its
+    `cp SRC :DEST` before each file it copies)."""
     exe = os.path.join(os.path.dirname(sys.executable), "mpremote")
-    r = subprocess.run([exe, "connect", port, "resume"] + list(args),
-                       capture_output=True, text=True, timeout=timeout)
-    if r.returncode != 0:
-        raise DeployError("mpremote %s: %s" % (" ".join(args[:2]), (r.stderr or r.stdout).strip()))
-    return r.stdout
+    cmd = [exe, "connect", port, "resume"] + list(args)
+    if on_line is None:
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+        rc, out, err = r.returncode, r.stdout, r.stderr
+    else:
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        timer = threading.Timer(timeout, proc.kill)
+        timer.start()
+        lines = []
+        try:
+            for line in proc.stdout:
+                lines.append(line)
+                on_line(line.rstrip("\n"))
+            err = proc.stderr.read()
+            rc = proc.wait()
+        finally:
+            timer.cancel()
+            if proc.poll() is None:        # interrupted: mpremote goes too
+                proc.kill()
+                proc.wait()
+        out = "".join(lines)
+    if rc != 0:
+        raise DeployError("mpremote %s: %s" % (" ".join(args[:2]), (err or out).strip()))
+    return out
 
 
 def board_files(port):
@@ -324,12 +346,20 @@ def deploy(port, config=None, tags=None, key_path=None, reset=True, log=print, o
         for src, b in copy:
             args += ["fs", "cp", str(src), ":" + b, "+"]
         args += ["fs", "cp", str(out / MANIFEST), ":" + MANIFEST]   # last
-        mpremote(port, *args)
-        log("copied %d, removed %d" % (len(copy), len(remove)))
+        total = len(copy) + 1
+        done = [0]
+
+        def progress(line):
+            if line.startswith("cp ") and ":" in line:
+                done[0] += 1
+                log(t("msg.deploy_file", i=done[0], n=total, path=line.rsplit(":", 1)[1]))
+        mpremote(port, *args, on_line=progress)
     log(t("deploy.key_" + key["action"], file=key["file"], fp=key["fingerprint"],
           board=key["board"]))
     if reset:
         mpremote(port, "reset")
+    log(t("msg.deploy_done", build=build, copied=len(copy), removed=len(remove),
+          key_file=key["file"]))
     return {"build": build, "copied": [b for _, b in copy], "removed": remove,
             "key_made": key["action"] == "made", "files": len(entries),
             "key": {k: key[k] for k in ("file", "fingerprint", "action")}, "uid": uid}
@@ -375,6 +405,9 @@ def main(argv=None):
     except DeployError as e:
         print("deploy: %s" % e, file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print("deploy: %s" % t("err.deploy_interrupted"), file=sys.stderr)
+        return 130
     if args.json:
         print(json.dumps(out))
     return 0

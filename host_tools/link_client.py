@@ -166,6 +166,32 @@ class LinkClient:
         mac = hmac.new(key, bytes.fromhex(nonce) + b"service", hashlib.sha256).hexdigest()
         return self.request("service_auth", nonce=nonce, mac=mac)["session"]
 
+    def service_log(self, page=4):
+        """Every entry of the controller's service log, oldest first: asked
+        for in pages (`service_log start n`), as the whole ring with its
+        details does not fit one frame. An entry too long for a frame on its
+        own is shown as [None, "(too long for a frame)"]."""
+        out = []
+        start = 0
+        n = page
+        while True:
+            try:
+                got = self.request("service_log", start=start, n=n)
+            except LinkError as e:
+                if e.code != "too_big":
+                    raise
+                if n > 1:
+                    n = 1
+                    continue
+                out.append([None, "(too long for a frame)"])
+                start += 1
+                n = page
+                continue
+            out += got["entries"]
+            start += len(got["entries"])
+            if not got["entries"] or start >= got["total"]:
+                return out
+
     def wait_event(self, pred, timeout=None):
         """The first event (queued or new) for which pred(event) is true; it
         is removed from the queue, events before it stay queued. Raises
@@ -303,6 +329,29 @@ class LinkClient:
     def _reject(self, reason, kind, seq, payload):
         self._counts["rejected"] += 1
         self.rejected.append((reason, kind, seq, payload))
+
+
+JOG_ACTUATORS = ("plate", "lane", "lift_up", "lift_down")    # firmware/link/service.py
+JOG_OUTCOMES = ("ok", "refused", "bad_request", "busy")
+
+
+def service_entry(e):
+    """A `service_log` entry as a dict: "t", "what" and its details. A jog
+    comes packed in one int (service._note_act): "actuator", "n" (None: not
+    given), "ms", "outcome" ("ok" or the refusal's code); a config change
+    has "key", "value", "outcome"; an RFID step "outcome"."""
+    t, what = e[0], e[1]
+    if isinstance(what, int):
+        a, n, o = (what >> 20) & 7, (what >> 17) & 7, (what >> 23) & 7
+        return {"t": t, "what": "jog", "actuator": JOG_ACTUATORS[a] if a < 4 else "?",
+                "n": None if n == 7 else n, "ms": what & 0x1FFFF,
+                "outcome": JOG_OUTCOMES[o] if o < len(JOG_OUTCOMES) else "?"}
+    out = {"t": t, "what": what}
+    if what == "config_set":
+        out.update(key=e[2], value=e[3], outcome=e[4])
+    elif what.startswith("rfid_"):
+        out["outcome"] = e[2] if len(e) > 2 else "ok"
+    return out
 
 
 def _mismatch(theirs, ours, info):

@@ -27,9 +27,6 @@ from host_tools.mpenv import MissingBuild
 
 CYCLE_WALL_TIMEOUT_S = 60      # wall-clock guard; virtual time runs far faster
 HAND_WALL_TIMEOUT_S = 120
-# Status fields whose label the view shares; the others are status.<field>.
-STATUS_LABELS = {"state": "label.state", "cycles": "label.cycles", "dealer": "label.dealer",
-                 "dice": "label.dice", "firmware": "label.firmware"}
 STATE_KEYS = ("phase", "wall", "reserve", "drawable", "gold", "marker", "head", "tail")
 
 
@@ -133,6 +130,8 @@ def cmd_hand(args):
     with SimTable(seed=args.seed, faults=args.fault, heap=args.heap, form=args.form) as sim:
         players = HandPlayers(sim.table, seed=args.seed)
         with LinkClient(sim.link_path) as link:
+            if not args.json:
+                print(t("msg.sim_hand_start", seed=args.seed), flush=True)
             try:
                 out = run_hand(sim, link, players)
             except LinkError as e:
@@ -281,9 +280,10 @@ def human_hand(out):
 
 
 def human_fault(c, f):
+    from host_tools.mjctl_service import plain
     name, cause, fix = fault_texts(f["code"])
     c.print("[bold red]%s[/] %s" % (t("fault.head", code=f["code"], name=name),
-                                    json.dumps(f["detail"])))
+                                    plain(f["detail"]) if f["detail"] else ""), highlight=False)
     for label, text in ((t("fault.cause"), cause), (t("fault.fix"), fix)):
         line = "  %s %s" % (pad(label + t("punct.colon").rstrip(), 6), text)
         if texts.CJK.search(text):      # Chinese breaks between any two characters
@@ -291,52 +291,113 @@ def human_fault(c, f):
             for part in chop_cells(line, c.width):
                 c.print(part, markup=False, highlight=False)
         else:                           # English at spaces
-            c.print(line)
+            c.print(line, highlight=False)
 
 
 def human_status(out):
     from rich.table import Table
+    from host_tools.mjctl_service import _lift_text, _seconds, _state_text, plain
     c = console()
-    table = Table(show_header=False, box=None)
-    words = {"state": "state", "phase": "build"}
-    for k in ("state", "phase", "cycles", "dealer", "dice", "tiles_per_side", "lanes",
-              "lifters", "uptime", "firmware", "proto", "build"):
-        v = out.get(k)
-        if k in words and v is not None:
-            v = word(words[k], v)
-        elif k == "lifters" and v:
-            v = [word("lift", m) for m in v]
-        table.add_row(t(STATUS_LABELS.get(k, "status." + k)), str(v))
+    tb = Table(show_header=False, box=None)
+    dice = out.get("dice")
+    rows = [("label.state", _state_text(out.get("state"))),
+            ("label.phase", word("build", out["phase"]) if out.get("phase") else "-"),
+            ("label.cycles", plain(out.get("cycles"))),
+            ("label.dealer", t("msg.seat", n=out["dealer"]) if out.get("dealer") is not None
+             else "-"),
+            ("label.dice", "%d + %d" % tuple(dice) if dice else "-"),
+            ("label.walls", plain(out.get("tiles_per_side"))),
+            ("label.lanes", plain(out.get("lanes"))),
+            ("label.lifters", ", ".join(_lift_text(s) for s in out.get("lifters") or []) or "-"),
+            ("label.uptime", _seconds(out["uptime"]) if out.get("uptime") is not None else "-"),
+            ("label.firmware", plain(out.get("firmware"))),
+            ("label.proto", plain(out.get("proto"))),
+            ("label.build", plain(out.get("build")))]
+    for key, value in rows:
+        tb.add_row(t(key), value)
     rt = out.get("runtime")
     if rt:
-        table.add_row(t("status.runtime"), t(
-            "status.runtime.text", version=rt["micropython"], bits=rt["bits"],
-            form=t("status.runtime.frozen") if rt["frozen"] else t("status.runtime.files")))
+        tb.add_row(t("label.runtime"), t("msg.runtime", mp=rt["micropython"] or "-",
+                                         bits=rt["bits"], form=t("label.frozen") if rt["frozen"]
+                                         else t("label.files")))
+    heap = out.get("heap")
+    if heap:
+        tb.add_row(t("label.heap"), t("msg.heap", free=heap["free"], used=heap["alloc"]))
     c_ = out.get("counters")
     if c_:
-        table.add_row(t("status.counters"), t(
-            "status.counters.text", hands=c_["hands"], lifts=c_["lifts"],
-            fed=c_["tiles_fed"], faults=c_["faults"] or t("status.counters.none")))
-    c.print(table)
+        faults = ", ".join("%d x%d" % (code, n) for code, n in c_["faults"]) or t("label.none")
+        tb.add_row(t("label.counters"), t("msg.status_counters", hands=c_["hands"],
+                                          lifts=c_["lifts"], fed=plain(c_["tiles_fed"]),
+                                          faults=faults))
+    c.print(tb, highlight=False)
     if out.get("fault"):
         human_fault(c, out["fault"])
 
 
 # -- arguments ---------------------------------------------------------------
 
-def command(sub, name, fn, text, need_sim):
-    """A subcommand with its --json; returns its parser for more arguments."""
-    p = sub.add_parser(name, help=text)
-    p.add_argument("--json", action="store_true")
-    p.set_defaults(fn=fn, need_sim=need_sim)
+EXIT_INPUT = 1         # a wrong call or input (also: a check that failed)
+EXIT_REFUSED = 2       # the table refused, or stopped the command
+EXIT_NO_ANSWER = 3     # no answer: no controller on the port, or the link failed
+EXIT_INTERRUPTED = 130  # Ctrl-C: what the command started is stopped first
+
+
+class CliError(Exception):
+    """One line for stderr and the exit code; `usage`: the command's usage
+    goes first (a wrong call)."""
+
+    def __init__(self, code, message, usage=None):
+        Exception.__init__(self, message)
+        self.code = code
+        self.usage = usage
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse whose wrong calls exit 1 (the documented code), with one
+    line that says what to do."""
+
+    def error(self, message):
+        self.print_usage(sys.stderr)
+        print("mjctl: %s" % t("err.usage", problem=message, prog=self.prog), file=sys.stderr)
+        sys.exit(EXIT_INPUT)
+
+
+def t(key, **fields):
+    from host_tools.texts import t as text
+    return text(key, **fields)
+
+
+def version_text():
+    from importlib.metadata import PackageNotFoundError, version
+    from firmware.link.codec import PROTO_VERSION
+    try:
+        v = version("mahjong-table")
+    except PackageNotFoundError:          # run from a tree that was not installed
+        v = "0.1.0"
+    return t("msg.version", version=v, proto=PROTO_VERSION)
+
+
+def command(sub, name, fn, text, need_sim, example=None, description=None, link=True,
+            usage=None):
+    """A subcommand with its --json; returns its parser for more arguments.
+    `example`: the line shown under --help; `link`: it talks to a table."""
+    epilog = t("help.example", example=example) if example else None
+    p = sub.add_parser(name, help=text, description=description or text, epilog=epilog,
+                       formatter_class=argparse.RawDescriptionHelpFormatter, usage=usage)
+    p.add_argument("--json", action="store_true", help=t("help.opt_json"))
+    p.set_defaults(fn=fn, need_sim=need_sim, need_link=link, parser=p)
     return p
 
 
 def parser():
-    ap = argparse.ArgumentParser(prog="mjctl", description=__doc__.split("\n")[0])
-    where = ap.add_mutually_exclusive_group(required=True)
+    ap = Parser(prog="mjctl", description=t("help.mjctl"), epilog=t("help.mjctl_epilog"),
+                formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--version", action="version", version=version_text())
+    ap.add_argument("--lang", choices=("en", "zh"),
+                    help=t("help.opt_lang"))
+    where = ap.add_mutually_exclusive_group()
     where.add_argument("--sim", action="store_true", help="run the firmware on the virtual table")
-    where.add_argument("--port", metavar="DEV", help="a controller's link (device path or URL)")
+    where.add_argument("--port", metavar="DEV", help=t("help.opt_port"))
     ap.add_argument("--seed", type=int, default=0, help="virtual table seed (--sim)")
     ap.add_argument("--heap", type=int, metavar="BYTES", help="MicroPython heap size (--sim)")
     ap.add_argument("--form", choices=("image", "mpy", "source"), default="image",
@@ -348,40 +409,133 @@ def parser():
     ap.add_argument("--key", metavar="FILE",
                     help="the table's service key file: for service commands; with --sim,"
                     " the virtual table's key")
-    ap.add_argument("--lang", choices=sorted(texts.LANGS),
-                    help="language of the output: en or zh (default: from LANG, else en)")
-    sub = ap.add_subparsers(dest="command", required=True)
-    command(sub, "cycle", cmd_cycle, "run one table cycle (--sim)", True)
-    command(sub, "hand", cmd_hand, "--sim: one cycle and one hand played by virtual players;"
-            " --port: the current hand's public state", False)
-    p = command(sub, "serve", cmd_serve, "run the virtual table in real time for any client"
-                " (--sim)", True)
+    sub = ap.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    command(sub, "cycle", cmd_cycle, t("help.cycle"), True, "mjctl --sim --seed 3 cycle")
+    command(sub, "hand", cmd_hand, t("help.hand"), False, "mjctl --port /dev/ttyACM0 hand\n"
+            "  mjctl --sim --seed 4 hand")
+    p = command(sub, "serve", cmd_serve, t("help.serve"), True,
+                "mjctl --sim serve --key keys/practice.key")
     # `mjctl --sim serve --key FILE` as well as `mjctl --sim --key FILE serve`
     # (SUPPRESS: absent here, the global --key stays).
     p.add_argument("--key", metavar="FILE", default=argparse.SUPPRESS,
-                   help="the virtual table's service key file, made if missing")
-    command(sub, "status", cmd_status, "the controller's state", False)
+                   help=t("help.opt_serve_key"))
+    command(sub, "status", cmd_status, t("help.status"), False, "mjctl --port /dev/ttyACM0 status")
     from host_tools.mjctl_service import register
     register(sub)
     return ap
 
 
+def _pre_lang(argv):
+    """--lang as given, before the parser (whose help is in that language)
+    exists; None: from the locale."""
+    for i, a in enumerate(argv):
+        if a == "--lang" and i + 1 < len(argv):
+            return argv[i + 1] if argv[i + 1] in ("en", "zh") else None
+        if a.startswith("--lang="):
+            v = a.split("=", 1)[1]
+            return v if v in ("en", "zh") else None
+    return None
+
+
+def resolve_port(args):
+    """args.port from --port, else MJCTL_PORT; `auto`: the one port whose
+    device answers as a controller."""
+    import os
+    if not args.sim and not args.port:
+        args.port = os.environ.get("MJCTL_PORT") or None
+    need = args.need_link if args.command != "config" else args.action != "validate"
+    if args.sim or not need:
+        return
+    if not args.port:
+        raise CliError(EXIT_INPUT, t("err.no_port_given"), usage=args.parser.format_usage())
+    if args.port == "auto":
+        from host_tools.mjctl_ports import find_controllers
+        found = [p for p in find_controllers() if p["controller"]]
+        if not found:
+            raise CliError(EXIT_NO_ANSWER, t("err.auto_none"))
+        if len(found) > 1:
+            raise CliError(EXIT_INPUT, t("err.auto_several",
+                                         ports=", ".join(p["device"] for p in found)))
+        args.port = found[0]["device"]
+
+
+def _interrupt_once():
+    """Ctrl-C raises KeyboardInterrupt once; later ones while the command
+    stops what it started (motors, the session, a lifter) are ignored, so
+    that the clean-up runs to its end."""
+    state = {"n": 0}
+
+    def handler(signum, frame):
+        state["n"] += 1
+        if state["n"] == 1:
+            raise KeyboardInterrupt
+    signal.signal(signal.SIGINT, handler)
+
+
+def link_error(e, port):
+    """(exit code, line) for a LinkError: the table's refusals with their
+    reason and what to do, no answer, a failed link."""
+    if e.code == "timeout":
+        return EXIT_NO_ANSWER, t("err.no_answer", port=port)
+    if e.code == "closed":
+        return EXIT_NO_ANSWER, t("err.link_failed", port=port, reason=e.message)
+    from host_tools.texts import LANGS, lang
+    hint = LANGS[lang()].TEXTS.get("hint." + e.code)
+    return EXIT_REFUSED, "%s: %s%s" % (e.code, e.message, "; " + hint if hint else "")
+
+
+def serial_error(e, port):
+    """(exit code, line) for a port that cannot be opened."""
+    import errno
+    no = getattr(e, "errno", None)
+    text = str(e)
+    if no == errno.ENOENT or "No such file" in text:
+        return EXIT_INPUT, t("err.port_missing", port=port)
+    if no == errno.EACCES or "Permission denied" in text:
+        return EXIT_INPUT, t("err.port_denied", port=port)
+    return EXIT_INPUT, t("err.port_bad", port=port, reason=text)
+
+
 def main(argv=None):
+    import serial
+    from host_tools import texts
+    argv = sys.argv[1:] if argv is None else list(argv)
+    texts.set_lang(_pre_lang(argv))
     ap = parser()
     args = ap.parse_args(argv)
     texts.set_lang(args.lang)
     if args.need_sim and not args.sim:
-        ap.error("%s needs --sim" % args.command)
+        ap.error(t("err.needs_sim", command=args.command))
     if not args.sim and (args.fault or args.heap or args.form != "image"):
-        ap.error("--fault, --heap and --form need --sim")
+        ap.error(t("err.sim_only"))
+    if threading.current_thread() is threading.main_thread():
+        _interrupt_once()
+    port = None
     try:
+        resolve_port(args)
+        port = args.port
         return args.fn(args)
-    except LinkError as e:
+    except KeyboardInterrupt:
+        print("mjctl: %s" % t("err.interrupted"), file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except CliError as e:
+        if e.usage:
+            sys.stderr.write(e.usage)
         print("mjctl: %s" % e, file=sys.stderr)
-        return 2
+        return e.code
+    except LinkError as e:
+        code, line = link_error(e, port)
+        print("mjctl: %s" % line, file=sys.stderr)
+        return code
+    except serial.SerialException as e:
+        code, line = serial_error(e, port)
+        print("mjctl: %s" % line, file=sys.stderr)
+        return code
     except (ValueError, MissingBuild) as e:   # a bad --fault text; no twin or an old one
         print("mjctl: %s" % e, file=sys.stderr)
-        return 2
+        return EXIT_INPUT
+    except BrokenPipeError:                   # piped into `head`
+        return 0
 
 
 if __name__ == "__main__":

@@ -21,8 +21,13 @@ import json
 import math
 from pathlib import Path
 
-from host_tools.link_client import LinkClient
 from host_tools.texts import pad, t, word
+from firmware.link.codec import LinkError
+from host_tools.link_client import LinkClient, service_entry
+
+KEY_BYTES = 32                 # a table's service key (host_tools/deploy.py makes them)
+JOG_MAX_MS = 2000              # the firmware's bound (firmware/link/service.py)
+DICE_TEST_MAX = 100000         # rolls per dice-test: 200 requests of the controller's 500
 
 
 def _link(args, fn):
@@ -36,11 +41,30 @@ def _link(args, fn):
             with LinkClient(sim.link_path) as link:
                 link.hello()
                 return fn(link, sim.key)
-    key = Path(args.key).read_bytes() if getattr(args, "key", None) else None
+    key = read_key(args.key) if getattr(args, "key", None) else None
     from host_tools import linkmux
     with LinkClient(linkmux.shared(args.port)) as link:   # shared with other windows
         link.hello()
         return fn(link, key)
+
+
+def read_key(path):
+    """The bytes of a key file, or CliError with what is wrong with it."""
+    from host_tools.mjctl import EXIT_INPUT, CliError, t
+    p = Path(path)
+    try:
+        key = p.read_bytes()
+    except FileNotFoundError:
+        raise CliError(EXIT_INPUT, t("err.key_missing", path=path)) from None
+    except IsADirectoryError:
+        raise CliError(EXIT_INPUT, t("err.key_folder", path=path)) from None
+    except PermissionError:
+        raise CliError(EXIT_INPUT, t("err.key_unreadable", path=path)) from None
+    except OSError as e:
+        raise CliError(EXIT_INPUT, t("err.key_bad", path=path, reason=e.strerror or e)) from None
+    if len(key) != KEY_BYTES:
+        raise CliError(EXIT_INPUT, t("err.key_size", path=path, n=len(key), want=KEY_BYTES))
+    return key
 
 
 def _answer(args, op, human):
@@ -56,15 +80,51 @@ def cmd_current_hand(args):
 
 
 def cmd_clear(args):
+    from host_tools.mjctl import t
     return _answer(args, "clear", lambda o: _console().print(
-        t("svc.cleared", code=o["cleared"]) if o["cleared"] else t("svc.no_fault")))
+        t("msg.cleared", code=o["cleared"], name=_fault_name(o["cleared"]))
+        if o["cleared"] else t("msg.no_fault")))
+
+
+def cmd_start(args):
+    """Start a table cycle: after `clear` of a fault that stopped the table
+    at boot (power_lost), or to build the walls now."""
+    from host_tools.mjctl import t
+    return _answer(args, "start", lambda o: _console().print(t("msg.started")))
+
+
+def _fault_name(code):
+    from host_tools.texts import fault_texts
+    return fault_texts(code)[0]
 
 
 def cmd_log(args):
+    """The fault log and the service log, newest first; the service log's
+    entries carry what was moved or changed and how it ended; wall-clock
+    times where this PC can know them (entries of the controller's current
+    run: its uptime now against this PC's clock)."""
+    import time
+
     def run(link, _key):
-        faults = link.request("faults")["faults"]
-        service = link.request("service_log")["entries"]
-        out = {"faults": faults, "service": [{"t": t, "what": w} for t, w in service]}
+        st = link.request("status")
+        now = time.time()
+        uptime = st["uptime"]
+        faults = link.request("faults")["faults"]          # newest first already
+        service = link.service_log()                       # oldest first: turned
+        try:
+            by_code = link.request("counters")["faults"]
+        except LinkError:          # stopped at boot: the counters are not there
+            by_code = []
+        entries = []
+        for e in reversed(service):
+            entry = service_entry(e)
+            # The service log lives in RAM: every entry is of this run.
+            if entry["t"] is not None and 0 <= entry["t"] <= uptime:
+                entry["wall"] = round(now - (uptime - entry["t"]) / 1000.0, 3)
+            entries.append(entry)
+        out = {"faults": faults, "faults_by_code": [{"code": c, "name": _fault_name(c), "count": n}
+                                                    for c, n in by_code],
+               "service": entries, "uptime": uptime}
         _emit(args, out, _human_log)
         return 0
     return _link(args, run)
@@ -76,8 +136,14 @@ def cmd_sensors(args):
 
 def cmd_live(args):
     """status and sensors every `--every` s, redrawn in place (--json: one
-    line per refresh); `--count N` stops after N refreshes, else Ctrl-C."""
+    line per refresh); `--count N` stops after N refreshes, else Ctrl-C
+    (exit 130, like any command it stops)."""
     import time
+    from host_tools.mjctl import EXIT_INPUT, CliError, t
+    if not args.every > 0:
+        raise CliError(EXIT_INPUT, t("err.every", value=args.every), usage=args.parser.format_usage())
+    if args.count is not None and args.count < 1:
+        raise CliError(EXIT_INPUT, t("err.count", value=args.count), usage=args.parser.format_usage())
 
     def snapshot(link):
         st = link.request("status")
@@ -102,8 +168,6 @@ def cmd_live(args):
                     live.update(_live_view(snap), refresh=True)
                 if args.count is None or n < args.count:
                     time.sleep(args.every)
-        except KeyboardInterrupt:
-            pass
         finally:
             if live is not None:
                 live.stop()
@@ -111,12 +175,100 @@ def cmd_live(args):
     return _link(args, run)
 
 
+def cmd_monitor(args):
+    """The controller's events and faults as they come, one plain line each
+    (tableview's --plain lines; a fault with its cause and fix), until
+    Ctrl-C or --count events."""
+    import sys
+    from host_tools.mjctl import t
+
+    def run(link, _key):
+        st = link.request("status")
+        if not args.json:
+            print("# %s" % t("msg.monitor_start", port=args.port or t("label.virtual_table"),
+                             state=_state_text(st["state"]), uptime=_seconds(st["uptime"])),
+                  flush=True)
+            if st["fault"]:
+                for line in monitor_lines(dict(st["fault"], ev="fault", t=st["uptime"])):
+                    print(line)
+        return follow_events(link, args.json, args.count, sys.stdout)
+    return _link(args, run)
+
+
+def follow_events(link, as_json, count, out):
+    """Print each event as it arrives (count: stop after that many)."""
+    n = 0
+    while count is None or n < count:
+        ev = link.next_event(timeout=None)
+        if ev is None:                 # the link closed
+            from firmware.link.codec import LinkError as _LinkError
+            raise _LinkError("closed", "the port closed")
+        n += 1
+        if as_json:
+            out.write(json.dumps(ev) + "\n")
+        else:
+            for line in monitor_lines(ev):
+                out.write(line + "\n")
+        out.flush()
+    return 0
+
+
+def monitor_lines(ev):
+    """An event as tableview's plain lines: `t  name  fields`, and for a
+    fault its cause and fix in the chosen language."""
+    from host_tools.mjctl import t
+    from host_tools.tableview.snapshot import plain_lines
+    from host_tools.texts import fault_texts
+    fields = {k: v for k, v in ev.items() if k not in ("ev", "t")}
+    extra = []
+    if ev["ev"] == "fault" and "code" in ev:
+        _, cause, fix = fault_texts(ev["code"])
+        extra = [(t("label.cause"), cause), (t("label.fix"), fix)]
+    return plain_lines({"t": ev.get("t", 0), "name": ev["ev"], "host": False, "fields": fields},
+                       extra)
+
+
+def cmd_ports(args):
+    """Every serial port of this PC; those that answer the link's handshake
+    are controllers, with their table id and build."""
+    from host_tools.mjctl import t
+    from host_tools.mjctl_ports import find_controllers
+    found = find_controllers()
+
+    def human(o):
+        c = _console()
+        if not o["ports"]:
+            c.print(t("msg.ports_none"))
+            return
+        for p in o["ports"]:
+            what = t("msg.port_controller", table=p["table"], build=p["build"], fw=p["fw"]) \
+                if p["controller"] else t("msg.port_silent")
+            c.print("%-16s %s%s" % (p["device"], what,
+                                    "  (%s)" % p["description"] if p["description"] else ""))
+    _emit(args, {"ports": found}, human)
+    return 0
+
+
 def cmd_counters(args):
     return _answer(args, "counters", _human_counters)
 
 
+def config_leaf(answer, leaf):
+    """One entry of a config section's answer (`value`: [[name, value]...])."""
+    for name, value in answer["value"] if isinstance(answer["value"], list) else []:
+        if name == leaf:
+            return value
+    return _MISSING
+
+
+_MISSING = object()
+
+
 def cmd_config(args):
+    from host_tools.mjctl import EXIT_INPUT, EXIT_REFUSED, CliError, t
     if args.action == "validate":          # on this PC, with the firmware's own checker
+        if not args.file:
+            raise CliError(EXIT_INPUT, t("err.config_validate_file"), usage=args.parser.format_usage())
         from firmware.config import load
         try:
             cfg = load(args.file)
@@ -133,16 +285,51 @@ def cmd_config(args):
         return _config_set(args)
 
     def run(link, _key):
-        args_ = {"key": args.file} if args.file else {}
-        out = _fields(link.request("config_get", **args_))
-        _emit(args, out, lambda o: _console().print(json.dumps(o, indent=1)))
+        if not args.file:
+            out = _fields(link.request("config_get"))
+            _emit(args, out, lambda o: _console().print("\n".join(o["keys"])))
+            return 0
+        head, _, leaf = args.file.partition(".")
+        got = _fields(link.request("config_get", key=head))
+        if leaf:                           # timings.NAME, pins.NAME: as config set takes them
+            value = config_leaf(got, leaf)
+            if value is _MISSING:
+                raise CliError(EXIT_REFUSED, t("err.config_no_key", name=args.file))
+            got = {"key": args.file, "value": value}
+        _emit(args, got, _human_config_value)
         return 0
     return _link(args, run)
 
 
+def _human_config_value(o):
+    c = _console()
+    v = o["value"]
+    if isinstance(v, list) and v and all(isinstance(e, list) and len(e) == 2
+                                         and isinstance(e[0], str) for e in v):
+        for name, value in v:              # a section: one line per entry
+            c.print("%s.%s = %s" % (o["key"], name, plain(value)), highlight=False)
+    else:
+        c.print("%s = %s" % (o["key"], plain(v)), highlight=False)
+
+
+def plain(v):
+    """A value as a technician reads it: no Python reprs (None, lists)."""
+    from host_tools.mjctl import t
+    if v is None:
+        return "-"
+    if isinstance(v, bool):
+        return t("label.yes") if v else t("label.no")
+    if isinstance(v, (list, tuple)):
+        return " ".join(plain(e) for e in v) if v else "-"
+    if isinstance(v, dict):            # a fault's detail: its fields in words
+        return ", ".join("%s %s" % (word("detail", k), plain(v[k])) for k in v)
+    return str(v)
+
+
 def _config_set(args):
+    from host_tools.mjctl import EXIT_INPUT, CliError, t
     if not args.file or args.value is None:
-        raise SystemExit("mjctl: config set KEY VALUE (KEY: a top key, timings.NAME or pins.NAME)")
+        raise CliError(EXIT_INPUT, t("err.config_set_args"), usage=args.parser.format_usage())
     try:
         value = json.loads(args.value)     # 4200, [1, 2], "fuzhou144"
     except ValueError:
@@ -151,25 +338,35 @@ def _config_set(args):
     def run(link, session):
         out = link.request("config_set", session=session, key=args.file, value=value)
         _emit(args, {"key": out["key"], "value": out["value"], "restart": out["restart"]},
-              lambda o: _console().print(t("svc.config_written", key=o["key"],
-                                           value=json.dumps(o["value"]))))
+              lambda o: _console().print(t("msg.config_written", name=o["key"],
+                                           value=plain(o["value"])), highlight=False))
         return 0
     return _serviced(args, run)
 
 
 def _serviced(args, fn):
     """fn(link, session) within a service session opened with the table's
-    key, closed afterwards (refusals are the controller's, with its reason)."""
+    key, closed afterwards, also on Ctrl-C or an error (closing it stops a
+    jog it started: firmware/link/service.py)."""
+    from host_tools.mjctl import EXIT_INPUT, CliError, t
+
     def run(link, key):
-        if key is None:
-            raise SystemExit("mjctl: this command needs the table's key: --key FILE"
-                             " (made by make deploy)")
         session = link.open_service(key)
         try:
             return fn(link, session)
         finally:
             link.request("service_close")
+    _need_key(args)
     return _link(args, run)
+
+
+def _need_key(args):
+    """Before anything is sent: a command that needs the key has one."""
+    from host_tools.mjctl import EXIT_INPUT, CliError, t
+    if not args.sim and not getattr(args, "key", None):
+        raise CliError(EXIT_INPUT, t("err.needs_key", command=args.command))
+    if not args.sim:
+        read_key(args.key)
 
 
 def cmd_rfid(args):
@@ -194,7 +391,9 @@ def cmd_rfid(args):
 
 
 def cmd_selftest(args):
+    import sys
     from host_tools import selftest
+    from host_tools.mjctl import t
     console = None if args.json else _console()
 
     def show(r):
@@ -209,10 +408,12 @@ def cmd_selftest(args):
                 "[red]%s[/]" % t("selftest.fail"), r["why"],
                 t("punct.paren", text=figures) if figures else ""))
 
+    def restoring(n, switch):
+        print(t("msg.selftest_restore", n=n, switch=t("label." + switch)), file=sys.stderr,
+              flush=True)
+
     def run(link, key):
-        if key is None:
-            raise SystemExit("mjctl: selftest needs the table's key: --key FILE (made by make deploy)")
-        items = selftest.run(link, key, progress=show)
+        items = selftest.run(link, key, progress=show, restoring=restoring)
         ok = all(r["pass"] for r in items)
         if args.json:
             _emit(args, {"ok": ok, "items": items}, None)
@@ -221,6 +422,7 @@ def cmd_selftest(args):
                 "selftest.n_fail", n=sum(not r["pass"] for r in items), of=len(items))
             console.print("%s%s%s" % (t("selftest.name"), t("punct.colon"), verdict))
         return 0 if ok else 1
+    _need_key(args)
     return _link(args, run)
 
 
@@ -239,7 +441,11 @@ def dice_stats(counts):
 
 
 def cmd_dice_test(args):
+    from host_tools.mjctl import EXIT_INPUT, CliError, t
     per_request = 500                      # the controller's bound per request
+    if not 1 <= args.n <= DICE_TEST_MAX:
+        raise CliError(EXIT_INPUT, t("err.dice_n", n=args.n, max=DICE_TEST_MAX),
+                       usage=args.parser.format_usage())
 
     def run(link, _key):
         counts = [0] * 6
@@ -269,48 +475,92 @@ def cmd_dice_test(args):
     return _link(args, run)
 
 
+def jog_arguments(actuator, words):
+    """(n, ms) of `jog ACTUATOR [N] MS`, each checked; CliError (usage, exit
+    1) when one is missing, extra, not a whole number or out of range.
+    The plate has no number; a lane or a lifter must be named: nothing is
+    assumed, so a wrong call moves nothing."""
+    from host_tools.mjctl import EXIT_INPUT, CliError, t
+    numbered = actuator != "plate"
+    want = 2 if numbered else 1
+    if len(words) != want:
+        key = ("err.jog_numbered" if numbered else "err.jog_plate")
+        raise CliError(EXIT_INPUT, t(key, actuator=actuator, given=len(words), max=JOG_MAX_MS))
+    values = []
+    for word, what in zip(words, ("n", "ms") if numbered else ("ms",)):
+        try:
+            values.append(int(word))
+        except ValueError:
+            raise CliError(EXIT_INPUT, t("err.jog_" + what, value=word, max=JOG_MAX_MS)) from None
+    n, ms = values if numbered else (None, values[0])
+    if n is not None and not 0 <= n <= 3:
+        raise CliError(EXIT_INPUT, t("err.jog_n", value=n, max=JOG_MAX_MS))
+    if not 1 <= ms <= JOG_MAX_MS:
+        raise CliError(EXIT_INPUT, t("err.jog_ms", value=ms, max=JOG_MAX_MS))
+    return n, ms
+
+
 def cmd_jog(args):
-    lane = args.what[0] if len(args.what) == 2 else 0
-    ms = args.what[-1]
+    from host_tools.mjctl import CliError, t
+    try:
+        n, ms = jog_arguments(args.actuator, args.what)
+    except CliError as e:
+        e.usage = args.parser.format_usage()
+        raise
+    request = {"actuator": args.actuator, "ms": ms}
+    if n is not None:
+        request["n"] = n
 
     def run(link, session):
-        link.request("jog", session=session, actuator=args.actuator, n=lane, ms=ms)
-        _emit(args, {"ok": True, "actuator": args.actuator, "lane": lane, "ms": ms},
-              lambda o: _console().print("jogged %s%s for %d ms" % (
-                  o["actuator"], " %d" % o["lane"] if o["actuator"] != "plate" else "", o["ms"])))
+        link.request("jog", session=session, **request)
+        out = dict(ok=True, **{k: v for k, v in request.items()})
+        _emit(args, out, lambda o: _console().print(
+            t("msg.jogged_plate", ms=ms) if n is None else
+            t("msg.jogged", actuator=t("label." + args.actuator), n=n, ms=ms)))
         return 0
     return _serviced(args, run)
 
 
 def register(sub):
-    from host_tools.mjctl import command
-    command(sub, "clear", cmd_clear, "clear the active fault: the table resumes where it stopped",
-            False)
-    command(sub, "log", cmd_log, "fault history and service sessions, newest first", False)
-    command(sub, "sensors", cmd_sensors, "every input and motor as it is now", False)
-    p = command(sub, "live", cmd_live, "state, sensors and motors, refreshed in place", False)
-    p.add_argument("--every", type=float, default=0.25, metavar="S", help="seconds between reads")
-    p.add_argument("--count", type=int, metavar="N", help="stop after N reads")
-    command(sub, "counters", cmd_counters, "cycles, hands, lifts, tiles fed, faults by code", False)
-    p = command(sub, "dice-test", cmd_dice_test, "roll the table's dice N times: histogram and"
-                " chi-square (idle or stopped only)", False)
-    p.add_argument("n", type=int, help="rolls of the two dice")
-    p = command(sub, "config", cmd_config, "get the controller's config (a KEY), or validate"
-                " a config file on this PC", False)
+    from host_tools.mjctl import command, t
+    command(sub, "clear", cmd_clear, t("help.clear"), False, "mjctl --port /dev/ttyACM0 clear")
+    command(sub, "start", cmd_start, t("help.start"), False, "mjctl --port /dev/ttyACM0 start")
+    command(sub, "log", cmd_log, t("help.log"), False, "mjctl --port /dev/ttyACM0 log")
+    command(sub, "sensors", cmd_sensors, t("help.sensors"), False,
+            "mjctl --port /dev/ttyACM0 sensors")
+    p = command(sub, "live", cmd_live, t("help.live"), False,
+                "mjctl --port /dev/ttyACM0 live --every 0.5")
+    p.add_argument("--every", type=float, default=0.25, metavar="S", help=t("help.opt_every"))
+    p.add_argument("--count", type=int, metavar="N", help=t("help.opt_count"))
+    p = command(sub, "monitor", cmd_monitor, t("help.monitor"), False,
+                "mjctl --port /dev/ttyACM0 monitor")
+    p.add_argument("--count", type=int, metavar="N", help=t("help.opt_count_events"))
+    command(sub, "ports", cmd_ports, t("help.ports"), False, "mjctl ports", link=False)
+    command(sub, "counters", cmd_counters, t("help.counters"), False,
+            "mjctl --port /dev/ttyACM0 counters")
+    p = command(sub, "dice-test", cmd_dice_test, t("help.dice_test"), False,
+                "mjctl --port /dev/ttyACM0 dice-test 6000")
+    p.add_argument("n", type=int, help=t("help.arg_rolls", max=DICE_TEST_MAX))
+    p = command(sub, "config", cmd_config, t("help.config"), False,
+                "mjctl --port /dev/ttyACM0 config get timings.lift_up_ms\n"
+                "  mjctl --port /dev/ttyACM0 --key keys/table-7.key config set timings.lift_up_ms 4200\n"
+                "  mjctl config validate firmware/config.json")
     p.add_argument("action", choices=["get", "set", "validate"])
     p.add_argument("file", nargs="?", metavar="KEY|FILE")
     p.add_argument("value", nargs="?", metavar="VALUE", help="set: the new value, as JSON"
                    " (a bare word is a string); needs --key, takes effect at the next start")
-    p = command(sub, "rfid", cmd_rfid, "scan the walls in the lanes: audit them against the"
-                " ruleset, or learn the tag table from a reference set (needs --key)", False)
+    p = command(sub, "rfid", cmd_rfid, t("help.rfid"), False,
+                "mjctl --port /dev/ttyACM0 --key keys/table-7.key rfid audit")
     p.add_argument("action", choices=["audit", "learn"])
-    command(sub, "selftest", cmd_selftest, "move each actuator briefly and check it against"
-            " its sensor, with measured times (needs --key)", False)
-    p = command(sub, "jog", cmd_jog, "run one motor briefly (service: needs --key)", False)
+    command(sub, "selftest", cmd_selftest, t("help.selftest"), False,
+            "mjctl --port /dev/ttyACM0 --key keys/table-7.key selftest")
+    p = command(sub, "jog", cmd_jog, t("help.jog", max=JOG_MAX_MS), False,
+                "mjctl --port /dev/ttyACM0 --key keys/table-7.key jog lane 1 500\n"
+                "  mjctl --port /dev/ttyACM0 --key keys/table-7.key jog plate 1000\n"
+                "  mjctl --port /dev/ttyACM0 --key keys/table-7.key jog lift_up 2 1500",
+                usage="mjctl jog [-h] [--json] {plate MS | lane N MS | lift_up N MS | lift_down N MS}")
     p.add_argument("actuator", choices=["plate", "lane", "lift_up", "lift_down"])
-    p.add_argument("what", type=int, nargs="+", metavar="[LANE] MS",
-                   help="for a lane or a lifter its number 0..3, then the time in ms"
-                   " (at most 2000; a lifter stops at its switch too)")
+    p.add_argument("what", nargs="*", metavar="[N] MS", help=t("help.arg_jog", max=JOG_MAX_MS))
 
 
 # -- output ------------------------------------------------------------------
@@ -343,20 +593,40 @@ def _human_hand(out):
 
 
 def _human_sensors(o):
+    from host_tools.mjctl import t
     c = _console()
-    c.print(t("sensors.plate", rotation=o["plate"][0], revolutions=o["plate"][1],
-              motor=_on_off(o["motors"][0])))
+    on_off = (t("label.off"), t("label.on"))
+    c.print(t("msg.sensors_plate", level=o["plate"][0], revs=o["plate"][1],
+              motor=on_off[bool(o["motors"][0])]), highlight=False)
     for n, (level, count) in enumerate(o["lanes"]):
-        c.print(t("sensors.lane", n=n, level=level, count=count))
+        c.print(t("msg.sensors_lane", n=n, level=level, count=count,
+                  motor=on_off[bool(o["motors"][1 + n])]), highlight=False)
     for n, (top, bottom) in enumerate(o["lifters"]):
-        c.print(t("sensors.lifter", n=n, top=top, bottom=bottom,
-                  moving=word("lift", o["moving"][n])))
-    c.print(t("sensors.rest", motors=o["motors"][1:], keys=o["keys"],
-              buzzer=_on_off(o["buzzer"])))
+        c.print(t("msg.sensors_lifter", n=n, top=top, bottom=bottom,
+                  moving=_lift_text(o["moving"][n])), highlight=False)
+    c.print(t("msg.sensors_rest", keys=plain(o["keys"]), buzzer=on_off[bool(o["buzzer"])]),
+            highlight=False)
 
 
-def _on_off(on):
-    return t("switch.on") if on else t("switch.off")
+def _lift_text(state):
+    from host_tools.texts import LANGS, lang
+    return LANGS[lang()].TEXTS.get("lift." + state, state)
+
+
+def _state_text(state):
+    from host_tools.texts import LANGS, lang
+    return LANGS[lang()].TEXTS.get("state." + state, state)
+
+
+def _seconds(ms):
+    """A controller time (ms) as a technician reads it, with its unit."""
+    from host_tools.mjctl import t
+    s = ms / 1000.0
+    if s < 120:
+        return t("unit.s", v="%.1f" % s)
+    if s < 7200:
+        return t("unit.min_s", m=int(s // 60), s=int(s % 60))
+    return t("unit.h_min", h=int(s // 3600), m=int(s % 3600 // 60))
 
 
 def _live_view(snap):
@@ -384,13 +654,12 @@ def _live_view(snap):
 
 
 def _human_counters(o):
-    from host_tools.texts import fault_texts
+    from host_tools.mjctl import t
     c = _console()
-    c.print(t("counters.text", cycles=o["cycles"], hands=o["hands"], lifts=o["lifts"],
-              fed=o["tiles_fed"]))
+    c.print(t("msg.counters", cycles=o["cycles"], hands=o["hands"], lifts=o["lifts"],
+              fed=plain(o["tiles_fed"])), highlight=False)
     for code, n in o["faults"]:
-        c.print("%s%s%d" % (t("fault.head", code=code, name=fault_texts(code)[0]), t("punct.colon"),
-                            n))
+        c.print(t("msg.fault_count", code=code, name=_fault_name(code), n=n), highlight=False)
 
 
 def _human_dice(o):
@@ -410,15 +679,44 @@ def _stack(pair):
 
 
 def _human_log(out):
-    from host_tools.mjctl import human_fault, describe_fault
+    import time
+    from host_tools.mjctl import t
+    from host_tools.texts import fault_texts
     c = _console()
-    c.print("[bold]%s[/]%s" % (t("log.faults"), t("punct.paren", text=len(out["faults"]))))
+    c.print("[bold]%s[/]" % t("label.faults_newest", n=len(out["faults"])))
     for f in out["faults"]:
-        c.print("  %s%s" % (t("log.at", s=f["t"] / 1000.0), t("punct.colon").rstrip()))
-        human_fault(c, describe_fault(f))
-    c.print("[bold]%s[/]" % t("log.service"))
+        name, cause, fix = fault_texts(f["code"])
+        c.print(t("msg.log_fault", at=_seconds(f["t"]), code=f["code"], name=name,
+                  detail=plain(f.get("detail") or {})), highlight=False)
+        c.print("    %s: %s" % (t("label.cause"), cause), highlight=False)
+        c.print("    %s: %s" % (t("label.fix"), fix), highlight=False)
+    if out["faults_by_code"]:
+        c.print("[bold]%s[/]" % t("label.faults_by_code"))
+        for f in out["faults_by_code"]:
+            c.print(t("msg.fault_count", code=f["code"], name=f["name"], n=f["count"]),
+                    highlight=False)
+    c.print("[bold]%s[/]" % t("label.service_newest", n=len(out["service"])))
     for e in out["service"]:
-        c.print("  %s%s%s" % (t("log.at", s=e["t"] / 1000.0), t("punct.colon"), e["what"]))
+        when = _seconds(e["t"])
+        if "wall" in e:
+            when = "%s (%s)" % (time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(e["wall"])), when)
+        c.print("  %s  %s" % (when, service_text(e)), highlight=False)
+
+
+def service_text(e):
+    """A service log entry in words: what, on which actuator or key, the
+    value, and how it ended."""
+    from host_tools.mjctl import t
+    outcome = e.get("outcome")
+    end = "" if outcome is None else ": " + (t("label.ok") if outcome == "ok" else outcome)
+    if e["what"] == "jog":
+        target = t("label." + e["actuator"]) if e.get("actuator") else "?"
+        if e.get("n") is not None and e.get("actuator") != "plate":
+            target += " %d" % e["n"]
+        return t("msg.log_jog", target=target, ms=e["ms"]) + end
+    if e["what"] == "config_set":
+        return t("msg.log_config", name=e["key"], value=plain(e["value"])) + end
+    return e["what"] + end
 
 
 def _human_audit(o):

@@ -39,8 +39,9 @@ def _item(name, ok, why, **measured):
 
 
 def _failed_by_fault(name, ev):
+    detail = ", ".join("%s %s" % (k, ev["detail"][k]) for k in sorted(ev["detail"]))
     return _item(name, False, t("selftest.why.fault", name=fault_texts(ev["code"])[0],
-                                 detail=ev["detail"]))
+                                 detail=detail))
 
 
 def plate(link, session, timeout):
@@ -68,13 +69,17 @@ def lane(link, session, n, timeout):
                  tiles=ev["count"])
 
 
-def lifter(link, session, n, timeout):
+def lifter(link, session, n, timeout, moved=None):
+    """`moved`: a list that holds (n, back) while this lifter is away from
+    where the self-test found it (run() brings it back on Ctrl-C)."""
     name = "lifter %d" % n
     top, bottom = link.request("sensors")["lifters"][n]
     if top:
         away, back = "lift_down", "lift_up"
     else:                  # at the bottom, or between: up first, then down to the switch
         away, back = "lift_up", "lift_down"
+    if moved is not None:
+        moved[:] = [(n, back)]
     ev = _jog(link, session, away, n, AWAY_MS, timeout)
     if ev["ev"] == "fault":
         return _failed_by_fault(name, ev)
@@ -87,23 +92,56 @@ def lifter(link, session, n, timeout):
     if ev2["end"] != "switch":
         return _item(name, False, t("selftest.why.not_back", move=word("actuator", back),
                                     ms=ev2["ms"]), away_ms=ev["ms"], back_ms=ev2["ms"])
+    if moved is not None:
+        moved[:] = []
     return _item(name, True, t("selftest.why.lifter_ok"), away_ms=ev["ms"],
                  back_ms=ev2["ms"])
 
 
-def run(link, key, timeout=30.0, progress=None):
+def run(link, key, timeout=30.0, progress=None, restoring=None):
     """Every item, in order: a list of results (dicts with `item`, `pass`,
-    `why` and the measured figures). `progress(result)` after each item."""
+    `why` and the measured figures). `progress(result)` after each item.
+    Interrupted (Ctrl-C), it stops the jog that runs and brings a lifter
+    it moved back to the switch it found it on (`restoring(n, switch)`
+    says so first), then closes the session and raises again."""
     session = link.open_service(key)
     out = []
+    moved = []             # (lifter, the jog back) while a lifter is away
     try:
         steps = [lambda: plate(link, session, timeout)]
         steps += [lambda n=n: lane(link, session, n, timeout) for n in range(4)]
-        steps += [lambda n=n: lifter(link, session, n, timeout) for n in range(4)]
+        steps += [lambda n=n: lifter(link, session, n, timeout, moved) for n in range(4)]
         for step in steps:
             out.append(step())
             if progress is not None:
                 progress(out[-1])
+    except KeyboardInterrupt:
+        _put_back(link, session, moved, timeout, restoring)
+        raise
     finally:
         link.request("service_close")
     return out
+
+
+def _put_back(link, session, moved, timeout, restoring):
+    """After an interrupt: the running jog ended, the lifter that was moved
+    driven back to its switch (a jog ends there). A plate or lane jog is
+    not waited for: closing the session stops it."""
+    if not moved:
+        return
+    s = link.request("sensors")
+    if any(s["motors"]) or any(m in ("rising", "lowering") for m in s["moving"]):
+        link.wait_event(lambda e: e["ev"] in ("jogged", "fault"), timeout)
+    # The link delivers events in order, before the answer that follows
+    # them: what the stopped jog said is queued now; none of it may be
+    # taken for the jog back's.
+    while link.next_event(timeout=0) is not None:
+        pass
+    n, back = moved[0]
+    top, bottom = link.request("sensors")["lifters"][n]
+    if (top if back == "lift_up" else bottom):
+        return                             # the interrupted jog was the way back
+    if restoring is not None:
+        restoring(n, "top" if back == "lift_up" else "bottom")
+    _jog(link, session, back, n, BACK_MS, timeout)
+

@@ -9,7 +9,7 @@ import hmac
 
 import pytest
 
-from host_tools.link_client import LinkError
+from host_tools.link_client import LinkError, service_entry
 
 
 def _mac(key, nonce):
@@ -41,9 +41,16 @@ def test_a_session_with_the_right_key_jogs_the_plate_for_its_time_only(target):
     # A lane too; a jog longer than the bound is refused.
     assert target.request("jog", session=session, actuator="lane", n=2, ms=100)["ok"]
     code, msg = _refusal(target, "jog", session=session, actuator="plate", ms=5000)
-    assert code == "refused" and "2000" in msg
-    log = [what for _, what in target.request("service_log")["entries"]]
-    assert log == ["challenge", "opened", "jog", "jog", "jog"], log   # the refused jog: checked, then bounded
+    assert code == "bad_request" and "2000" in msg
+    # A lane or lifter not named is refused, never taken as 0.
+    code, msg = _refusal(target, "jog", session=session, actuator="lift_up", ms=500)
+    assert code == "bad_request" and "needs n" in msg
+    assert target.request("sensors")["moving"] == ["bottom"] * 4
+    log = [service_entry(e) for e in target.link.service_log()]
+    assert [e["what"] for e in log] == ["challenge", "opened", "jog", "jog", "jog", "jog"], log
+    assert [(e["actuator"], e["n"], e["ms"], e["outcome"]) for e in log[2:]] == [
+        ("plate", None, 400, "ok"), ("lane", 2, 100, "ok"), ("plate", None, 5000, "bad_request"),
+        ("lift_up", None, 500, "bad_request")], log
     assert target.request("service_close")["closed"] is True
     code, _ = _refusal(target, "jog", session=session, actuator="plate", ms=100)
     assert code == "no_session"
@@ -64,7 +71,7 @@ def test_no_session_a_wrong_key_and_a_replayed_answer_are_refused(target):
     t0 = target.status()["uptime"]
     target.wait_virtual(t0 + 500)
     assert _plate(target, 0) == []                          # nothing ever moved
-    log = [what for _, what in target.request("service_log")["entries"]]
+    log = [what for _, what in target.link.service_log()]
     assert sum(w.startswith("refused") for w in log) >= 2 and "opened" in log
 
 

@@ -9,7 +9,7 @@ import os
 import pytest
 
 from host_tools import selftest
-from host_tools.link_client import LinkError
+from host_tools.link_client import LinkError, service_entry
 
 
 def _refusal(target, op, **args):
@@ -39,7 +39,7 @@ def test_the_selftest_passes_on_a_sound_table_with_measured_times(target):
         # than it lifts, so the way back is shorter, and never instant.
         assert r["away_ms"] == selftest.AWAY_MS and 200 < r["back_ms"] < selftest.AWAY_MS, r
     assert rev_ms > 0
-    log = [what for _, what in target.request("service_log")["entries"]]
+    log = [service_entry(e)["what"] for e in target.link.service_log()]
     assert log[-1] == "closed: by the host" and log.count("jog") >= 9
 
 

@@ -10,7 +10,8 @@ sessions; docs/technician.md). What anyone may read is link/readouts.py.
 A nonce answers once and only for `NONCE_MS`; a session lasts `SESSION_MS`
 from its last use and never into a hand. No key on the table (`service.key`,
 provisioned by make deploy) refuses every session. Every challenge, session
-and refusal goes into a small ring, the link's `service_log`.
+and refusal, and every jog, config change and scan with its details and
+outcome, goes into a small ring, the link's `service_log` (_note_act).
 
 Memory: a parlour table plays for hours between two technician visits, so
 this module is not resident. The link imports it for one such request and
@@ -39,6 +40,7 @@ NONCE_MS = const(30000)            # a challenge must be answered within this
 SESSION_MS = const(300000)         # a session lasts this long after its last use
 _NONCES = const(4)                 # challenges outstanding at once
 _LOG = const(16)                   # entries kept
+_LOG_PAGE = const(4)               # entries per service_log answer: 4 of the longest fit a frame
 _JOG_MAX_MS = const(2000)          # a jog never runs a motor longer than this
 _AUDIT_KINDS = const(24)           # kinds listed by rfid_audit: 24 x 13 bytes fit a frame
 
@@ -52,39 +54,77 @@ def answer(link, ctl, now, op, args):
         token = authenticate(link, now, args["nonce"], args["mac"], ctl.in_hand())
         return {"ok": True, "session": token, "expires_ms": SESSION_MS}
     if op == "service_close":
+        if ctl.jogging is not None:
+            ctl.jog_until = now        # the next tick stops it and says so (`jogged`)
         return {"ok": True, "closed": close(link, now, "by the host")}
     if op == "service_log":
-        return {"ok": True, "entries": link.service_log}
+        # A page: the whole ring with its details does not fit one frame.
+        start = args.get("start", 0)
+        n = args.get("n", _LOG_PAGE)
+        if start < 0 or n < 1 or n > _LOG_PAGE:
+            raise LinkError("bad_request", "start >= 0, n 1..%d" % _LOG_PAGE)
+        return {"ok": True, "entries": link.service_log[start:start + n],
+                "total": len(link.service_log)}
     if op == "jog" or op.startswith("rfid_") or op == "config_set":
         check(link, now, args.get("session"), ctl.in_hand(), op)
-        if not ctl.still():
-            raise LinkError("refused", "%s only when idle or stopped by a fault (the table is %s)"
-                            % (op, NAMES[ctl.state]))
-        if op == "config_set":
-            return config_set(ctl.cfg, args["key"], args["value"])
-        if op == "rfid_scan":
-            if ctl.jogging is not None or ctl.scan_side >= 0:
-                raise LinkError("busy", "a jog or a scan is running")
-            ctl.scanned = False
-            ctl.scan_side = 0
-            # The UIDs too, for rfid_learn: kept until the learn, the
-            # session's close or the table's next move (_done_with_scan).
-            ctl.d.rfid.raw = bytearray(4 * len(ctl.d.rfid.seen))
-            return {"ok": True, "state": "scanning"}
-        if op != "jog":
-            if not ctl.scanned:
-                raise LinkError("refused", "scan the walls first (rfid_scan), and move nothing after")
-            if op == "rfid_audit":
-                return rfid_audit(ctl)
-            try:
-                return rfid_learn(ctl)
-            finally:
-                _done_with_scan(ctl)
-        why = jog(ctl, now, args["actuator"], args.get("n", 0), args["ms"])
-        if why:
-            raise LinkError("refused", why)
-        return {"ok": True, "state": "jogging"}
+        try:
+            out = act(ctl, now, op, args)
+        except LinkError as e:
+            _note_act(link, now, op, args, e.code)
+            raise
+        _note_act(link, now, op, args, "ok")
+        return out
     raise LinkError("unknown_op", "no request %r" % op)
+
+
+def act(ctl, now, op, args):
+    """What a session allows: jog, config_set, rfid_* (LinkError if refused)."""
+    n = 0
+    if op == "jog":
+        # The arguments first: a wrong call names what is wrong whatever
+        # the table is doing, and never falls back to lane or lifter 0.
+        # (Checked here, in no function or table of their own: each name
+        # this module defines is heap at every request that loads it.)
+        actuator = args["actuator"]
+        ms = args["ms"]
+        if actuator not in ("plate", "lane", "lift_up", "lift_down"):
+            raise LinkError("bad_request", "no actuator %r: plate, lane, lift_up or lift_down"
+                            % actuator)
+        if ms < 1 or ms > _JOG_MAX_MS:
+            raise LinkError("bad_request", "ms must be 1..%d, not %d" % (_JOG_MAX_MS, ms))
+        if actuator != "plate":
+            n = args.get("n")
+            if n is None:
+                raise LinkError("bad_request", "jog %s needs n: which one, 0..3" % actuator)
+            if n < 0 or n > 3:
+                raise LinkError("bad_request", "n must be 0..3, not %d" % n)
+    if not ctl.still():
+        raise LinkError("refused", "%s only when idle or stopped by a fault (the table is %s)"
+                        % (op, NAMES[ctl.state]))
+    if op == "config_set":
+        return config_set(ctl.cfg, args["key"], args["value"])
+    if op == "rfid_scan":
+        if ctl.jogging is not None or ctl.scan_side >= 0:
+            raise LinkError("busy", "a jog or a scan is running")
+        ctl.scanned = False
+        ctl.scan_side = 0
+        # The UIDs too, for rfid_learn: kept until the learn, the session's
+        # close or the table's next move (_done_with_scan).
+        ctl.d.rfid.raw = bytearray(4 * len(ctl.d.rfid.seen))
+        return {"ok": True, "state": "scanning"}
+    if op != "jog":
+        if not ctl.scanned:
+            raise LinkError("refused", "scan the walls first (rfid_scan), and move nothing after")
+        if op == "rfid_audit":
+            return rfid_audit(ctl)
+        try:
+            return rfid_learn(ctl)
+        finally:
+            _done_with_scan(ctl)
+    why = jog(ctl, now, args["actuator"], n, args["ms"])
+    if why:
+        raise LinkError("refused", why)
+    return {"ok": True, "state": "jogging"}
 
 
 # -- service sessions ------------------------------------------------------
@@ -139,7 +179,6 @@ def check(link, now, token, in_hand, what):
         link.session = None
         raise _refused(link, now, "session_expired", "the service session expired: open another")
     link.session_until = ticks_add(now, SESSION_MS)
-    _note(link, now, what)
 
 
 def close(link, now, reason):
@@ -159,6 +198,48 @@ def _note(link, now, what):
         link.service_log.pop(0)
 
 
+def _note_act(link, now, op, args, outcome):
+    """What a session did and how it ended (`outcome`: "ok" or a LinkError's
+    code), as small as an entry can be. A jog is (t, one small int below
+    2**26): bits 0-16 the time in ms (clamped), 17-19 the number (7: none
+    or not 0..6), 20-22 the actuator (plate, lane, lift_up, lift_down: 0-3,
+    7: unknown), 23-25 the outcome (ok, refused, bad_request, busy: 0-3, 7:
+    another code); the host unpacks it (link_client.service_entry). It
+    takes one 16-byte block on a 32-bit board, as a plain note does, and a
+    visit is mostly jogs. An RFID step that went well is (t, op), one that
+    did not (t, op, code); a config change (t, "config_set", key, value,
+    outcome)."""
+    if op == "jog":
+        ms = args["ms"]
+        n = args.get("n")
+        if n is None or n < 0 or n > 6:
+            n = 7
+        a = 7
+        i = 0
+        for name in ("plate", "lane", "lift_up", "lift_down"):
+            if name == args["actuator"]:
+                a = i
+            i += 1
+        o = 7
+        i = 0
+        for code in ("ok", "refused", "bad_request", "busy"):
+            if code == outcome:
+                o = i
+            i += 1
+        entry = (now, (ms if 0 <= ms <= 0x1FFFF else 0x1FFFF if ms > 0 else 0)
+                 | n << 17 | a << 20 | o << 23)
+    elif op == "config_set":
+        entry = (now, "config_set", args["key"], args["value"], outcome)
+    elif outcome == "ok":
+        entry = (now, "rfid_scan" if op == "rfid_scan" else
+                 "rfid_audit" if op == "rfid_audit" else "rfid_learn")
+    else:
+        entry = (now, op, outcome)
+    link.service_log.append(entry)
+    if len(link.service_log) > _LOG:
+        link.service_log.pop(0)
+
+
 def _refused(link, now, code, message):
     """The refusal to raise, noted in the log."""
     _note(link, now, "refused: " + message)
@@ -168,21 +249,19 @@ def _refused(link, now, code, message):
 # -- what the table does ------------------------------------------------------
 
 def jog(ctl, now, actuator, n, ms):
-    """Run one motor for `ms` (the table is idle or stopped by a fault:
-    answer() checked). None, or why not. The controller's tick stops it at
-    `jog_until`."""
-    if ms < 1 or ms > _JOG_MAX_MS:
-        return "ms must be 1..%d" % _JOG_MAX_MS
+    """Run one motor for `ms` (the table is idle or stopped by a fault and
+    the arguments are checked: act()). None, or why not. The controller's
+    tick stops it at `jog_until`."""
     if ctl.jogging is not None or ctl.scan_side >= 0:
         return "a jog or a scan is running"
     d = ctl.d
     if actuator == "plate":
         ctl.jogging = d.plate
         d.plate.start(now)
-    elif actuator == "lane" and 0 <= n <= 3:
+    elif actuator == "lane":
         ctl.jogging = d.lanes[n]
         d.lanes[n].jog()
-    elif (actuator == "lift_up" or actuator == "lift_down") and 0 <= n <= 3:
+    else:                              # lift_up, lift_down
         lifter = d.lifters[n]
         # The switch itself, not the lifter's state: right after boot
         # its first poll may not have run yet.
@@ -193,9 +272,6 @@ def jog(ctl, now, actuator, n, ms):
             lifter.lift(now)
         else:
             lifter.lower(now)
-    else:
-        return "no actuator %r %r to jog (plate; lane, lift_up or lift_down 0..3)" \
-            % (actuator, n)
     ctl.jog_until = ticks_add(now, ms)
     j = ctl.jogging
     jog = ctl.jog
@@ -291,6 +367,8 @@ def rfid_learn(ctl):
     and read when the controller next starts."""
     r = ctl.d.rfid
     seen, uids, ids = r.seen, r.raw, r.ids
+    if uids is None:                   # the scan was not the session's, or it is stale
+        raise LinkError("refused", "scan the walls first (rfid_scan), and move nothing after")
     want = ctl.builder.want
     order = bytearray(len(ids))        # the reference tile id of each slot
     slot = 0

@@ -79,6 +79,6 @@ def test_a_twin_older_than_the_sources_is_refused_in_one_line():
                            timeout=60)
     finally:
         os.utime(src, (st.st_atime, st.st_mtime))
-    assert p.returncode == 2 and p.stdout == "", p
+    assert p.returncode == 1 and p.stdout == "", p      # the setup, not the table: exit 1
     assert p.stderr.splitlines() == ["mjctl: build/image/micropython is older than the firmware's"
                                      " sources: run `make image`"], p.stderr
