@@ -166,11 +166,13 @@ class LinkClient:
         mac = hmac.new(key, bytes.fromhex(nonce) + b"service", hashlib.sha256).hexdigest()
         return self.request("service_auth", nonce=nonce, mac=mac)["session"]
 
-    def service_log(self, page=4):
+    def service_log(self, page=4, counts=None):
         """Every entry of the controller's service log, oldest first: asked
-        for in pages (`service_log start n`), as the whole ring with its
+        for in pages (`service_log start n`), as the whole log with its
         details does not fit one frame. An entry too long for a frame on its
-        own is shown as [None, "(too long for a frame)"]."""
+        own is shown as [None, "(too long for a frame)"]. `counts`: a dict
+        that gets the key-less events counted by kind ("challenge",
+        "auth_failed", ...)."""
         out = []
         start = 0
         n = page
@@ -187,6 +189,8 @@ class LinkClient:
                 start += 1
                 n = page
                 continue
+            if counts is not None:
+                counts.update(dict(got["counts"]))
             out += got["entries"]
             start += len(got["entries"])
             if not got["entries"] or start >= got["total"]:
@@ -331,25 +335,18 @@ class LinkClient:
         self.rejected.append((reason, kind, seq, payload))
 
 
-JOG_ACTUATORS = ("plate", "lane", "lift_up", "lift_down")    # firmware/link/service.py
-JOG_OUTCOMES = ("ok", "refused", "bad_request", "busy")
-
-
 def service_entry(e):
-    """A `service_log` entry as a dict: "t", "what" and its details. A jog
-    comes packed in one int (service._note_act): "actuator", "n" (None: not
-    given), "ms", "outcome" ("ok" or the refusal's code); a config change
-    has "key", "value", "outcome"; an RFID step "outcome"."""
+    """A `service_log` entry as a dict: "t", "what" and its details: a jog
+    has "actuator", "n" (None: not given), "ms", "outcome" ("ok" or the
+    refusal's code); a config change "key", "value", "outcome"; an RFID step
+    "outcome"."""
     t, what = e[0], e[1]
-    if isinstance(what, int):
-        a, n, o = (what >> 20) & 7, (what >> 17) & 7, (what >> 23) & 7
-        return {"t": t, "what": "jog", "actuator": JOG_ACTUATORS[a] if a < 4 else "?",
-                "n": None if n == 7 else n, "ms": what & 0x1FFFF,
-                "outcome": JOG_OUTCOMES[o] if o < len(JOG_OUTCOMES) else "?"}
     out = {"t": t, "what": what}
-    if what == "config_set":
+    if what == "jog":
+        out.update(actuator=e[2], n=e[3], ms=e[4], outcome=e[5])
+    elif what == "config_set":
         out.update(key=e[2], value=e[3], outcome=e[4])
-    elif what.startswith("rfid_"):
+    elif isinstance(what, str) and what.startswith("rfid_"):
         out["outcome"] = e[2] if len(e) > 2 else "ok"
     return out
 

@@ -84,6 +84,20 @@ def shared(port, baudrate=115200):
     return "socket://127.0.0.1:%d" % tcp
 
 
+def running(port):
+    """The URL of the sharer that already serves `port`, or None (none
+    runs, or `port` is not a device to share). Starts nothing: for a look
+    at a port (`mjctl ports`) that must not take it."""
+    if os.environ.get("MJCTL_SHARE", "1") == "0" or not _is_device(port):
+        return None
+    device = os.path.realpath(port)
+    name = "mux-%s" % hashlib.sha256(device.encode()).hexdigest()[:16]
+    state = _read_json(os.path.join(_state_dir(), name + ".json"))
+    if state and state.get("device") == device and probe(state.get("port"), device):
+        return "socket://127.0.0.1:%d" % state["port"]
+    return None
+
+
 def release(port):
     """Stop the sharer of `port`, if one runs: mpremote and esptool need
     the port to themselves (a sharer would read their answers). True

@@ -13,8 +13,10 @@ PROBE_S = 0.3          # per attempt (two attempts): a controller answers in mil
 def probe(device, timeout=PROBE_S):
     """The controller's hello answer on `device`, or None (no answer, not
     a serial port, busy or not ours to open)."""
+    from host_tools import linkmux
     try:
-        with LinkClient(device, timeout=timeout) as link:
+        # Through the port's sharer when one holds it (the port is its alone).
+        with LinkClient(linkmux.running(device) or device, timeout=timeout) as link:
             return link.hello()
     except (LinkError, serial.SerialException, OSError, ValueError):
         return None

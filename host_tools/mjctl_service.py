@@ -100,31 +100,22 @@ def _fault_name(code):
 
 def cmd_log(args):
     """The fault log and the service log, newest first; the service log's
-    entries carry what was moved or changed and how it ended; wall-clock
-    times where this PC can know them (entries of the controller's current
-    run: its uptime now against this PC's clock)."""
-    import time
-
+    entries carry what was moved or changed and how it ended, and what
+    hosts without the key asked is counted by kind. Both logs are kept
+    across the controller's restarts, so their times are its own (ms since
+    the boot each was written in): this PC cannot date them."""
     def run(link, _key):
-        st = link.request("status")
-        now = time.time()
-        uptime = st["uptime"]
         faults = link.request("faults")["faults"]          # newest first already
-        service = link.service_log()                       # oldest first: turned
+        counts = {}
+        service = link.service_log(counts=counts)          # oldest first: turned
         try:
             by_code = link.request("counters")["faults"]
         except LinkError:          # stopped at boot: the counters are not there
             by_code = []
-        entries = []
-        for e in reversed(service):
-            entry = service_entry(e)
-            # The service log lives in RAM: every entry is of this run.
-            if entry["t"] is not None and 0 <= entry["t"] <= uptime:
-                entry["wall"] = round(now - (uptime - entry["t"]) / 1000.0, 3)
-            entries.append(entry)
         out = {"faults": faults, "faults_by_code": [{"code": c, "name": _fault_name(c), "count": n}
                                                     for c, n in by_code],
-               "service": entries, "uptime": uptime}
+               "service": [service_entry(e) for e in reversed(service)],
+               "keyless": counts}
         _emit(args, out, _human_log)
         return 0
     return _link(args, run)
@@ -679,7 +670,6 @@ def _stack(pair):
 
 
 def _human_log(out):
-    import time
     from host_tools.mjctl import t
     from host_tools.texts import fault_texts
     c = _console()
@@ -697,10 +687,10 @@ def _human_log(out):
                     highlight=False)
     c.print("[bold]%s[/]" % t("label.service_newest", n=len(out["service"])))
     for e in out["service"]:
-        when = _seconds(e["t"])
-        if "wall" in e:
-            when = "%s (%s)" % (time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(e["wall"])), when)
-        c.print("  %s  %s" % (when, service_text(e)), highlight=False)
+        c.print("  %s  %s" % (_seconds(e["t"]), service_text(e)), highlight=False)
+    if out["keyless"]:
+        c.print("[bold]%s[/] %s" % (t("label.keyless"), ", ".join(
+            "%s %d" % (k, n) for k, n in sorted(out["keyless"].items()))), highlight=False)
 
 
 def service_text(e):

@@ -46,9 +46,11 @@ def test_a_session_with_the_right_key_jogs_the_plate_for_its_time_only(target):
     code, msg = _refusal(target, "jog", session=session, actuator="lift_up", ms=500)
     assert code == "bad_request" and "needs n" in msg
     assert target.request("sensors")["moving"] == ["bottom"] * 4
-    log = [service_entry(e) for e in target.link.service_log()]
-    assert [e["what"] for e in log] == ["challenge", "opened", "jog", "jog", "jog", "jog"], log
-    assert [(e["actuator"], e["n"], e["ms"], e["outcome"]) for e in log[2:]] == [
+    counts = {}
+    log = [service_entry(e) for e in target.link.service_log(counts=counts)]
+    assert [e["what"] for e in log] == ["opened", "jog", "jog", "jog", "jog"], log
+    assert counts == {"challenge": 1}                 # asked without the key: counted
+    assert [(e["actuator"], e["n"], e["ms"], e["outcome"]) for e in log[1:]] == [
         ("plate", None, 400, "ok"), ("lane", 2, 100, "ok"), ("plate", None, 5000, "bad_request"),
         ("lift_up", None, 500, "bad_request")], log
     assert target.request("service_close")["closed"] is True
@@ -71,8 +73,10 @@ def test_no_session_a_wrong_key_and_a_replayed_answer_are_refused(target):
     t0 = target.status()["uptime"]
     target.wait_virtual(t0 + 500)
     assert _plate(target, 0) == []                          # nothing ever moved
-    log = [what for _, what in target.link.service_log()]
-    assert sum(w.startswith("refused") for w in log) >= 2 and "opened" in log
+    counts = {}
+    log = [e[1] for e in target.link.service_log(counts=counts)]
+    assert log == ["opened"]                       # what the session did, only
+    assert counts == {"no_session": 1, "challenge": 2, "auth_failed": 2}, counts
 
 
 @pytest.mark.needs_sim

@@ -25,7 +25,7 @@ import json
 
 from firmware.link import frame
 
-PROTO_VERSION = 6          # bumped by any change of the tables below
+PROTO_VERSION = 7          # bumped by any change of the tables below
 # The frame kinds and the tables below are private constants: compiled
 # into the functions that use them, they leave no global and no interned
 # name on the controller (docs/firmware.md, Memory). The host reads them
@@ -74,7 +74,7 @@ _RESPONSES = const(        # "op" echoes the request's
     "service_open nonce:str op:str ttl_ms:int\n"
     "service_auth expires_ms:int op:str session:str\n"
     "service_close closed:bool op:str\n"
-    "service_log entries:list op:str total:int\n"
+    "service_log counts:list entries:list op:str total:int\n"
     "jog op:str state:str\n"
     "counters cycles:int faults:list hands:int lifts:int lost:str* op:str tiles_fed:list"
     " unsaved:int\n"

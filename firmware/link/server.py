@@ -20,6 +20,7 @@ from firmware.hal import forget, ticks_diff
 from firmware.link import codec, frame
 
 _RX = const(32)
+_NONCES = const(4)                    # service challenges outstanding at once
 _REQUEST_MAX = const(160)             # requests are small: the longest is a config_get
 _EVENT_MAX = const(200)               # events are small: a fault with its detail
 # Constant tuples: no module global (no interned name, no slot) for them.
@@ -62,9 +63,16 @@ class LinkServer:
         self.fault_name = ""       # its name (also the error code of every refused
         self.fault_reason = ""     # request) and why
         # Service sessions (link/service.py, loaded per request): what
-        # outlives a request, as plain data.
-        self.nonces = []           # (nonce bytes, issued at), outstanding
-        self.service_log = []      # (t, what), the newest last
+        # outlives a request, as plain data made here, at boot (a key-less
+        # host asks for challenges at will: made per request, they split the
+        # free heap).
+        self.nonces = bytearray(16 * _NONCES)      # the outstanding challenges,
+        self.nonce_at = array("i", bytes(4 * _NONCES))   # when each was issued,
+        self.nonce_live = bytearray(_NONCES)       # 1 until answered
+        self.nonce_next = 0                        # the slot the next one takes
+        # Key-less service events by kind (service._COUNTED, then "unsaved"
+        # entries of the log file, then any other refusal).
+        self.service_counts = array("H", bytes(2 * 7))
         self.reader = frame.FrameReader(_REQUEST_MAX)
         self.rx = bytearray(_RX)
         # Answers are written to `tx` and stay there until the next request

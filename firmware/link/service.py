@@ -9,15 +9,16 @@ sessions; docs/technician.md). What anyone may read is link/readouts.py.
 
 A nonce answers once and only for `NONCE_MS`; a session lasts `SESSION_MS`
 from its last use and never into a hand. No key on the table (`service.key`,
-provisioned by make deploy) refuses every session. Every challenge, session
-and refusal, and every jog, config change and scan with its details and
-outcome, goes into a small ring, the link's `service_log` (_note_act).
+provisioned by make deploy) refuses every session. Every session, and
+every jog, config change and scan with its details and outcome, goes into
+the service log, a file kept across power cuts; challenges and refusals
+are counted by kind (below, The service log).
 
 Memory: a parlour table plays for hours between two technician visits, so
 this module is not resident. The link imports it for one such request and
 forgets it after the answer (LinkServer._technician); what must outlive a
-request (the session, the outstanding nonces, the log, the key) is kept on
-the LinkServer as plain data, and a jog's deadline on the controller, whose
+request (the session, the outstanding nonces, the counts, the key) is kept
+on the LinkServer as plain data, allocated at boot, and a jog's deadline on the controller, whose
 tick stops it. Its names stay interned once used; its functions leave.
 """
 
@@ -38,8 +39,12 @@ from firmware.tags import UNKNOWN
 
 NONCE_MS = const(30000)            # a challenge must be answered within this
 SESSION_MS = const(300000)         # a session lasts this long after its last use
-_NONCES = const(4)                 # challenges outstanding at once
 _LOG = const(16)                   # entries kept
+_LOG_FILE = const("service.log")   # in the board's flash (the store)
+# What key-less hosts did, counted by kind (the link's service_counts;
+# then "unsaved", then any other code). Here, above every use: MicroPython
+# replaces a const only below its definition.
+_COUNTED = const(("challenge", "auth_failed", "no_session", "session_expired", "busy"))
 _LOG_PAGE = const(4)               # entries per service_log answer: 4 of the longest fit a frame
 _JOG_MAX_MS = const(2000)          # a jog never runs a motor longer than this
 _AUDIT_KINDS = const(24)           # kinds listed by rfid_audit: 24 x 13 bytes fit a frame
@@ -58,13 +63,21 @@ def answer(link, ctl, now, op, args):
             ctl.jog_until = now        # the next tick stops it and says so (`jogged`)
         return {"ok": True, "closed": close(link, now, "by the host")}
     if op == "service_log":
-        # A page: the whole ring with its details does not fit one frame.
+        # A page: the whole log with its details does not fit one frame.
         start = args.get("start", 0)
         n = args.get("n", _LOG_PAGE)
         if start < 0 or n < 1 or n > _LOG_PAGE:
             raise LinkError("bad_request", "start >= 0, n 1..%d" % _LOG_PAGE)
-        return {"ok": True, "entries": link.service_log[start:start + n],
-                "total": len(link.service_log)}
+        log = _entries(link)
+        counts = []
+        for k in range(len(link.service_counts)):
+            if link.service_counts[k]:
+                counts.append([_COUNTED[k] if k < len(_COUNTED) else
+                               "unsaved" if k == len(_COUNTED) else "other",
+                               link.service_counts[k]])
+        page = log[start:start + n] if start < len(log) else []   # never a huge slice
+        return {"ok": True, "entries": page, "total": len(log),
+                "counts": counts}
     if op == "jog" or op.startswith("rfid_") or op == "config_set":
         check(link, now, args.get("session"), ctl.in_hand(), op)
         try:
@@ -130,54 +143,60 @@ def act(ctl, now, op, args):
 # -- service sessions ------------------------------------------------------
 
 def challenge(link, now):
+    """A fresh nonce, in the link's next slot (the oldest outstanding one
+    goes when all are taken)."""
+    i = link.nonce_next
+    link.nonce_next = (i + 1) % len(link.nonce_live)
     nonce = link.hal.rand(16)
-    link.nonces.append((nonce, now))
-    if len(link.nonces) > _NONCES:
-        link.nonces.pop(0)
-    _note(link, now, "challenge")
+    for k in range(16):
+        link.nonces[16 * i + k] = nonce[k]
+    link.nonce_at[i] = now
+    link.nonce_live[i] = 1
+    _count(link, "challenge")
     return binascii.hexlify(nonce).decode()
 
 
 def authenticate(link, now, nonce_hex, mac_hex, in_hand):
     """The session token (hex), or LinkError. The nonce is used up either way."""
     if in_hand:
-        raise _refused(link, now, "busy", "no service session during a hand")
-    found = None
-    for entry in link.nonces:
-        if binascii.hexlify(entry[0]).decode() == nonce_hex:
-            found = entry
-    if found is None:
-        raise _refused(link, now, "auth_failed", "unknown or already used challenge (ask service_open)")
-    link.nonces.remove(found)
-    if ticks_diff(now, found[1]) > NONCE_MS:
-        raise _refused(link, now, "auth_failed", "challenge expired (ask service_open again)")
+        raise _refused(link, "busy", "no service session during a hand")
+    found = -1
+    for i in range(len(link.nonce_live)):
+        if link.nonce_live[i] and \
+                binascii.hexlify(link.nonces[16 * i:16 * i + 16]).decode() == nonce_hex:
+            found = i
+    if found < 0:
+        raise _refused(link, "auth_failed", "unknown or already used challenge (ask service_open)")
+    link.nonce_live[found] = 0
+    if ticks_diff(now, link.nonce_at[found]) > NONCE_MS:
+        raise _refused(link, "auth_failed", "challenge expired (ask service_open again)")
     if link.key is None:
-        raise _refused(link, now, "auth_failed", "this table has no service key (make deploy KEY=...)")
+        raise _refused(link, "auth_failed", "this table has no service key (make deploy KEY=...)")
     import hashlib
     import hmac                        # micropython-lib's, frozen with the firmware
     # The constructor, not its name: hmac then makes no closure, and a
     # technician's visit fits 256 B less on the twin. (The checker reads
     # CPython's hmac, which wants CPython's hash objects.)
-    want = hmac.new(link.key, found[0] + b"service",
+    want = hmac.new(link.key, bytes(link.nonces[16 * found:16 * found + 16]) + b"service",
                     hashlib.sha256).hexdigest()  # pyright: ignore[reportArgumentType]
     forget("hmac")
     if mac_hex != want:
-        raise _refused(link, now, "auth_failed", "wrong key")
+        raise _refused(link, "auth_failed", "wrong key")
     link.session = binascii.hexlify(link.hal.rand(8)).decode()
     link.session_until = ticks_add(now, SESSION_MS)
-    _note(link, now, "opened")
+    _note(link, [now, "opened"])
     return link.session
 
 
 def check(link, now, token, in_hand, what):
     """LinkError unless `token` is the open session (which it extends)."""
     if in_hand:
-        raise _refused(link, now, "busy", "%s is refused during a hand" % what)
+        raise _refused(link, "busy", "%s is refused during a hand" % what)
     if link.session is None or token != link.session:
-        raise _refused(link, now, "no_session", "%s needs a service session (service_open)" % what)
+        raise _refused(link, "no_session", "%s needs a service session (service_open)" % what)
     if ticks_diff(now, link.session_until) > 0:
         link.session = None
-        raise _refused(link, now, "session_expired", "the service session expired: open another")
+        raise _refused(link, "session_expired", "the service session expired: open another")
     link.session_until = ticks_add(now, SESSION_MS)
 
 
@@ -186,63 +205,75 @@ def close(link, now, reason):
         _done_with_scan(link.controller)
     if link.session is not None:
         link.session = None
-        _note(link, now, "closed: " + reason)
+        _note(link, [now, "closed: " + reason])
         return True
     return False
 
 
-def _note(link, now, what):
-    # A tuple: one 16-byte block on a 32-bit board where a list takes two.
-    link.service_log.append((now, what))
-    if len(link.service_log) > _LOG:
-        link.service_log.pop(0)
+# -- the service log ---------------------------------------------------------
+#
+# What a session did goes into a file of the board's flash (persist.py:
+# atomic, CRC-checked, kept across power cuts), the last _LOG entries;
+# what a host without the key did (challenges asked, refusals) is counted
+# by kind in the link's `service_counts`. So a host without the key can
+# neither push a technician's entries out nor wear the flash, and the log
+# keeps nothing in the heap between two requests: entries kept there, each
+# made where the heap had room when it came, split the free heap over a
+# day of refused requests (docs/heap-idioms.md).
+
+def _count(link, kind):
+    """One more key-less event of `kind` (the last slot: any other)."""
+    counts = link.service_counts
+    i = len(counts) - 1
+    for k in range(len(_COUNTED)):
+        if _COUNTED[k] == kind:
+            i = k
+    if counts[i] < 0xFFFF:
+        counts[i] += 1
+
+
+def _entries(link):
+    """The service log as saved, oldest first ([] when there is none yet,
+    or it is damaged: the next entry starts it again)."""
+    from firmware import persist
+    try:
+        log = persist.load(link.hal.store + _LOG_FILE)
+    except ValueError:
+        return []
+    return log if type(log) is list else []
+
+
+def _note(link, entry):
+    """`entry` ([t, what, ...]) at the end of the log, the oldest past _LOG
+    dropped. A flash that fails loses the entry, counted ("unsaved"), never
+    the request."""
+    from firmware import persist
+    try:
+        log = _entries(link)
+        log.append(entry)
+        persist.save(link.hal.store + _LOG_FILE, log[-_LOG:])
+    except Exception:
+        counts = link.service_counts
+        counts[len(counts) - 2] += 1
 
 
 def _note_act(link, now, op, args, outcome):
     """What a session did and how it ended (`outcome`: "ok" or a LinkError's
-    code), as small as an entry can be. A jog is (t, one small int below
-    2**26): bits 0-16 the time in ms (clamped), 17-19 the number (7: none
-    or not 0..6), 20-22 the actuator (plate, lane, lift_up, lift_down: 0-3,
-    7: unknown), 23-25 the outcome (ok, refused, bad_request, busy: 0-3, 7:
-    another code); the host unpacks it (link_client.service_entry). It
-    takes one 16-byte block on a 32-bit board, as a plain note does, and a
-    visit is mostly jogs. An RFID step that went well is (t, op), one that
-    did not (t, op, code); a config change (t, "config_set", key, value,
-    outcome)."""
+    code): [t, "jog", actuator, n or None, ms, outcome], [t, "config_set",
+    key, value, outcome], [t, "rfid_scan"/"rfid_audit"/"rfid_learn",
+    outcome]."""
     if op == "jog":
-        ms = args["ms"]
-        n = args.get("n")
-        if n is None or n < 0 or n > 6:
-            n = 7
-        a = 7
-        i = 0
-        for name in ("plate", "lane", "lift_up", "lift_down"):
-            if name == args["actuator"]:
-                a = i
-            i += 1
-        o = 7
-        i = 0
-        for code in ("ok", "refused", "bad_request", "busy"):
-            if code == outcome:
-                o = i
-            i += 1
-        entry = (now, (ms if 0 <= ms <= 0x1FFFF else 0x1FFFF if ms > 0 else 0)
-                 | n << 17 | a << 20 | o << 23)
+        entry = [now, "jog", args.get("actuator"), args.get("n"), args.get("ms"), outcome]
     elif op == "config_set":
-        entry = (now, "config_set", args["key"], args["value"], outcome)
-    elif outcome == "ok":
-        entry = (now, "rfid_scan" if op == "rfid_scan" else
-                 "rfid_audit" if op == "rfid_audit" else "rfid_learn")
+        entry = [now, "config_set", args.get("key"), args.get("value"), outcome]
     else:
-        entry = (now, op, outcome)
-    link.service_log.append(entry)
-    if len(link.service_log) > _LOG:
-        link.service_log.pop(0)
+        entry = [now, op, outcome]
+    _note(link, entry)
 
 
-def _refused(link, now, code, message):
-    """The refusal to raise, noted in the log."""
-    _note(link, now, "refused: " + message)
+def _refused(link, code, message):
+    """The refusal to raise, counted by its code."""
+    _count(link, code)
     return LinkError(code, message)
 
 

@@ -344,6 +344,7 @@ TEXTS = {
     "label.faults_newest": "faults ({n}), newest first",
     "label.faults_by_code": "faults by code, since the counters began",
     "label.service_newest": "service ({n} entries), newest first",
+    "label.keyless": "without the key, counted:",
     "help.mjctl": "mjctl: the technician's and test engineer's command line for the mahjong table's controller.",
     "help.mjctl_epilog": "examples:\n  mjctl --port /dev/ttyACM0 status\n  mjctl --port auto log\n  MJCTL_PORT=/dev/ttyACM0 mjctl status\n  mjctl --sim --seed 3 cycle\n\nexit codes: 0 done, 1 a wrong call or input (or a check that failed), 2 the table refused, 3 no answer, 130 Ctrl-C",
     "help.example": "example:\n  {example}",

@@ -321,6 +321,7 @@ TEXTS = {
     "label.faults_newest": "故障（{n} 条），最新在前",
     "label.faults_by_code": "按故障代码计数（自计数开始）",
     "label.service_newest": "维修记录（{n} 条），最新在前",
+    "label.keyless": "无密钥的请求（计数）：",
     "help.mjctl": "mjctl：麻将桌控制器的维修与测试命令行工具。",
     "help.mjctl_epilog": "示例：\n  mjctl --port /dev/ttyACM0 status\n  mjctl --port auto log\n  MJCTL_PORT=/dev/ttyACM0 mjctl status\n  mjctl --sim --seed 3 cycle\n\n退出码：0 完成，1 调用或输入有误（或检查未通过），2 牌桌拒绝，3 无应答，130 Ctrl-C",
     "help.example": "示例：\n  {example}",
