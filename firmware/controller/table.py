@@ -191,6 +191,7 @@ class TableController:
         self.builder.clear()
         for dev in self.d.fault_sources:
             dev.fault = 0
+            dev.detail = None      # else the dict stays in the heap until that device's next fault
         if code == _DISPLAY_UNPLUGGED:
             # Else the frame never ACKed raises the fault again at once; and
             # the board comes back blank: show again what the players need.
