@@ -50,11 +50,13 @@ class Refused(Exception):
 
 class Hand:
     def __init__(self, ruleset, dealer, dice_sum, tile_ids):
-        """`tile_ids`: tile id per physical slot, as the RFID reader sees it."""
+        """`tile_ids`: tile id per physical slot, as the RFID reader sees it;
+        None: the buffers only, for the hands `reset` lays out (the
+        controller's: no tile buffer made only to be thrown away)."""
         self.rules = ruleset
         # The buffers for any break and tiles; `reset` checks the input and
         # lays this hand out in them, as it does for every later hand.
-        self.wall = Wall(Geometry(ruleset.stacks, 0, 2), bytes(ruleset.n_tiles))
+        self.wall = Wall(Geometry(ruleset.stacks, 0, 2), None)
         self._seats = bytearray(_FLOWERS + SEATS * _N_FLOWER)
         # What a refused event puts back: phase, reserve, gold (small ints:
         # no allocation), a copy of the seat bytes and one of the wall's `how`.
@@ -67,7 +69,7 @@ class Hand:
         rules = self.rules
         if not is_int(dealer, 0, SEATS - 1):
             raise ValueError(_NOT_SEAT % ("dealer", dealer))
-        if len(tile_ids) != rules.n_tiles:
+        if tile_ids is not None and len(tile_ids) != rules.n_tiles:
             raise ValueError("%s needs %d tiles, not %d"
                              % (rules.name, rules.n_tiles, len(tile_ids)))
         self.wall.geo.reset(dealer, dice_sum)

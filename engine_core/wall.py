@@ -75,7 +75,7 @@ class Geometry:
 class Wall:
     def __init__(self, geo, tile_ids):
         """`geo`: a Geometry; `tile_ids`: one tile id per physical slot (a
-        bytes-like object)."""
+        bytes-like object), or None: every tile 0 until a `reset`."""
         self.geo = geo
         n = 2 * geo.n_stacks               # positions
         self.tile = bytearray(n)           # tile id per draw-order position
@@ -84,11 +84,13 @@ class Wall:
 
     def reset(self, tile_ids):
         """A full wall of these tiles, laid out by the geometry's current
-        break, in the same buffers (the controller's next hand)."""
+        break, in the same buffers (the controller's next hand); None keeps
+        the tiles there are."""
         g = self.geo
         n = len(self.how)
         for p in range(n):
-            self.tile[p] = tile_ids[g.slot_of_pos[p]]
+            if tile_ids is not None:
+                self.tile[p] = tile_ids[g.slot_of_pos[p]]
             self.how[p] = _IN_WALL
         self.count = n                     # W, tiles still in the wall
         # The head and tail caches, named _first and _last because the

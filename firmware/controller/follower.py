@@ -65,7 +65,7 @@ class HandFollower:
         self.buzzer = buzzer
         self.emit = emit
         self.draw_grace_ms = draw_grace_ms
-        self.hand = Hand(rules, 0, 2, bytearray(n))    # reset for every hand
+        self.hand = Hand(rules, 0, 2, None)    # its buffers: `begin` lays out every hand
         self.active = False
         self.turn = 0
         self.events = 0            # states published this hand
