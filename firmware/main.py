@@ -85,7 +85,8 @@ def run(hal, config, tags, root="", required=False, table="esp32"):
     # the twin; a collection after each module saves nothing more:
     # docs/heap-idioms.md, 7b).
     from firmware.controller.table import TableController
-    _grow_module_tables()
+    if frozen:                 # .mpy files: their code would be in the heap at once (22 KB)
+        _grow_module_tables()
     gc.collect()
     ctl = TableController(hal, cfg, devices, link.emit)
     tick = cfg.timings["tick_ms"]
@@ -151,7 +152,9 @@ def _grow_module_tables():
     buffers; grown during a visit it lands in the middle of the free heap
     and splits it (on the twin: a 304-byte sys.modules table and two
     package tables; the largest free block after a visit fell from 4.2 KB
-    to under 1 KB, docs/heap-idioms.md)."""
+    to under 1 KB, docs/heap-idioms.md). Frozen code only: from .mpy
+    files (a development deploy) the modules' code loads into the heap,
+    and a cycle would need 22 KB more for the moment they are all there."""
     from firmware import config
     from firmware.link import readouts, service
     import hmac
