@@ -690,23 +690,31 @@ def _human_log(out):
         c.print("  %s  %s" % (_seconds(e["t"]), service_text(e)), highlight=False)
     if out["keyless"]:
         c.print("[bold]%s[/] %s" % (t("label.keyless"), ", ".join(
-            "%s %d" % (k, n) for k, n in sorted(out["keyless"].items()))), highlight=False)
+            "%s %d" % (word("keyless", k), n) for k, n in sorted(out["keyless"].items()))),
+            highlight=False)
 
 
 def service_text(e):
     """A service log entry in words: what, on which actuator or key, the
-    value, and how it ended."""
+    value, and how it ended. Names the controller wrote that this host has
+    no words for (an actuator a wrong request named) are shown as written."""
     from host_tools.mjctl import t
     outcome = e.get("outcome")
-    end = "" if outcome is None else ": " + (t("label.ok") if outcome == "ok" else outcome)
-    if e["what"] == "jog":
-        target = t("label." + e["actuator"]) if e.get("actuator") else "?"
+    end = "" if outcome is None else t("punct.colon") + (
+        t("label.ok") if outcome == "ok" else word("error", outcome))
+    what = e["what"]
+    if what == "jog":
+        target = word("label", e["actuator"]) if e.get("actuator") else "?"
         if e.get("n") is not None and e.get("actuator") != "plate":
-            target += " %d" % e["n"]
+            target += " %s" % e["n"]
         return t("msg.log_jog", target=target, ms=e["ms"]) + end
-    if e["what"] == "config_set":
+    if what == "config_set":
         return t("msg.log_config", name=e["key"], value=plain(e["value"])) + end
-    return e["what"] + end
+    if what == "opened":
+        return t("svclog.opened")
+    if isinstance(what, str) and what.startswith("closed: "):
+        return t("svclog.closed", reason=word("svclog.why", what[len("closed: "):]))
+    return str(what) + end
 
 
 def _human_audit(o):

@@ -389,4 +389,18 @@ TEXTS = {
     "detail.uid": "tag",
     "detail.tiles": "tiles",
     "detail.more": "more",
+    # the service log's records and counts, by the controller's names
+    "svclog.opened": "session opened",
+    "svclog.closed": "session closed {reason}",
+    "svclog.why.by the host": "by the host",
+    "keyless.challenge": "challenges",
+    "keyless.auth_failed": "failed logins",
+    "keyless.no_session": "without a session",
+    "keyless.session_expired": "expired sessions",
+    "keyless.busy": "during a hand",
+    "keyless.unsaved": "entries the flash lost",
+    "keyless.other": "other refusals",
+    "error.refused": "refused",
+    "error.bad_request": "bad request",
+    "error.busy": "busy",
 }
