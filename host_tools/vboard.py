@@ -25,6 +25,7 @@ import hashlib
 import os
 import select
 import subprocess
+import sys
 import threading
 import time
 
@@ -262,8 +263,13 @@ def main(argv=None):
     ap.add_argument("--fault", action="append", default=[], metavar="NAME[:ARG]",
                     help="inject a fault in the virtual table (docs/faults.md)")
     args = ap.parse_args(argv)
-    return serve(args.folder, args.seed, args.deploy, args.fault,
-                 out=lambda s: print(s, flush=True))
+    from host_tools.texts import t
+    try:
+        return serve(args.folder, args.seed, args.deploy, args.fault,
+                     out=lambda s: print(s, flush=True))
+    except (KeyboardInterrupt, EOFError):     # Ctrl-C or Ctrl-D at its prompt
+        print("vboard: %s" % t("vboard.interrupted"), file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":

@@ -246,6 +246,7 @@ TEXTS = {
     "vboard.stop": "(Ctrl-C stops)",
     "vboard.no_key": "  (the board holds no service key: deploy gives it one)",
     "vboard.stopped": "the virtual board stopped: {why}",
+    "vboard.interrupted": "stopped before it was powered on (Ctrl-C); run it again to go on with the same flash",
     "mux.cannot_start": "cannot share {port}: the port's sharer did not start ({why})",
     "mux.open_failed": "cannot open {port}: {why}",
     "mux.busy": "{port} is held by another program{who}: close it, then try again",

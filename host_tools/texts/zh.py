@@ -223,6 +223,7 @@ TEXTS = {
     "vboard.stop": "（按 Ctrl-C 停止）",
     "vboard.no_key": "  （主板上没有维修密钥：部署会给它一个）",
     "vboard.stopped": "虚拟主板已停止：{why}",
+    "vboard.interrupted": "在通电前已停止（Ctrl-C）；再次运行即可用同一块闪存继续",
     "mux.cannot_start": "无法共享 {port}：端口共享进程没有启动（{why}）",
     "mux.open_failed": "无法打开 {port}：{why}",
     "mux.busy": "{port} 被另一个程序占用{who}：请关闭它后重试",
