@@ -63,6 +63,22 @@ MAGIC = b"MJMUX "
 
 # -- the client's side: find or start the sharer ---------------------------------
 
+def _files(port):
+    """(device, state file, lock file) of `port`'s sharer: one per device,
+    named by its real path."""
+    device = os.path.realpath(port)
+    base = os.path.join(_state_dir(), "mux-%s" % hashlib.sha256(device.encode()).hexdigest()[:16])
+    return device, base + ".json", base + ".lock"
+
+
+def _answering(state_file, device):
+    """The port of the sharer the state file names, if it answers for `device`."""
+    state = _read_json(state_file)
+    if state and state.get("device") == device and probe(state.get("port"), device):
+        return state["port"]
+    return None
+
+
 def shared(port, baudrate=115200):
     """The URL to open for `port`: the port's sharer (started when none
     answers), or `port` itself when it is not a serial device to share.
@@ -70,17 +86,11 @@ def shared(port, baudrate=115200):
     opened by the sharer (busy, no permission)."""
     if os.environ.get("MJCTL_SHARE", "1") == "0" or not _is_device(port):
         return port
-    device = os.path.realpath(port)
-    folder = _state_dir()
-    name = "mux-%s" % hashlib.sha256(device.encode()).hexdigest()[:16]
-    state_file = os.path.join(folder, name + ".json")
-    with open(os.path.join(folder, name + ".lock"), "w") as lock:
+    device, state_file, lock_file = _files(port)
+    with open(lock_file, "w") as lock:
         # One sharer per port, even when two commands start at once.
         fcntl.flock(lock, fcntl.LOCK_EX)
-        state = _read_json(state_file)
-        if state and state.get("device") == device and probe(state.get("port"), device):
-            return "socket://127.0.0.1:%d" % state["port"]
-        tcp = _start(port, device, state_file, baudrate)
+        tcp = _answering(state_file, device) or _start(port, device, state_file, baudrate)
     return "socket://127.0.0.1:%d" % tcp
 
 
@@ -90,12 +100,8 @@ def running(port):
     at a port (`mjctl ports`) that must not take it."""
     if os.environ.get("MJCTL_SHARE", "1") == "0" or not _is_device(port):
         return None
-    device = os.path.realpath(port)
-    name = "mux-%s" % hashlib.sha256(device.encode()).hexdigest()[:16]
-    state = _read_json(os.path.join(_state_dir(), name + ".json"))
-    if state and state.get("device") == device and probe(state.get("port"), device):
-        return "socket://127.0.0.1:%d" % state["port"]
-    return None
+    tcp = _answering(*_files(port)[:2])
+    return None if tcp is None else "socket://127.0.0.1:%d" % tcp
 
 
 def release(port):
@@ -104,18 +110,14 @@ def release(port):
     when one was stopped."""
     if not _is_device(port):
         return False
-    device = os.path.realpath(port)
-    folder = _state_dir()
-    name = "mux-%s" % hashlib.sha256(device.encode()).hexdigest()[:16]
-    state_file = os.path.join(folder, name + ".json")
-    with open(os.path.join(folder, name + ".lock"), "w") as lock:
+    device, state_file, lock_file = _files(port)
+    with open(lock_file, "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        state = _read_json(state_file)
-        if not state or not probe(state.get("port"), device):
+        tcp = _answering(state_file, device)
+        if tcp is None:
             return False
         try:
-            with socket.create_connection(("127.0.0.1", state["port"]),
-                                          timeout=PROBE_TIMEOUT_S) as s:
+            with socket.create_connection(("127.0.0.1", tcp), timeout=PROBE_TIMEOUT_S) as s:
                 s.sendall(b"!")
                 s.settimeout(START_TIMEOUT_S)
                 while s.recv(4096):       # it closes the connection as it leaves
