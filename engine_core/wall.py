@@ -10,7 +10,7 @@ Draw order after the break (head first):
 
 `Geometry` precomputes both directions once per hand as bytearrays so that the
 hot path (a tile left slot X) is two index operations, no arithmetic objects.
-(It was geometry.py; one module fewer is heap and names saved on the board.)
+It lives here with `Wall`: on the board every module costs heap and names.
 
 `Wall` is the event-by-event API the firmware calls as the RFID reader
 reports tiles leaving the wall (docs/rules.md §4, §9, §11). One byte per position
