@@ -3,5 +3,5 @@
 Modules, bottom up: tiles (codes), rulesets (data), dice (the break, fair
 choices), wall (the geometry, slots <-> draw order; what left the wall,
 the event-by-event API), hand (the rules of one hand), dealer (across hands),
-replay (the conformance tool of rules-spec §13).
+replay (the conformance tool of docs/rules.md §13).
 """

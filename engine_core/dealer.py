@@ -1,4 +1,4 @@
-"""Dealer and streak across hands (spec §10)."""
+"""Dealer and streak across hands (docs/rules.md §10)."""
 
 from engine_core.tiles import is_int
 from engine_core.dice import SEATS, random_seat

@@ -1,4 +1,4 @@
-"""Dice, the break, and fair random choices from an injected RNG (spec §4, §10).
+"""Dice, the break, and fair random choices from an injected RNG (docs/rules.md §4, §10).
 
 The RNG is any callable `rand(n) -> n random bytes` (os.urandom on the board,
 a seeded generator in tests). Choices use rejection sampling so that no face
@@ -28,5 +28,5 @@ def roll(rand):
 
 
 def random_seat(rand):
-    """The first dealer of a session (spec §10)."""
+    """The first dealer of a session (docs/rules.md §10)."""
     return uniform(rand, SEATS)

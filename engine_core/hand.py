@@ -1,4 +1,4 @@
-"""One hand followed by the rules (spec §5-§8, §11): phases, reserve, gold.
+"""One hand followed by the rules (docs/rules.md §5-§8, §11): phases, reserve, gold.
 
 `Hand` applies the rule-driven events of the replay tool (deal, flower
 rounds, gold, head draws, kongs, irregular takes) on top of a `Wall`. Every

@@ -1,11 +1,11 @@
-"""The replay tool of rules-spec §13: scenarios in, public states out.
+"""The replay tool of docs/rules.md §13: scenarios in, public states out.
 
     python -m engine_core.replay      < scenarios.jsonl
     micropython -m engine_core.replay < scenarios.jsonl
 
 One JSON object per input line; one JSON array per line out (or an
 `{"error": ...}` object for a malformed line). Blank lines are skipped; keys
-the spec does not name (a scenario's "name", say) are ignored. A tile
+§13 does not name (a scenario's "name", say) are ignored. A tile
 set whose codes are valid but whose multiset is not the ruleset's is replayed
 as it is, and the difference is reported on stderr (§11: report, go on,
 never correct).

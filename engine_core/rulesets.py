@@ -1,4 +1,4 @@
-"""Rulesets as data (spec §2): the named ones, overrides, validation.
+"""Rulesets as data (docs/rules.md §2): the named ones, overrides, validation.
 
 A ruleset is plain data so that a parlour can change its reserve or its gold
 method in the table's config file without touching code. `load()` is the one

@@ -1,4 +1,4 @@
-"""Tile codes (spec §1) and their compact ids.
+"""Tile codes (docs/rules.md §1) and their compact ids.
 
 A tile kind is stored as one byte everywhere in the core (walls are
 bytearrays), so the code string only appears at the edges (JSON in, JSON out).

@@ -1,7 +1,7 @@
 """The wall as the table sees it: the geometry of the break, and which
 draw-order positions still hold a tile.
 
-Table geometry and the break (spec §3, §4). Physical slot (what the RFID
+Table geometry and the break (docs/rules.md §3, §4). Physical slot (what the RFID
 reader under the wall reports):
     slot = (seat * S + k) * 2 + layer      k = 0 at the seat's right end
 Draw order after the break (head first):
@@ -10,10 +10,10 @@ Draw order after the break (head first):
 
 `Geometry` precomputes both directions once per hand as bytearrays so that the
 hot path (a tile left slot X) is two index operations, no arithmetic objects.
-(It was geometry.py; one module fewer is heap and names saved on the board.)
+It lives here with `Wall`: on the board every module costs heap and names.
 
 `Wall` is the event-by-event API the firmware calls as the RFID reader
-reports tiles leaving the wall (spec §4, §9, §11). One byte per position
+reports tiles leaving the wall (docs/rules.md §4, §9, §11). One byte per position
 records whether the tile is there and, if not, how it left. Head and tail
 are cached and only ever move by a scan over a few bytes, so `taken()`
 allocates nothing. Positions are in draw order; `taken()` and `put_back()`

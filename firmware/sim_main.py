@@ -31,7 +31,7 @@ def main(argv):
         random.seed(int(argv[6]))
         # The unix port's generator is poorly mixed right after seed(): the
         # low bit of its first output is always 0, so the first byte drawn
-        # (the first dealer, uniform(rand, 4)) was only ever seat 0 or 2.
+        # (the first dealer, uniform(rand, 4)) would only ever be seat 0 or 2.
         random.getrandbits(32)
         random.getrandbits(32)
     store = argv[5]

@@ -3,7 +3,7 @@
     python -m host_tools.wallview [--seed N] [--ruleset NAME] [--delay S] [--plain]
 
 A stand-in until the virtual table exists. The walls are drawn as a square
-seen from above (rules-spec §3): seat 0 at the bottom, 1 right, 2 top, 3 left,
+seen from above (docs/rules.md §3): seat 0 at the bottom, 1 right, 2 top, 3 left,
 each wall's stack 0 at the right end as its player sees it, walls joining
 clockwise. A stack shows how many tiles it still holds; which tiles they are
 stays hidden. Only public facts are printed: the gold once revealed and the

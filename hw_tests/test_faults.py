@@ -229,9 +229,9 @@ def test_counters_and_the_fault_log_survive_power_cuts_at_random_instants(target
 def test_a_reader_that_stops_in_a_hand_is_one_fault(make_target):
     """The reader goes silent while the hand follower reads the walls in
     play: one rfid_timeout, and once it is repaired and cleared, no second
-    one. (The follower used to ask again on the very tick the timeout was
-    found, before the table stopped: that request went to the silent
-    reader and timed out after the clear; the soak saw two faults for one.)"""
+    one. (A follower that asked again on the very tick the timeout was
+    found, before the table stopped, would send that request to the silent
+    reader, and it would time out after the clear: two faults for one.)"""
     target = make_target(seed=2, heap=HEAP)
     table = target.table
     cycle = target.run_cycle()

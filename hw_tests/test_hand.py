@@ -1,7 +1,7 @@
 """Whole hands: virtual players play a hand on the walls the
 firmware built, and the controller's public state after each of their
 events, as it reported it over the link, equals engine_core.replay run on
-what they did (their scenario, in the rules-spec §13 format).
+what they did (their scenario, in the docs/rules.md §13 format).
 
 The seeds are chosen so that between them the players make exposed and
 concealed kongs, flower chains (a replacement that is a flower again),
@@ -111,7 +111,7 @@ def test_the_gold_by_the_dice_is_rolled_by_the_dealer_and_followed(make_target, 
 
 @pytest.mark.needs_sim
 def test_dealer_and_streak_follow_the_results_and_show_on_the_lamps(make_target):
-    """Hand after hand (spec §10): a dealer's win keeps the seat and counts,
+    """Hand after hand (docs/rules.md §10): a dealer's win keeps the seat and counts,
     a draw keeps it, another seat's win passes it on; the next lift's
     dealer lamp shows the seat and the streak the result announced."""
     from host_tools.vtable.hand_players import Parlour

@@ -1,5 +1,6 @@
 """Writes scenarios/tricky.jsonl: named §13 scenarios for the cases that are
-easy to get wrong, each with the facts a careful reading of the spec gives.
+easy to get wrong, each with the facts a careful reading of the rules gives
+(docs/rules.md).
 
     python -m engine_core.tests.make_scenarios      (CPython; rerun after edits)
 

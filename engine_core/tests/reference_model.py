@@ -1,6 +1,6 @@
-"""Naive reference model of the replay semantics (rules-spec §13), a test oracle.
+"""Naive reference model of the replay semantics (docs/rules.md §13), a test oracle.
 
-Written from docs/rules-spec.md and the project decisions D1-D14 only, without
+Written from the rules of docs/rules.md and its decisions 1-14 only, without
 looking at engine_core, so that differential tests compare two independent
 readings.  Clarity over speed: plain lists and dicts, everything recomputed by
 scanning, the whole state deep-copied before each event.

@@ -2,8 +2,8 @@
 
 Three kinds of check over random walls, dice, rulesets and event streams:
 * the replay tool equals an independent, naive reference model written from
-  the spec alone (reference_model.py) at every event;
-* invariants of the spec hold after every event;
+  the rules alone (docs/rules.md; reference_model.py) at every event;
+* invariants of the rules hold after every event;
 * the event-by-event API (Wall.taken) fed the slots the rules took, in the
   order they were taken, classifies them as the rules did and ends in the
   same wall.

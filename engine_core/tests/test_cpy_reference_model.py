@@ -1,4 +1,4 @@
-"""Checks of the reference model against the spec's worked examples (§12, §8)."""
+"""Checks of the reference model against the worked examples of docs/rules.md (§12, §8)."""
 try:
     from . import reference_model as rm  # when tests/ is a package
 except ImportError:

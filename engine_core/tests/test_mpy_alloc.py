@@ -28,11 +28,17 @@ def test_wall_taken_and_put_back_allocate_nothing():
     assert kinds[0] == HEAD and kinds[143] == TAIL and back > 0 and again > 0
 
 
-def test_draws_and_kongs_in_play_allocate_nothing():
+def _dealt():
+    """A fuzhou144 hand, dealer 2, dice 6, just dealt; and its tile ids."""
     rules = load("fuzhou144")
     ids = bytearray(tiles.tile_id(c) for c in arrange(rules, 2, 6, {}))
     hand = Hand(rules, 2, 6, ids)
     hand.deal()
+    return hand, ids
+
+
+def test_draws_and_kongs_in_play_allocate_nothing():
+    hand, _ids = _dealt()
     hand.replace_flowers()
     hand.reveal_gold()
     seat = 3
@@ -53,10 +59,7 @@ def test_draws_and_kongs_in_play_allocate_nothing():
 
 
 def test_a_hand_reset_for_the_next_hand_allocates_nothing():
-    rules = load("fuzhou144")
-    ids = bytearray(tiles.tile_id(c) for c in arrange(rules, 2, 6, {}))
-    hand = Hand(rules, 2, 6, ids)
-    hand.deal()
+    hand, ids = _dealt()
     micropython.heap_lock()
     try:
         hand.reset(1, 9, ids)

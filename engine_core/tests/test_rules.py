@@ -1,9 +1,9 @@
-"""One or more tests per clause of rules-spec §3-§11. Runs on CPython and
+"""One or more tests per rule of docs/rules.md §3-§11. Runs on CPython and
 MicroPython (plain asserts; engine_core/tests/mp_runner.py runs it there).
 
 Most tests lay out a wall with `walls.arrange` (chosen tiles at chosen
 draw-order positions), replay events, and check the public state. Expected
-values are the spec's own numbers or follow from it in a line of arithmetic
+values are the rules' own numbers or follow from it in a line of arithmetic
 written next to them.
 """
 

@@ -1,5 +1,5 @@
 """The tricky scenarios of scenarios/tricky.jsonl: every fact a careful
-reading of the spec gives (the "expect" of each line) holds. Runs on CPython
+reading of the rules gives (the "expect" of each line) holds. Runs on CPython
 and MicroPython."""
 
 import json

@@ -1,4 +1,4 @@
-"""Spec §1 (tiles) and §2 (rulesets). Runs on CPython and MicroPython."""
+"""docs/rules.md §1 (tiles) and §2 (rulesets). Runs on CPython and MicroPython."""
 
 from engine_core import tiles
 from engine_core.rulesets import load

@@ -1,4 +1,4 @@
-"""Following a hand from the walls in play (rules-spec §4-§11, docs/hand.md).
+"""Following a hand from the walls in play (docs/rules.md §4-§11, docs/hand.md).
 
 The RFID reader's table-top antennas (level 1) are read side after side.
 A slot whose tag is missing in two reads of its side in a row has lost its

@@ -218,7 +218,7 @@ class TableController:
             b.resume(now)              # reads every wall again, then feeds
         if target == _LIFTING:
             # The set was lifted and counted when the lift began: only the
-            # move again (counting it again made lifts and tiles_fed too high).
+            # move again, so that lifts and tiles_fed count it once.
             for lifter in self.d.lifters:
                 lifter.lift(now)
             self._enter(now, _LIFTING)

@@ -214,7 +214,7 @@ def _utf8(v):
     """The UTF-8 bytes of the str v (a lone surrogate as ED Ax xx, as
     MicroPython holds it). MicroPython interns, for good, each character
     read out of a str (`v[j]`, iteration, chr()): written that way, every
-    character a message carried was a name of the pool, whose next block
+    character a message carries would be a name of the pool, whose next block
     (7 KB on the unix port) a full heap cannot give. bytearray.extend takes
     a str's own bytes instead, into _text when they surely fit (a character
     is at most 3 bytes), else str.encode copies them into a new bytes (no

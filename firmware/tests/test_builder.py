@@ -284,7 +284,7 @@ def test_resume_after_a_long_stop_finishes_the_set():
 def test_a_whole_lane_missing_names_sixteen_kinds_and_fits_a_fault_event():
     """~40 kinds short (a lane's tiles left on the plate): the detail names
     the first 16 and counts them all, so the fault event still fits the
-    link's event frame (it was dropped as too big)."""
+    link's event frame (a longer detail would be dropped as too big)."""
     from firmware.link import codec, frame
     uids = full_set()
     for tid in range(40):

@@ -1,4 +1,4 @@
-"""Learned timing (firmware/drivers/motion.py, issue 6 item 2) on the fake
+"""Learned timing (firmware/drivers/motion.py, docs/reliability.md) on the fake
 HAL, on both interpreters: each lifter's whole rises and descents and the
 plate's revolutions are learned; past the learned time + a small margin a
 motion is reported once (`slow()`), past a larger margin it is a fault

@@ -957,7 +957,7 @@ def test_pty_open_serial_object_is_left_open(pty_link):
 def test_wait_event_still_finds_its_event_when_a_full_queue_drops_old_ones(pty_link):
     """Events that do not match stay queued; when the queue is full the
     oldest are dropped as new ones arrive, and the search must move with
-    them (it used to skip events, and a long hand's `result` was missed)."""
+    them (else it skips events, and a long hand's `result` is missed)."""
     ctl, connect = pty_link
     link = connect(timeout=0.5, max_events=4)
 

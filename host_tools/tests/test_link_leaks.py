@@ -1,5 +1,5 @@
-"""Hidden tiles never leave the controller (issue 4, item 7; issue 6,
-item 7): every frame the firmware sends during two whole hands, played by
+"""Hidden tiles never leave the controller (docs/protocol.md,
+docs/reliability.md): every frame the firmware sends during two whole hands, played by
 virtual players from the deal to the result, is decoded (events, and the
 answers to every request a host can make during a hand, asked all along:
 `status`, `hand`, the technician's readings and the service log, and the

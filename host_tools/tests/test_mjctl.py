@@ -1,4 +1,4 @@
-"""mjctl as a technician runs it: the commands of the issue, as processes."""
+"""mjctl as a technician runs it: the commands of docs/technician.md, as processes."""
 
 import json
 import os

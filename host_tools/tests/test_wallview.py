@@ -23,7 +23,7 @@ def _fresh(ruleset, dealer=0, dice_sum=7):
 
 
 def _cells(rows, S):
-    """{(seat, k): 4-char cell}, located from the spec's words, not the module:
+    """{(seat, k): 4-char cell}, located from the rules' words (docs/rules.md §3), not the module:
     seat 0 bottom row with stack 0 at the right end, seat 1 right column with
     stack 0 on top, seat 2 top row with stack 0 on the left, seat 3 left column
     with stack 0 at the bottom (each seat's right end as its player sees it)."""

@@ -7,9 +7,9 @@ count), that dealer presses the dice key `reaction_ms` later and holds it
 `hold_ms`; once per set of walls.
 Players wait for the walls as well as the lamp (the lower bound counts
 the lift and the reaction one after the other), and a lamp shown before
-the walls came up is the last hand's: found by a soak, where the display,
-replugged after a fault during a hand, showed the old dealer again and the
-players pressed for him at the next lift.
+the walls came up is the last hand's (a display replugged after a fault
+during a hand shows the last hand's dealer again; players do not press
+for that one at the next lift).
 """
 
 import heapq
