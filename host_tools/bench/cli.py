@@ -9,7 +9,7 @@ import time
 import traceback
 
 from host_tools.bench import targets as tg
-from host_tools.mpenv import ROOT
+from host_tools.image.mpenv import ROOT
 
 
 def _run_replay(args):

@@ -4,9 +4,9 @@
 import collections
 
 from firmware.link.codec import LinkError
-from host_tools.tableview.snapshot import cycle_text, result_text
+from host_tools.view.tableview.snapshot import cycle_text, result_text
 from host_tools import texts
-from host_tools.vtable.hand_players import Parlour
+from host_tools.sim.hand_players import Parlour
 
 DEFAULT_SPEED = 5.0
 FIX_AFTER_S = 20.0          # virtual seconds before the technician repairs a fault
@@ -136,7 +136,7 @@ class Demo:
         fields = {k: ev[k] for k in sorted(ev) if k not in ("ev", "t")}
         extra = ()
         if name == "fault":
-            from host_tools.mjctl import describe_fault
+            from host_tools.cli.mjctl import describe_fault
             v.fault = dict(describe_fault(ev), active=True, cleared_t=None, resume=None)
             v.fix_at = t + self.fix_after_ms
             extra = ((texts.t("fault.cause"), v.fault["cause"]),

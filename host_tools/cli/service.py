@@ -23,9 +23,9 @@ from pathlib import Path
 
 from host_tools.texts import pad, t, word
 from firmware.link.codec import LinkError
-from host_tools.link_client import LinkClient, service_entry
+from host_tools.link.client import LinkClient, service_entry
 
-KEY_BYTES = 32                 # a table's service key (host_tools/deploy.py makes them)
+KEY_BYTES = 32                 # a table's service key (host_tools/image/deploy.py makes them)
 JOG_MAX_MS = 2000              # the firmware's bound (firmware/link/service.py)
 DICE_TEST_MAX = 100000         # rolls per dice-test: 200 requests of the controller's 500
 
@@ -34,15 +34,15 @@ def _link(args, fn):
     """fn(link, key) on the chosen controller; the key from --key, or the
     virtual table's own under --sim."""
     if args.sim:
-        from host_tools.mjctl import sim_key
-        from host_tools.vtable.launcher import SimTable
+        from host_tools.cli.mjctl import sim_key
+        from host_tools.sim.launcher import SimTable
         with SimTable(seed=args.seed, faults=args.fault, heap=args.heap, form=args.form,
                       key=sim_key(args)) as sim:
             with LinkClient(sim.link_path) as link:
                 link.hello()
                 return fn(link, sim.key)
     key = read_key(args.key) if getattr(args, "key", None) else None
-    from host_tools import linkmux
+    from host_tools.link import mux as linkmux
     with LinkClient(linkmux.shared(args.port)) as link:   # shared with other windows
         link.hello()
         return fn(link, key)
@@ -50,7 +50,7 @@ def _link(args, fn):
 
 def read_key(path):
     """The bytes of a key file, or CliError with what is wrong with it."""
-    from host_tools.mjctl import EXIT_INPUT, CliError, t
+    from host_tools.cli.mjctl import EXIT_INPUT, CliError, t
     p = Path(path)
     try:
         key = p.read_bytes()
@@ -80,7 +80,7 @@ def cmd_current_hand(args):
 
 
 def cmd_clear(args):
-    from host_tools.mjctl import t
+    from host_tools.cli.mjctl import t
     return _answer(args, "clear", lambda o: _console().print(
         t("msg.cleared", code=o["cleared"], name=_fault_name(o["cleared"]))
         if o["cleared"] else t("msg.no_fault")))
@@ -89,7 +89,7 @@ def cmd_clear(args):
 def cmd_start(args):
     """Start a table cycle: after `clear` of a fault that stopped the table
     at boot (power_lost), or to build the walls now."""
-    from host_tools.mjctl import t
+    from host_tools.cli.mjctl import t
     return _answer(args, "start", lambda o: _console().print(t("msg.started")))
 
 
@@ -130,7 +130,7 @@ def cmd_live(args):
     line per refresh); `--count N` stops after N refreshes, else Ctrl-C
     (exit 130, like any command it stops)."""
     import time
-    from host_tools.mjctl import EXIT_INPUT, CliError, t
+    from host_tools.cli.mjctl import EXIT_INPUT, CliError, t
     if not args.every > 0:
         raise CliError(EXIT_INPUT, t("err.every", value=args.every), usage=args.parser.format_usage())
     if args.count is not None and args.count < 1:
@@ -171,7 +171,7 @@ def cmd_monitor(args):
     (tableview's --plain lines; a fault with its cause and fix), until
     Ctrl-C or --count events."""
     import sys
-    from host_tools.mjctl import t
+    from host_tools.cli.mjctl import t
 
     def run(link, _key):
         st = link.request("status")
@@ -207,8 +207,8 @@ def follow_events(link, as_json, count, out):
 def monitor_lines(ev):
     """An event as tableview's plain lines: `t  name  fields`, and for a
     fault its cause and fix in the chosen language."""
-    from host_tools.mjctl import t
-    from host_tools.tableview.snapshot import plain_lines
+    from host_tools.cli.mjctl import t
+    from host_tools.view.tableview.snapshot import plain_lines
     from host_tools.texts import fault_texts
     fields = {k: v for k, v in ev.items() if k not in ("ev", "t")}
     extra = []
@@ -222,8 +222,8 @@ def monitor_lines(ev):
 def cmd_ports(args):
     """Every serial port of this PC; those that answer the link's handshake
     are controllers, with their table id and build."""
-    from host_tools.mjctl import t
-    from host_tools.mjctl_ports import find_controllers
+    from host_tools.cli.mjctl import t
+    from host_tools.cli.ports import find_controllers
     found = find_controllers()
 
     def human(o):
@@ -256,7 +256,7 @@ _MISSING = object()
 
 
 def cmd_config(args):
-    from host_tools.mjctl import EXIT_INPUT, EXIT_REFUSED, CliError, t
+    from host_tools.cli.mjctl import EXIT_INPUT, EXIT_REFUSED, CliError, t
     if args.action == "validate":          # on this PC, with the firmware's own checker
         if not args.file:
             raise CliError(EXIT_INPUT, t("err.config_validate_file"), usage=args.parser.format_usage())
@@ -305,7 +305,7 @@ def _human_config_value(o):
 
 def plain(v):
     """A value as a technician reads it: no Python reprs (None, lists)."""
-    from host_tools.mjctl import t
+    from host_tools.cli.mjctl import t
     if v is None:
         return "-"
     if isinstance(v, bool):
@@ -318,7 +318,7 @@ def plain(v):
 
 
 def _config_set(args):
-    from host_tools.mjctl import EXIT_INPUT, CliError, t
+    from host_tools.cli.mjctl import EXIT_INPUT, CliError, t
     if not args.file or args.value is None:
         raise CliError(EXIT_INPUT, t("err.config_set_args"), usage=args.parser.format_usage())
     try:
@@ -339,7 +339,7 @@ def _serviced(args, fn):
     """fn(link, session) within a service session opened with the table's
     key, closed afterwards, also on Ctrl-C or an error (closing it stops a
     jog it started: firmware/link/service.py)."""
-    from host_tools.mjctl import EXIT_INPUT, CliError, t
+    from host_tools.cli.mjctl import EXIT_INPUT, CliError, t
 
     def run(link, key):
         session = link.open_service(key)
@@ -353,7 +353,7 @@ def _serviced(args, fn):
 
 def _need_key(args):
     """Before anything is sent: a command that needs the key has one."""
-    from host_tools.mjctl import EXIT_INPUT, CliError, t
+    from host_tools.cli.mjctl import EXIT_INPUT, CliError, t
     if not args.sim and not getattr(args, "key", None):
         raise CliError(EXIT_INPUT, t("err.needs_key", command=args.command))
     if not args.sim:
@@ -383,8 +383,8 @@ def cmd_rfid(args):
 
 def cmd_selftest(args):
     import sys
-    from host_tools import selftest
-    from host_tools.mjctl import t
+    from host_tools.cli import selftest
+    from host_tools.cli.mjctl import t
     console = None if args.json else _console()
 
     def show(r):
@@ -432,7 +432,7 @@ def dice_stats(counts):
 
 
 def cmd_dice_test(args):
-    from host_tools.mjctl import EXIT_INPUT, CliError, t
+    from host_tools.cli.mjctl import EXIT_INPUT, CliError, t
     per_request = 500                      # the controller's bound per request
     if not 1 <= args.n <= DICE_TEST_MAX:
         raise CliError(EXIT_INPUT, t("err.dice_n", n=args.n, max=DICE_TEST_MAX),
@@ -471,7 +471,7 @@ def jog_arguments(actuator, words):
     1) when one is missing, extra, not a whole number or out of range.
     The plate has no number; a lane or a lifter must be named: nothing is
     assumed, so a wrong call moves nothing."""
-    from host_tools.mjctl import EXIT_INPUT, CliError, t
+    from host_tools.cli.mjctl import EXIT_INPUT, CliError, t
     numbered = actuator != "plate"
     want = 2 if numbered else 1
     if len(words) != want:
@@ -492,7 +492,7 @@ def jog_arguments(actuator, words):
 
 
 def cmd_jog(args):
-    from host_tools.mjctl import CliError, t
+    from host_tools.cli.mjctl import CliError, t
     try:
         n, ms = jog_arguments(args.actuator, args.what)
     except CliError as e:
@@ -513,7 +513,7 @@ def cmd_jog(args):
 
 
 def register(sub):
-    from host_tools.mjctl import command, t
+    from host_tools.cli.mjctl import command, t
     command(sub, "clear", cmd_clear, t("help.clear"), False, "mjctl --port /dev/ttyACM0 clear")
     command(sub, "start", cmd_start, t("help.start"), False, "mjctl --port /dev/ttyACM0 start")
     command(sub, "log", cmd_log, t("help.log"), False, "mjctl --port /dev/ttyACM0 log")
@@ -557,17 +557,17 @@ def register(sub):
 # -- output ------------------------------------------------------------------
 
 def _emit(args, obj, human):
-    from host_tools.mjctl import emit
+    from host_tools.cli.mjctl import emit
     emit(args, obj, human)
 
 
 def _fields(answer):
-    from host_tools.mjctl import fields
+    from host_tools.cli.mjctl import fields
     return fields(answer)
 
 
 def _console():
-    from host_tools.mjctl import console
+    from host_tools.cli.mjctl import console
     return console()
 
 
@@ -584,7 +584,7 @@ def _human_hand(out):
 
 
 def _human_sensors(o):
-    from host_tools.mjctl import t
+    from host_tools.cli.mjctl import t
     c = _console()
     on_off = (t("label.off"), t("label.on"))
     c.print(t("msg.sensors_plate", level=o["plate"][0], revs=o["plate"][1],
@@ -611,7 +611,7 @@ def _state_text(state):
 
 def _seconds(ms):
     """A controller time (ms) as a technician reads it, with its unit."""
-    from host_tools.mjctl import t
+    from host_tools.cli.mjctl import t
     s = ms / 1000.0
     if s < 120:
         return t("unit.s", v="%.1f" % s)
@@ -645,7 +645,7 @@ def _live_view(snap):
 
 
 def _human_counters(o):
-    from host_tools.mjctl import t
+    from host_tools.cli.mjctl import t
     c = _console()
     c.print(t("msg.counters", cycles=o["cycles"], hands=o["hands"], lifts=o["lifts"],
               fed=plain(o["tiles_fed"])), highlight=False)
@@ -670,7 +670,7 @@ def _stack(pair):
 
 
 def _human_log(out):
-    from host_tools.mjctl import t
+    from host_tools.cli.mjctl import t
     from host_tools.texts import fault_texts
     c = _console()
     c.print("[bold]%s[/]" % t("label.faults_newest", n=len(out["faults"])))
@@ -698,7 +698,7 @@ def service_text(e):
     """A service log entry in words: what, on which actuator or key, the
     value, and how it ended. Names the controller wrote that this host has
     no words for (an actuator a wrong request named) are shown as written."""
-    from host_tools.mjctl import t
+    from host_tools.cli.mjctl import t
     outcome = e.get("outcome")
     end = "" if outcome is None else t("punct.colon") + (
         t("label.ok") if outcome == "ok" else word("error", outcome))

@@ -1,6 +1,6 @@
 """`make soak`: hand after hand on the virtual table, with faults.
 
-    python -m host_tools.soak [--hands N] [--seed S] [--tables T] [--fault-rate R]
+    python -m host_tools.qa.soak [--hands N] [--seed S] [--tables T] [--fault-rate R]
                               [--pace brisk|parlour] [--fuzz-frames N]
                               [--live-burst N] [--json]
 
@@ -19,7 +19,7 @@ least every `HAND_S` of wall time), no hand
 that differs from its replay, and the controller's counters equal the
 virtual table's own counts (tiles fed per lane, sets lifted, hands).
 
-The link is fuzzed too (host_tools/linkfuzz.py): after
+The link is fuzzed too (host_tools/qa/linkfuzz.py): after
 every hand's result, `--live-burst` mutated, truncated, oversized and
 random frames go down the live link in one write, then a `status` that
 must be answered, while the table builds and plays on (no restart, no
@@ -46,12 +46,12 @@ import threading
 import time
 
 from engine_core.replay import replay
-from host_tools import linkfuzz
-from host_tools.link_client import LinkClient, LinkError
-from host_tools.mjctl import STATE_KEYS, public_state
-from host_tools.mpenv import ROOT
-from host_tools.vtable.hand_players import HandPlayers, Parlour
-from host_tools.vtable.launcher import SimTable
+from host_tools.qa import linkfuzz
+from host_tools.link.client import LinkClient, LinkError
+from host_tools.cli.mjctl import STATE_KEYS, public_state
+from host_tools.image.mpenv import ROOT
+from host_tools.sim.hand_players import HandPlayers, Parlour
+from host_tools.sim.launcher import SimTable
 
 STUCK_S = 30.0                 # wall seconds without an event: the table is stuck
 HAND_S = 60.0                  # wall seconds without a hand's result: stuck too (a hand
@@ -363,7 +363,7 @@ def _live_fuzz(link, rng, n, live):
 def soak_tables(hands, tables, seed=1, fault_rate=0.1, log=None, fuzz_frames=0,
                 live_burst=50, pace="brisk", max_wall=None):
     """`hands` shared out over `tables` independent tables played at once,
-    one process each (`python -m host_tools.soak --tables 1 --json`, seeds
+    one process each (`python -m host_tools.qa.soak --tables 1 --json`, seeds
     seed, seed+1, ...), each checked in full by its own `soak`; the fuzz in
     process runs here meanwhile. The summary: every table's (`tables`) and
     the totals; "ok" only when every table passed and the hands add up."""
@@ -374,7 +374,7 @@ def soak_tables(hands, tables, seed=1, fault_rate=0.1, log=None, fuzz_frames=0,
     share = [hands // tables + (k < hands % tables) for k in range(tables)]
     procs = []
     for k, n in enumerate(share):
-        cmd = [sys.executable, "-m", "host_tools.soak", "--tables", "1", "--hands", str(n),
+        cmd = [sys.executable, "-m", "host_tools.qa.soak", "--tables", "1", "--hands", str(n),
                "--seed", str(seed + k), "--fault-rate", repr(fault_rate), "--pace", pace,
                "--live-burst", str(live_burst), "--fuzz-frames", "0", "--json"]
         if max_wall is not None:
@@ -454,7 +454,7 @@ def _totals(hands, outs, wall_s, inprocess):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(prog="python -m host_tools.soak", description=__doc__.split("\n")[0])
+    ap = argparse.ArgumentParser(prog="python -m host_tools.qa.soak", description=__doc__.split("\n")[0])
     ap.add_argument("--hands", type=int, default=10000)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--tables", type=int, default=1, metavar="T",

@@ -1,7 +1,7 @@
 """Fuzzing the link: mutated, truncated, oversized and
 random frames, counted, in process and on the live link.
 
-    python -m host_tools.linkfuzz [--frames N] [--seed S] [--json]
+    python -m host_tools.qa.linkfuzz [--frames N] [--seed S] [--json]
 
 `mutants(rng, n, base)` makes the frames a damaged line or a broken host
 could send (the kinds are listed in KINDS): valid requests with bits
@@ -43,7 +43,7 @@ import sys
 import time
 
 from firmware.link import codec, frame
-from host_tools import link_codec
+from host_tools.link import codec as link_codec
 
 # What a mutant is, by kind: (name, weight).
 KINDS = (("flipped", 3), ("truncated", 2), ("length", 2), ("oversized", 1),
@@ -305,7 +305,7 @@ def live_burst(link, rng, n):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(prog="python -m host_tools.linkfuzz",
+    ap = argparse.ArgumentParser(prog="python -m host_tools.qa.linkfuzz",
                                  description=__doc__.split("\n")[0])
     ap.add_argument("--frames", type=int, default=1000000)
     ap.add_argument("--seed", type=int, default=1)

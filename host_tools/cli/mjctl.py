@@ -6,7 +6,7 @@
     mjctl --sim serve --json
     mjctl --port DEV status [--json]
 
-`--sim` starts the real firmware on the virtual table (host_tools/vtable),
+`--sim` starts the real firmware on the virtual table (host_tools/sim),
 frozen into the 32-bit twin as a board runs it (`--form mpy` or `source`
 for the development forms); `--port` talks to a controller, real or
 virtual, over its link.
@@ -19,11 +19,15 @@ import sys
 import threading
 import time
 
-from host_tools import fault_table, linkmux, texts
+from host_tools.texts import faults as fault_table
+
+from host_tools.link import mux as linkmux
+
+from host_tools import texts
 from host_tools.texts import fault_texts, pad, t, word
 from firmware.link.codec import LinkError
-from host_tools.link_client import LinkClient
-from host_tools.mpenv import MissingBuild
+from host_tools.link.client import LinkClient
+from host_tools.image.mpenv import MissingBuild
 
 CYCLE_WALL_TIMEOUT_S = 60      # wall-clock guard; virtual time runs far faster
 HAND_WALL_TIMEOUT_S = 120
@@ -123,10 +127,10 @@ def run_hand(sim, link, players, timeout_s=HAND_WALL_TIMEOUT_S):
 
 def cmd_hand(args):
     if not args.sim:                      # a real table: the hand as it stands
-        from host_tools.mjctl_service import cmd_current_hand
+        from host_tools.cli.service import cmd_current_hand
         return cmd_current_hand(args)
-    from host_tools.vtable.hand_players import HandPlayers
-    from host_tools.vtable.launcher import SimTable
+    from host_tools.sim.hand_players import HandPlayers
+    from host_tools.sim.launcher import SimTable
     with SimTable(seed=args.seed, faults=args.fault, heap=args.heap, form=args.form) as sim:
         players = HandPlayers(sim.table, seed=args.seed)
         with LinkClient(sim.link_path) as link:
@@ -142,7 +146,7 @@ def cmd_hand(args):
 
 
 def cmd_cycle(args):
-    from host_tools.vtable.launcher import SimTable
+    from host_tools.sim.launcher import SimTable
     with SimTable(seed=args.seed, faults=args.fault, heap=args.heap, form=args.form) as sim:
         with LinkClient(sim.link_path) as link:
             try:
@@ -155,13 +159,13 @@ def cmd_cycle(args):
 
 
 def cmd_serve(args):
-    from host_tools.vtable.launcher import SimTable
+    from host_tools.sim.launcher import SimTable
     done = threading.Event()
     signal.signal(signal.SIGINT, lambda *_: done.set())
     signal.signal(signal.SIGTERM, lambda *_: done.set())
     key, shown = True, None
     if args.key:       # practice with a key file of one's own: made when missing
-        from host_tools import tablekey
+        from host_tools.image import tablekey
         try:
             key, made = tablekey.read_or_make(args.key)
         except tablekey.KeyFileError as e:
@@ -195,7 +199,7 @@ def sim_key(args):
 
 def cmd_status(args):
     if args.sim:
-        from host_tools.vtable.launcher import SimTable
+        from host_tools.sim.launcher import SimTable
         with SimTable(seed=args.seed, faults=args.fault, heap=args.heap, form=args.form) as sim:
             with LinkClient(sim.link_path) as link:
                 return _status(args, link)
@@ -280,7 +284,7 @@ def human_hand(out):
 
 
 def human_fault(c, f):
-    from host_tools.mjctl_service import plain
+    from host_tools.cli.service import plain
     name, cause, fix = fault_texts(f["code"])
     c.print("[bold red]%s[/] %s" % (t("fault.head", code=f["code"], name=name),
                                     plain(f["detail"]) if f["detail"] else ""), highlight=False)
@@ -296,7 +300,7 @@ def human_fault(c, f):
 
 def human_status(out):
     from rich.table import Table
-    from host_tools.mjctl_service import _lift_text, _seconds, _state_text, plain
+    from host_tools.cli.service import _lift_text, _seconds, _state_text, plain
     c = console()
     tb = Table(show_header=False, box=None)
     dice = out.get("dice")
@@ -420,7 +424,7 @@ def parser():
     p.add_argument("--key", metavar="FILE", default=argparse.SUPPRESS,
                    help=t("help.opt_serve_key"))
     command(sub, "status", cmd_status, t("help.status"), False, "mjctl --port /dev/ttyACM0 status")
-    from host_tools.mjctl_service import register
+    from host_tools.cli.service import register
     register(sub)
     return ap
 
@@ -449,7 +453,7 @@ def resolve_port(args):
     if not args.port:
         raise CliError(EXIT_INPUT, t("err.no_port_given"), usage=args.parser.format_usage())
     if args.port == "auto":
-        from host_tools.mjctl_ports import find_controllers
+        from host_tools.cli.ports import find_controllers
         found = [p for p in find_controllers() if p["controller"]]
         if not found:
             raise CliError(EXIT_NO_ANSWER, t("err.auto_none"))

@@ -22,7 +22,7 @@ import serial
 
 from firmware.link import codec, frame
 from firmware.link.codec import LinkError
-from host_tools import link_codec
+from host_tools.link import codec as link_codec
 
 __all__ = ["LinkClient", "LinkError"]
 
