@@ -27,7 +27,7 @@ from host_tools.texts import faults as fault_table
 from firmware.link import frame
 from host_tools.link import codec as link_codec
 from host_tools.link.client import LinkClient, LinkError
-from host_tools.cli.mjctl import describe_fault
+from host_tools.cli.ops import describe_fault
 
 WAIT_S = 30.0              # wall-clock guard on every wait
 OUTPUT_GROUPS = ("plate_motor", "lane_feed", "lift_up", "lift_down", "buzzer")

@@ -12,7 +12,7 @@ the comparison."""
 import pytest
 
 from engine_core.replay import replay
-from host_tools.cli.mjctl import STATE_KEYS, run_hand
+from host_tools.cli.ops import STATE_KEYS, run_hand
 from host_tools.sim.hand_players import HandPlayers
 from hw_tests.harness import HEAP_BUDGET
 

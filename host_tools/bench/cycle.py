@@ -8,7 +8,7 @@ from host_tools.bench import gantt
 from host_tools.bench.simrun import running
 from host_tools.bench.stats import median
 from host_tools.link.client import LinkError
-from host_tools.cli.mjctl import run_cycle
+from host_tools.cli.ops import run_cycle
 from host_tools.sim.hand_players import Parlour
 from host_tools.sim.rfid import SCAN_SIDE
 

@@ -20,7 +20,7 @@ import time
 from host_tools.cli import selftest
 from host_tools.bench.simrun import passes
 from host_tools.bench.stats import bisect_min
-from host_tools.cli.mjctl import run_cycle, run_hand
+from host_tools.cli.ops import run_cycle, run_hand
 from host_tools.image.mpenv import mpy_tree_fresh
 from host_tools.sim.hand_players import HandPlayers
 

@@ -1,7 +1,7 @@
 """Pure helpers of the bench: order statistics and the dice's chi-square.
 No I/O; host_tools/tests/test_bench_helpers.py checks them."""
 
-from host_tools.cli.service import chi2_p_5
+from host_tools.cli.ops import chi2_p_5
 
 
 def percentile(values, q):

@@ -48,7 +48,7 @@ import time
 from engine_core.replay import replay
 from host_tools.qa import linkfuzz
 from host_tools.link.client import LinkClient, LinkError
-from host_tools.cli.mjctl import STATE_KEYS, public_state
+from host_tools.cli.ops import STATE_KEYS, public_state
 from host_tools.image.mpenv import ROOT
 from host_tools.sim.hand_players import HandPlayers, Parlour
 from host_tools.sim.launcher import SimTable

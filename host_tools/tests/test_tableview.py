@@ -27,7 +27,7 @@ from firmware.link.frame import FrameReader, encode
 from engine_core.replay import replay
 from host_tools.view import tableview
 from host_tools.view.tableview import Demo
-from host_tools.cli.mjctl import describe_fault
+from host_tools.cli.ops import describe_fault
 from host_tools.image.mpenv import ROOT
 from host_tools.sim import BusServer, VirtualTable
 from host_tools.sim.hand_players import HandPlayers

@@ -43,6 +43,7 @@ turns a snapshot into a rich renderable.
 """
 
 from host_tools.view.tableview.demo import Demo, ViewState  # noqa: F401
-from host_tools.view.tableview.snapshot import plain_lines, snapshot  # noqa: F401
+from host_tools.texts.events import plain_lines  # noqa: F401
+from host_tools.view.tableview.snapshot import snapshot  # noqa: F401
 from host_tools.view.tableview.render import render  # noqa: F401
 from host_tools.view.tableview.cli import main  # noqa: F401

@@ -11,7 +11,8 @@ from firmware.link.codec import LinkError
 from host_tools.view.tableview.demo import (DEFAULT_SPEED, FIX_AFTER_S, FRAME_S, Demo, ViewState,
                                       seat_players)
 from host_tools.view.tableview.render import clock_text, render
-from host_tools.view.tableview.snapshot import plain_lines, snapshot
+from host_tools.texts.events import plain_lines
+from host_tools.view.tableview.snapshot import snapshot
 from host_tools import texts
 from host_tools.texts import t
 

@@ -136,7 +136,7 @@ class Demo:
         fields = {k: ev[k] for k in sorted(ev) if k not in ("ev", "t")}
         extra = ()
         if name == "fault":
-            from host_tools.cli.mjctl import describe_fault
+            from host_tools.cli.ops import describe_fault
             v.fault = dict(describe_fault(ev), active=True, cleared_t=None, resume=None)
             v.fix_at = t + self.fix_after_ms
             extra = ((texts.t("fault.cause"), v.fault["cause"]),
