@@ -137,6 +137,17 @@ class LinkClient:
                 self._fail(LinkError("closed", "serial port failed: %s" % e))
                 raise self._error from e
 
+    def send_raw(self, data):
+        """Bytes onto the line as they are: damaged frames and noise (the
+        link fuzz, tests). Nothing waits for an answer."""
+        self._send(data)
+
+    @property
+    def seq(self):
+        """The seq of the latest request: a raw frame's seq far from it is
+        never taken for the answer to one of ours."""
+        return self._seq
+
     # ---- events ----
 
     def next_event(self, timeout=None):
