@@ -50,6 +50,7 @@ from host_tools.qa import linkfuzz
 from host_tools.link.client import LinkClient, LinkError
 from host_tools.cli.ops import STATE_KEYS, public_state
 from host_tools.image.mpenv import ROOT
+from host_tools.sim import technician
 from host_tools.sim.hand_players import HandPlayers, Parlour
 from host_tools.sim.launcher import SimTable
 
@@ -60,11 +61,6 @@ HAND_S = 60.0                  # wall seconds without a hand's result: stuck too
 # audit faults and power cuts need the lanes emptied: not injected here.
 KINDS = ("lane_jam:0", "lane_jam:1", "lane_jam:2", "lane_jam:3", "plate_stall",
          "rfid_timeout", "display_unplugged")
-# Faults after which the technician tips the lanes into the tray before
-# `clear` (docs/faults.md, recovery): the walls are built again.
-EMPTY_LANES = ("missing_tile", "extra_tile", "unknown_tag", "power_lost")
-
-
 class BriskPlayers(HandPlayers):
     """The soak's players: brisk ones. The firmware ticks every 10 ms of
     virtual time whatever happens, so a soak hand's wall time follows its
@@ -105,10 +101,11 @@ class BriskPlayers(HandPlayers):
 PACES = {"brisk": BriskPlayers, "parlour": HandPlayers}
 
 
-class Technician:
+class Injector:
     """Attached to the virtual table, so that it acts in the table's own
-    thread: injects the planned faults at their virtual time, and repairs
-    the active one when asked (`repair()` from the host, then wait)."""
+    thread: injects the planned faults at their virtual time, and sends
+    the technician (sim/technician.py) when asked (`repair()` from the
+    host, then wait)."""
 
     def __init__(self, table, rng, rate, parlour=None):
         self.table = table
@@ -120,18 +117,17 @@ class Technician:
         self.injected = []         # (t, kind)
         self.landed = {"building_in_hand": 0, "building": 0, "in_hand": 0, "other": 0}
         self._asked = False
-        self._empty = False
+        self._fault = None
         self.tipped = [0, 0, 0, 0]  # tiles fed, then tipped into the tray, by lane
         self.repaired = threading.Event()
         table.attach(self)
 
     def repair(self, fault):
-        """What the technician does for `fault` (its name), as
-        docs/faults.md says: repairs what was injected; after an audit
-        fault (a jam just before the others filled leaves tiles on the
-        plate: missing_tile) or a cut power, tips the lanes into the tray."""
+        """Send the technician for `fault` (its name): at the table's next
+        step, technician.visit repairs what was injected, and after an audit
+        fault or a cut power tips the lanes into the tray first."""
         self.repaired.clear()
-        self._empty = fault in EMPTY_LANES
+        self._fault = fault
         self._asked = True
 
     # -- the table's hooks (its thread) ----------------------------------------
@@ -154,16 +150,13 @@ class Technician:
     def fire(self, now):
         if self._asked:
             self._asked = False
-            if self._empty:
-                # The tiles it tips back were fed but will never be lifted:
-                # the controller counts tiles fed by the walls it lifts.
-                for n, lane in enumerate(self.table.lanes):
-                    self.tipped[n] += sum(1 for t in lane.wall.tiles if t is not None)
-                    self.tipped[n] += lane.chute is not None
-                self.table.technician_empties_lanes()
-            if self.active is not None:
-                self.table.clear_fault(self.active)
-                self.active = None
+            # The tiles it tips back were fed but will never be lifted:
+            # the controller counts tiles fed by the walls it lifts.
+            _, tipped = technician.visit(self.table, self._fault,
+                                         [] if self.active is None else [self.active])
+            self.active = None
+            if tipped is not None:
+                self.tipped = [a + b for a, b in zip(self.tipped, tipped)]
             self.repaired.set()
         if self.planned is not None and now >= self.planned[0]:
             kind = self.planned[1]
@@ -210,7 +203,7 @@ def soak(hands, seed=1, fault_rate=0.1, log=None, fuzz_frames=0, live_burst=50,
     t0 = time.monotonic()
     with SimTable(seed=seed, heap=heap) as sim:
         parlour = Parlour(sim.table, seed, players_class=PACES[pace])
-        tech = Technician(sim.table, rng, fault_rate, parlour)
+        tech = Injector(sim.table, rng, fault_rate, parlour)
         with LinkClient(sim.link_path) as link:
             link.hello()
             link_before = link.request("status")["link"]
