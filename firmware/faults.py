@@ -10,7 +10,7 @@ are host_tools/texts/faults.py): on a board a string
 stays in flash (ROMFS) while a dict of tuples would take heap, and the
 controller only ever needs a name, when a fault happens. A block is
 "code name", the cause, the fix, then a blank line. A private constant:
-no global, no interned name on the controller; the host reads it as
+no global, no interned name on the controller; the host reads it from
 this file's source (CPython).
 """
 
