@@ -124,10 +124,10 @@ test: mpy typecheck test-cpython test-micropython
 # The virtual table with the firmware under MicroPython, playing cycles in a
 # live terminal view (Ctrl-C stops); ARGS go to it, e.g.
 # make run ARGS="--seed 3 --fault lane_jam:1" or ARGS="--lang zh". The
-# rules-core demo of the walls is `.venv/bin/python -m host_tools.wallview`.
+# rules-core demo of the walls is `.venv/bin/python -m host_tools.view.wallview`.
 ARGS ?=
 run: tools image
-	$(BIN)/python -m host_tools.tableview $(ARGS)
+	$(BIN)/python -m host_tools.view.tableview $(ARGS)
 
 # Every performance figure against its target (docs/performance.md; a
 # report: it exits 0 when a figure is over, 1 when a measurement failed);
@@ -150,7 +150,7 @@ KEY ?=
 NEW_KEY ?=
 deploy: $(STAMP)
 	@test -n "$(PORT)" || { echo "make deploy PORT=/dev/ttyACM0 [KEY=keys/<table>.key] [NEW_KEY=1]"; exit 2; }
-	$(BIN)/python -m host_tools.deploy --port $(PORT) $(if $(KEY),--key $(KEY)) $(if $(NEW_KEY),--new-key)
+	$(BIN)/python -m host_tools.image.deploy --port $(PORT) $(if $(KEY),--key $(KEY)) $(if $(NEW_KEY),--new-key)
 
 # Hand after hand on virtual tables with faults injected and repaired
 # (docs/reliability.md): TABLES independent tables at once (seeds SEED,
@@ -165,7 +165,7 @@ SEED ?= 1
 FUZZ ?= 1000000
 MAX_WALL ?=
 soak: mpy image
-	$(BIN)/python -m host_tools.soak --hands $(HANDS) --tables $(TABLES) --seed $(SEED) --fuzz-frames $(FUZZ) $(if $(MAX_WALL),--max-wall $(MAX_WALL))
+	$(BIN)/python -m host_tools.qa.soak --hands $(HANDS) --tables $(TABLES) --seed $(SEED) --fuzz-frames $(FUZZ) $(if $(MAX_WALL),--max-wall $(MAX_WALL))
 
 # The power cut at CUTS random instants of cycles and hands (WALL_SHARE of
 # those in play at a wall-clock instant, wherever the firmware is), each
@@ -174,18 +174,18 @@ soak: mpy image
 CUTS ?= 1000
 WALL_SHARE ?= 0.2
 powercuts: mpy image
-	$(BIN)/python -m host_tools.powercuts --cuts $(CUTS) --wall-share $(WALL_SHARE)
+	$(BIN)/python -m host_tools.qa.powercuts --cuts $(CUTS) --wall-share $(WALL_SHARE)
 
 # A virtual board to try deploy and the service tools on without a board
 # (docs/deploy.md): its REPL for `make deploy`, then the table it runs.
 vboard: $(STAMP)
-	$(BIN)/python -m host_tools.vboard $(if $(FAULT),--fault $(FAULT))
+	$(BIN)/python -m host_tools.sim.vboard $(if $(FAULT),--fault $(FAULT))
 
 # The board's image into build/firmware/firmware.bin: ESP-IDF (v5.5.1, its
 # export.sh run) and a MicroPython v1.28.0 checkout as MICROPY_DIR, or a
-# line saying which is missing (host_tools/board_image.py).
+# line saying which is missing (host_tools/image/board_image.py).
 firmware: $(STAMP)
-	@$(BIN)/python -m host_tools.board_image build --micropy-dir $(MICROPY_DIR)
+	@$(BIN)/python -m host_tools.image.board_image build --micropy-dir $(MICROPY_DIR)
 
 # The image at 0x0 (FIRMWARE=<.bin>: another one). The filesystem after the
 # app keeps config, tags, key and counters; ERASE=1 erases the whole flash
@@ -196,7 +196,7 @@ firmware: $(STAMP)
 CONFIG ?=
 TAGS ?=
 flash: $(STAMP)
-	@$(BIN)/python -m host_tools.board_image flash $(if $(PORT),--port $(PORT)) \
+	@$(BIN)/python -m host_tools.image.board_image flash $(if $(PORT),--port $(PORT)) \
 	    $(if $(FIRMWARE),--bin $(FIRMWARE)) $(if $(ERASE),--erase) \
 	    $(if $(KEY),--key $(KEY)) \
 	    $(if $(CONFIG),--config $(CONFIG)) $(if $(TAGS),--tags $(TAGS))

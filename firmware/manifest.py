@@ -22,7 +22,7 @@ import binascii
 import hashlib
 import os
 
-_NAME = const("manifest.txt")   # host_tools/deploy.py reads it (CPython) to write the file
+_NAME = const("manifest.txt")   # host_tools/image/deploy.py reads it (CPython) to write the file
 _CHUNK = const(512)
 _CODE = const("engine_core firmware")     # the folders whose modules must be listed
 

@@ -3,7 +3,7 @@
     micropython -m firmware.sim_main BUS_FD LINK_FD CONFIG TAGS STORE_DIR [SEED]
 
 BUS_FD and LINK_FD are pty file descriptors inherited from the launcher
-(host_tools/vtable/launcher.py); STORE_DIR stands for the board's flash. With SEED the "hardware" RNG is a
+(host_tools/sim/launcher.py); STORE_DIR stands for the board's flash. With SEED the "hardware" RNG is a
 seeded generator, so a virtual table run is reproducible from its seed.
 """
 

@@ -2,7 +2,7 @@
 the firmware.
 
     SimTarget     the real firmware under the MicroPython unix port on the
-                  virtual table (host_tools/vtable/launcher.py SimTable): the default
+                  virtual table (host_tools/sim/launcher.py SimTable): the default
     BoardTarget   a real controller on `--port`; the board plays the real table
     BenchTarget   a real controller on `--port` whose sim bus is the PC's
                   serial port `--bus`: a VirtualTable plays the table
@@ -23,11 +23,11 @@ import threading
 import time
 from collections import Counter
 
-from host_tools import fault_table
+from host_tools.texts import faults as fault_table
 from firmware.link import frame
-from host_tools import link_codec
-from host_tools.link_client import LinkClient, LinkError
-from host_tools.mjctl import describe_fault
+from host_tools.link import codec as link_codec
+from host_tools.link.client import LinkClient, LinkError
+from host_tools.cli.ops import describe_fault
 
 WAIT_S = 30.0              # wall-clock guard on every wait
 OUTPUT_GROUPS = ("plate_motor", "lane_feed", "lift_up", "lift_down", "buzzer")
@@ -398,7 +398,7 @@ class SimTarget(Target):
         config on a machine that is fine). setup(table): called before the
         firmware boots."""
         super().__init__()
-        from host_tools.vtable.launcher import SimTable
+        from host_tools.sim.launcher import SimTable
         self.sim = SimTable(seed=seed, faults=faults, heap=heap, config_path=config_path)
         if firmware_config_path is not None:
             # SimTable hands the firmware its config_path when it spawns it;
@@ -493,8 +493,8 @@ class BenchTarget(BoardTarget):
     def __init__(self, port, bus, seed=1, faults=(), setup=None):
         Target.__init__(self)
         import serial
-        from host_tools.vtable.bus import BusServer
-        from host_tools.vtable.table import VirtualTable
+        from host_tools.sim.bus import BusServer
+        from host_tools.sim.table import VirtualTable
         self.table = VirtualTable(seed, faults=tuple(faults))
         self.hook = TableHook(self.table)
         if setup is not None:

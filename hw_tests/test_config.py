@@ -8,13 +8,13 @@ import json
 
 import pytest
 
-from host_tools.link_client import LinkError
+from host_tools.link.client import LinkError
 
 CONFIG_INVALID = 40
 
 
 def _default():
-    from host_tools.vtable.launcher import CONFIG
+    from host_tools.sim.launcher import CONFIG
     return json.loads(CONFIG.read_text())
 
 

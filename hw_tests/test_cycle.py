@@ -62,7 +62,7 @@ def test_a_cycle_matches_the_physical_table(make_target, seed):
 
 @pytest.mark.needs_sim
 def test_the_luoyuan128_ruleset_builds_32_tiles_a_side(make_target, tmp_path):
-    from host_tools.vtable.launcher import CONFIG
+    from host_tools.sim.launcher import CONFIG
     cfg = json.loads(CONFIG.read_text())
     cfg["ruleset"] = "luoyuan128"
     path = tmp_path / "config.json"

@@ -17,8 +17,8 @@ def sessions(request):
     config = request.config
     if config.getoption("--port") and not config.getoption("--bus"):
         pytest.skip("needs the virtual table's players to press the dice key")
-    from host_tools.vtable.lanes import Lane
-    from host_tools.vtable.lifters import Lifter
+    from host_tools.sim.lanes import Lane
+    from host_tools.sim.lifters import Lifter
     from hw_tests.harness import BenchTarget, SimTarget
 
     def session(seed):

@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from host_tools.link_client import LinkError
+from host_tools.link.client import LinkError
 from hw_tests.harness import (assert_fault_described, assert_walls_are_the_set,
                               lifter_conflicts)
 
@@ -158,7 +158,7 @@ def test_a_hung_loop_is_reset_by_the_watchdog_and_comes_back_with_motors_off(tar
     """The firmware's process frozen mid-build (SIGSTOP: a loop that never
     comes back). The board's watchdog is fed only by the loop, so it bites
     `_WATCHDOG_MS` after the last feed: the virtual table's time goes on
-    without the firmware (host_tools/vtable/bus.py, stall_s), every output
+    without the firmware (host_tools/sim/bus.py, stall_s), every output
     goes off, the controller restarts, moves nothing, and says a cycle was
     cut short (power_lost)."""
     import os

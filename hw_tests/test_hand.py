@@ -12,8 +12,8 @@ the comparison."""
 import pytest
 
 from engine_core.replay import replay
-from host_tools.mjctl import STATE_KEYS, run_hand
-from host_tools.vtable.hand_players import HandPlayers
+from host_tools.cli.ops import STATE_KEYS, run_hand
+from host_tools.sim.hand_players import HandPlayers
 from hw_tests.harness import HEAP_BUDGET
 
 SEEDS = [0, 1, 4, 7]
@@ -84,7 +84,7 @@ def test_the_gold_by_the_dice_is_rolled_by_the_dealer_and_followed(make_target, 
     key again, the table rolls, and the gold is turned up where that roll
     says; the controller's view still equals the replay at every event."""
     import json
-    from host_tools.vtable.config import DEFAULT_PATH
+    from host_tools.sim.config import DEFAULT_PATH
     cfg = json.loads(DEFAULT_PATH.read_text())
     cfg["ruleset"] = "luoyuan144"
     path = tmp_path / "config.json"
@@ -114,7 +114,7 @@ def test_dealer_and_streak_follow_the_results_and_show_on_the_lamps(make_target)
     """Hand after hand (docs/rules.md §10): a dealer's win keeps the seat and counts,
     a draw keeps it, another seat's win passes it on; the next lift's
     dealer lamp shows the seat and the streak the result announced."""
-    from host_tools.vtable.hand_players import Parlour
+    from host_tools.sim.hand_players import Parlour
     parlour = []
     target = make_target(seed=5, setup=lambda table: parlour.append(
         Parlour(table, seed=5, win_rate=0.05)))

@@ -5,8 +5,9 @@ import re
 import pytest
 
 from firmware.link import codec, frame
-from host_tools import link_codec, linkfuzz
-from host_tools.link_client import LinkError
+from host_tools.link import codec as link_codec
+from host_tools.qa import linkfuzz
+from host_tools.link.client import LinkError
 from hw_tests.harness import raw_request
 
 
@@ -140,7 +141,7 @@ LIVE_FRAMES = 20000     # make soak sends more between hands (docs/reliability.m
 
 @pytest.mark.needs_sim
 def test_the_live_link_survives_mutated_truncated_and_random_frames(target):
-    """LIVE_FRAMES damaged frames and noise (host_tools/linkfuzz.py: every
+    """LIVE_FRAMES damaged frames and noise (host_tools/qa/linkfuzz.py: every
     kind of KINDS), in bursts of 50: after every burst the next valid
     request is answered; the controller never crashes nor restarts, and the
     garbage is counted (status.link)."""

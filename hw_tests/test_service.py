@@ -9,7 +9,7 @@ import hmac
 
 import pytest
 
-from host_tools.link_client import LinkError, service_entry
+from host_tools.link.client import LinkError, service_entry
 
 
 def _mac(key, nonce):

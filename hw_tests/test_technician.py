@@ -8,8 +8,8 @@ import os
 
 import pytest
 
-from host_tools import selftest
-from host_tools.link_client import LinkError, service_entry
+from host_tools.cli import selftest
+from host_tools.link.client import LinkError, service_entry
 
 
 def _refusal(target, op, **args):

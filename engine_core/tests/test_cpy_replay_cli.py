@@ -11,7 +11,7 @@ import sys
 from engine_core.tests import reference_model
 from engine_core.tests.test_cpy_props import _without_text
 from engine_core.tests.test_scenarios import load_scenarios
-from host_tools.hand_script import random_hand
+from host_tools.sim.hand_script import random_hand
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 MICROPYTHON = os.path.join(os.path.dirname(sys.executable), "micropython")

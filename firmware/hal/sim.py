@@ -3,7 +3,7 @@ table (docs/hardware.md, "The sim bus"), and time is virtual: it moves only
 inside `sleep_until`, when the table has run its physics that far.
 
 Runs under the MicroPython unix port. The bus and the link are pty file
-descriptors handed over by the launcher (host_tools/vtable/launcher.py).
+descriptors handed over by the launcher (host_tools/sim/launcher.py).
 Per tick the backend writes one TICK frame and parses the answer into
 preallocated buffers: a steady tick is written to allocate nothing.
 """

@@ -13,7 +13,7 @@
 # that module to know it runs frozen (firmware/main.py); no .py tree has it.
 # firmware=False: the libraries alone, for the unfrozen build
 # (unfrozen/manifest.py) and the .mpy files of make deploy
-# (host_tools/deploy.py reads this file for them).
+# (host_tools/image/deploy.py reads this file for them).
 import hashlib
 import os
 

@@ -29,7 +29,7 @@ PROTO_VERSION = 7          # bumped by any change of the tables below
 # The frame kinds and the tables below are private constants: compiled
 # into the functions that use them, they leave no global and no interned
 # name on the controller (docs/firmware.md, Memory). The host reads them
-# through host_tools/link_codec.py.
+# through host_tools/link/codec.py.
 _REQUEST = const(0x10)
 _RESPONSE = const(0x11)
 _EVENT = const(0x12)
@@ -109,7 +109,7 @@ _EVENTS = const(           # "t": ms since boot; the other fields are public fac
 _ERROR_FIELDS = const("error:str message:str op:str* proto:int*")   # head "ok": false
 # The error codes are for the host and the docs (the controller writes
 # them as literals): private constants, compiled away on the controller
-# (no object, no name), read by host_tools/link_codec.py.
+# (no object, no name), read by host_tools/link/codec.py.
 _ERRORS = const("bad_json bad_kind bad_request unknown_op proto_mismatch"     # on the wire
           " busy refused auth_failed no_session session_expired not_found too_big internal"
           " config_invalid firmware_corrupt")
@@ -121,7 +121,7 @@ _SECRET = const(("tile", "tiles", "uid"))   # at any depth, only with reveal=Tru
 
 
 class LinkError(Exception):
-    """code: in ERRORS or HOST_ERRORS (host_tools/link_codec.py); message: for a human; info: more fields."""
+    """code: in ERRORS or HOST_ERRORS (host_tools/link/codec.py); message: for a human; info: more fields."""
     def __init__(self, code, message="", info=None):
         super().__init__("%s: %s" % (code, message))
         self.code, self.message, self.info = code, message, info

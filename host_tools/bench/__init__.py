@@ -40,4 +40,4 @@ only when a run failed (a group could not measure its figures).
 
 def main(argv=None):
     from host_tools.bench.cli import main as run
-    return run(argv)
+    return run(argv, description=__doc__.split("\n")[0])

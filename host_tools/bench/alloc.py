@@ -12,7 +12,7 @@ import json
 import subprocess
 from pathlib import Path
 
-from host_tools.mpenv import code_root, micropython_binary
+from host_tools.image.mpenv import code_root, micropython_binary
 
 SCRIPT = Path(__file__).with_name("mp_ticks.py")
 

@@ -9,7 +9,7 @@ import time
 import traceback
 
 from host_tools.bench import targets as tg
-from host_tools.mpenv import ROOT
+from host_tools.image.mpenv import ROOT
 
 
 def _run_replay(args):
@@ -151,10 +151,9 @@ def table(figures, tgts, verdicts, ran):
     return rows
 
 
-def main(argv=None):
-    from host_tools.bench import __doc__ as doc
-    ap = argparse.ArgumentParser(prog="python -m host_tools.bench",
-                                 description=doc.split("\n")[0])
+def main(argv=None, description=None):
+    """`python -m host_tools.bench`; description: the package's first line."""
+    ap = argparse.ArgumentParser(prog="python -m host_tools.bench", description=description)
     ap.add_argument("--only", metavar="GROUP[,GROUP]",
                     help="run only these groups: %s" % ",".join(tg.GROUPS))
     ap.add_argument("--source", action="store_true",

@@ -7,10 +7,10 @@ import time
 from host_tools.bench import gantt
 from host_tools.bench.simrun import running
 from host_tools.bench.stats import median
-from host_tools.link_client import LinkError
-from host_tools.mjctl import run_cycle
-from host_tools.vtable.hand_players import Parlour
-from host_tools.vtable.rfid import SCAN_SIDE
+from host_tools.link.client import LinkError
+from host_tools.cli.ops import run_cycle
+from host_tools.sim.hand_players import Parlour
+from host_tools.sim.rfid import SCAN_SIDE
 
 CYCLE_SEEDS = (1, 2, 3, 4, 5)
 HANDS_SEED = 4

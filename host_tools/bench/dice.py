@@ -15,7 +15,7 @@ import subprocess
 from pathlib import Path
 
 from host_tools.bench.stats import chi2_faces
-from host_tools.mpenv import code_root, micropython_binary
+from host_tools.image.mpenv import code_root, micropython_binary
 
 ROLLS = 600000
 SCRIPT = Path(__file__).with_name("mp_dice.py")

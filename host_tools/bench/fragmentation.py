@@ -2,7 +2,7 @@
 
     python -m host_tools.bench.fragmentation [--hands N] [--seed S] [--json]
 
-HANDS hands of the soak (host_tools/soak.py: brisk players, faults injected
+HANDS hands of the soak (host_tools/qa/soak.py: brisk players, faults injected
 at FAULT_RATE and repaired, the live link fuzzed after every hand) on one
 table whose firmware, frozen in the twin, runs in a HEAP-byte heap, with a
 technician's visit (heap.py `service_visit`: the self-test, an RFID scan and
@@ -16,7 +16,7 @@ of a few seconds makes the hand differ from its replay, visit or none.
 
 After every hand's result, and after each visit, the table asks for a heap
 report (the sim bus's HEAP frame: a collection, then the GC's own figures
-in the firmware's log, host_tools/vtable/heaplog.py). The figure is the
+in the firmware's log, host_tools/sim/heaplog.py). The figure is the
 smallest largest-free-block over every report: the largest allocation the
 heap could still serve at its most fragmented moment seen. Each report
 follows a collection because the GC collects before it fails an
@@ -32,9 +32,9 @@ import time
 
 from host_tools.bench import targets as tg
 from host_tools.bench.heap import service_visit
-from host_tools.link_client import LinkError
-from host_tools.soak import soak
-from host_tools.vtable import heaplog
+from host_tools.link.client import LinkError
+from host_tools.qa.soak import soak
+from host_tools.sim import heaplog
 
 HANDS = 50
 SEED = 1

@@ -17,12 +17,12 @@ process dies. A run passes only if the firmware printed no MemoryError
 
 import time
 
-from host_tools import selftest
+from host_tools.cli import selftest
 from host_tools.bench.simrun import passes
 from host_tools.bench.stats import bisect_min
-from host_tools.mjctl import run_cycle, run_hand
-from host_tools.mpenv import mpy_tree_fresh
-from host_tools.vtable.hand_players import HandPlayers
+from host_tools.cli.ops import run_cycle, run_hand
+from host_tools.image.mpenv import mpy_tree_fresh
+from host_tools.sim.hand_players import HandPlayers
 
 KB = 1024
 RESOLUTION = 256

@@ -17,7 +17,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from host_tools.mpenv import ROOT, twin_binary
+from host_tools.image.mpenv import ROOT, twin_binary
 
 QSTR_RE = re.compile(r"qstr pool: n_pool=(\d+), n_qstr=(\d+), n_str_data_bytes=(\d+), "
                      r"n_total_bytes=(\d+)")

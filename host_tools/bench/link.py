@@ -6,8 +6,8 @@ import threading
 import time
 
 from host_tools.bench.stats import median, percentile
-from host_tools.link_client import LinkClient
-from host_tools.vtable.launcher import SimTable
+from host_tools.link.client import LinkClient
+from host_tools.sim.launcher import SimTable
 
 BOOTS = 5
 REQUESTS = 500

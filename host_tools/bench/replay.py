@@ -1,7 +1,7 @@
 """The rules core's replay speed and heap (engine_core/tests/bench_replay)
 on CPython and on MicroPython, each as a subprocess from the code root.
 
-A few seeded full hands (host_tools.hand_script, with kongs) are written
+A few seeded full hands (host_tools.sim.hand_script, with kongs) are written
 to a temporary JSON-lines file; MicroPython runs the mpy-cross tree `make
 mpy` builds (build/mpy) when it is there and up to date, as the board
 would; otherwise, or with `source`, the .py sources."""
@@ -12,8 +12,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from host_tools.hand_script import random_hand
-from host_tools.mpenv import ROOT, code_root, micropython_binary
+from host_tools.sim.hand_script import random_hand
+from host_tools.image.mpenv import ROOT, code_root, micropython_binary
 
 MODULE = "engine_core.tests.bench_replay"
 SEEDS = (1, 2, 3, 4, 5)

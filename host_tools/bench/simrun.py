@@ -5,8 +5,8 @@ heap) instead of waiting out a link timeout."""
 import contextlib
 import threading
 
-from host_tools.link_client import LinkClient, LinkError
-from host_tools.vtable.launcher import SimTable
+from host_tools.link.client import LinkClient, LinkError
+from host_tools.sim.launcher import SimTable
 
 BOOT_WALL_S = 10.0          # wall-clock guard for the first hello
 WATCH_S = 0.05              # how often the watcher looks at the process

@@ -1,7 +1,7 @@
 """What goes on the board: the firmware frozen into the image (the twin's
 frozen_content.o: the bytecode, constants and names of what
 firmware/image/manifest.py freezes, as `size` counts its text and data),
-and the .mpy files of a development deploy (host_tools/deploy.py
+and the .mpy files of a development deploy (host_tools/image/deploy.py
 compile_tree: engine_core/ and firmware/, tests left out), compiled afresh
 into a temporary folder."""
 
@@ -9,8 +9,8 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from host_tools import deploy
-from host_tools.mpenv import TWIN, twin_binary
+from host_tools.image import deploy
+from host_tools.image.mpenv import TWIN, twin_binary
 
 FROZEN_OBJECT = TWIN.parent / "twin-build" / "frozen_content.o"
 

@@ -1,7 +1,7 @@
 """Pure helpers of the bench: order statistics and the dice's chi-square.
 No I/O; host_tools/tests/test_bench_helpers.py checks them."""
 
-from host_tools.mjctl_service import chi2_p_5
+from host_tools.cli.ops import dice_stats
 
 
 def percentile(values, q):
@@ -24,15 +24,13 @@ def median(values):
 
 def chi2_faces(counts):
     """(chi-square, p) of six face counts against a fair die: 5 degrees of
-    freedom, p from the closed form mjctl dice-test uses."""
+    freedom, as mjctl dice-test computes them (cli/ops.py), the counts
+    checked first."""
     if len(counts) != 6:
         raise ValueError("six faces, not %d" % len(counts))
-    total = sum(counts)
-    if total <= 0:
+    if sum(counts) <= 0:
         raise ValueError("no rolls")
-    want = total / 6.0
-    chi2 = sum((c - want) ** 2 / want for c in counts)
-    return chi2, chi2_p_5(chi2)
+    return dice_stats(counts)
 
 
 def _grid(lo, hi, passes, step):

@@ -7,7 +7,7 @@ import subprocess
 import sys
 
 from engine_core.replay import replay
-from host_tools.hand_script import random_hand
+from host_tools.sim.hand_script import random_hand
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 MICROPYTHON = os.path.join(os.path.dirname(sys.executable), "micropython")

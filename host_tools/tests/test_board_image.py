@@ -1,6 +1,6 @@
 """The board's image: its definition (firmware/image/FUZHOU_TABLE_S3), what
 it freezes, and `make firmware` / `make flash` as a person types them on a
-machine without ESP-IDF or a board (host_tools/board_image.py).
+machine without ESP-IDF or a board (host_tools/image/board_image.py).
 
 Through make, a failing recipe ends with make's own line on stderr
 (`make: *** [Makefile:N: flash] Error 3`) and make's exit status 2,
@@ -20,8 +20,8 @@ from pathlib import Path
 import littlefs
 import pytest
 
-from host_tools import board_image, deploy, vfs_image
-from host_tools.mpenv import ROOT, micropython_binary
+from host_tools.image import board_image, deploy, vfs_image
+from host_tools.image.mpenv import ROOT, micropython_binary
 
 BOARD_DIR = ROOT / "firmware" / "image" / "FUZHOU_TABLE_S3"
 MP = ROOT / "build" / "micropython-1.28.0"
@@ -166,7 +166,7 @@ def test_flash_to_a_port_with_no_board_is_exit_3_and_one_line(tmp_path):
     image = tmp_path / "fake.bin"
     image.write_bytes(b"\xe9" + bytes(4095))
     port = str(tmp_path / "ttyACM9")                  # no such device
-    r = subprocess.run([sys.executable, "-m", "host_tools.board_image", "flash", "--port", port,
+    r = subprocess.run([sys.executable, "-m", "host_tools.image.board_image", "flash", "--port", port,
                         "--bin", str(image)], cwd=ROOT, env=_env(), capture_output=True,
                        text=True, timeout=120)
     assert r.returncode == 3 and "Traceback" not in r.stderr + r.stdout

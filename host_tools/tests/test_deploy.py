@@ -1,4 +1,4 @@
-"""`make deploy` against a virtual board (host_tools/vboard.py): a
+"""`make deploy` against a virtual board (host_tools/sim/vboard.py): a
 `micropython` process on a pty, driven by mpremote through its raw REPL,
 its flash a folder. Then the deployed folder boots on the virtual table
 (SimTable(code_dir=...)) and the link answers, or refuses to move when a
@@ -10,10 +10,10 @@ import stat
 
 import pytest
 
-from host_tools import deploy
-from host_tools.link_client import LinkClient, LinkError
-from host_tools.vboard import VirtualBoard
-from host_tools.vtable.launcher import SimTable
+from host_tools.image import deploy
+from host_tools.link.client import LinkClient, LinkError
+from host_tools.sim.vboard import VirtualBoard
+from host_tools.sim.launcher import SimTable
 
 FIRMWARE_CORRUPT = 42
 
@@ -128,13 +128,13 @@ def test_the_command_line_deploys_and_reports_in_json(board, tmp_path):
     import subprocess
     import sys
     vb, first, key, stage = board
-    out = subprocess.run([sys.executable, "-m", "host_tools.deploy", "--port", vb.port,
+    out = subprocess.run([sys.executable, "-m", "host_tools.image.deploy", "--port", vb.port,
                           "--key", str(key), "--no-reset", "--json", "--out", str(stage)],
                          capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     res = json.loads(out.stdout)
     assert res["build"] == first["build"] and res["copied"] == [] and not res["key_made"]
-    bad = subprocess.run([sys.executable, "-m", "host_tools.deploy", "--port",
+    bad = subprocess.run([sys.executable, "-m", "host_tools.image.deploy", "--port",
                           str(tmp_path / "no-such-port"), "--no-reset", "--out",
                           str(tmp_path / "stage")],
                          capture_output=True, text=True, timeout=120)
@@ -143,7 +143,7 @@ def test_the_command_line_deploys_and_reports_in_json(board, tmp_path):
 
 def test_a_newcomer_deploys_to_the_virtual_board_and_runs_a_selftest(tmp_path):
     """docs/deploy.md, "Try it without a board": the virtual board deployed
-    and powered on by `python -m host_tools.vboard`, then mjctl over its
+    and powered on by `python -m host_tools.sim.vboard`, then mjctl over its
     link with the key the deploy made: the build, a self-test that finds
     the injected fault, and that fault's fix text."""
     import json
@@ -152,7 +152,7 @@ def test_a_newcomer_deploys_to_the_virtual_board_and_runs_a_selftest(tmp_path):
     import sys
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     key = tmp_path / "vboard.key"
-    p = subprocess.Popen([sys.executable, "-m", "host_tools.vboard", "--folder",
+    p = subprocess.Popen([sys.executable, "-m", "host_tools.sim.vboard", "--folder",
                           str(tmp_path / "flash"), "--deploy", str(key),
                           "--fault", "lift_stuck:2"], cwd=root,
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -160,7 +160,7 @@ def test_a_newcomer_deploys_to_the_virtual_board_and_runs_a_selftest(tmp_path):
         link = json.loads(p.stdout.readline())["link"]
 
         def mjctl(*args):
-            return subprocess.run([sys.executable, "-m", "host_tools.mjctl", "--port", link]
+            return subprocess.run([sys.executable, "-m", "host_tools.cli.mjctl", "--port", link]
                                   + list(args), cwd=root, capture_output=True, text=True,
                                   timeout=120)
         st = mjctl("status", "--json")

@@ -4,8 +4,8 @@ and about the virtual table's fault injection."""
 import os
 import re
 
-from host_tools import fault_table as faults
-from host_tools.vtable import faults as vfaults
+from host_tools.texts import faults
+from host_tools.sim import faults as vfaults
 
 DOC = open(os.path.join(os.path.dirname(__file__), "..", "..", "docs", "faults.md"),
            encoding="utf-8").read()

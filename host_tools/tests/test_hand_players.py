@@ -1,4 +1,4 @@
-"""Virtual players play one hand on the walls in play (host_tools/vtable/hand_players.py).
+"""Virtual players play one hand on the walls in play (host_tools/sim/hand_players.py).
 
 Virtual time only: a scripted build and lift (the `Ctl` of test_vtable.py),
 then the table's clock runs to the end of the hand.
@@ -9,8 +9,8 @@ import pytest
 from engine_core import tiles
 from engine_core.replay import apply, build, replay
 from host_tools.tests.test_vtable import CAP, Ctl, side_slots, tid_of
-from host_tools.vtable import VirtualTable
-from host_tools.vtable.hand_players import HandPlayers
+from host_tools.sim import VirtualTable
+from host_tools.sim.hand_players import HandPlayers
 
 # seed, ruleset (luoyuan144: the same walls, the gold by the dice), stray-take rate
 SEEDS = [(4, "fuzhou144", 0.01), (14, "fuzhou144", 0.01), (11, "luoyuan144", 0.1)]

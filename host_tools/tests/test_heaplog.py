@@ -1,5 +1,5 @@
 """The heap report of the sim bus (the HEAP frame, docs/hardware.md): the
-parser of the GC's lines (host_tools/vtable/heaplog.py), the table's end of
+parser of the GC's lines (host_tools/sim/heaplog.py), the table's end of
 the frame, and the firmware's answer on the twin."""
 
 import re
@@ -8,7 +8,7 @@ import time
 
 from host_tools.bench.simrun import running
 from host_tools.tests.test_vtable import bus  # noqa: F401  (the fixture)
-from host_tools.vtable import heaplog
+from host_tools.sim import heaplog
 
 # micropython.mem_info() of the twin in a 32 KB heap, after the boot and
 # after a cycle, with what the firmware's log holds around it.

@@ -1,5 +1,5 @@
 """The link: framing (firmware/link/frame.py), messages (firmware/link/codec.py),
-the host client (host_tools/link_client.py) over a real pty, and the codec under
+the host client (host_tools/link/client.py) over a real pty, and the codec under
 MicroPython writing the same bytes as under CPython. See docs/protocol.md."""
 
 import binascii
@@ -19,9 +19,9 @@ from hypothesis import HealthCheck, assume, given, settings, strategies as st
 
 from firmware.link import codec, frame
 from firmware.link.codec import LinkError
-from host_tools import link_codec
-from host_tools.link_client import LinkClient
-from host_tools.mpenv import twin_binary
+from host_tools.link import codec as link_codec
+from host_tools.link.client import LinkClient
+from host_tools.image.mpenv import twin_binary
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 MICROPYTHON = os.path.join(os.path.dirname(sys.executable), "micropython")

@@ -13,10 +13,10 @@ code may appear (walls not in play); none is injected here."""
 import re
 import time
 
-from host_tools import link_codec
-from host_tools.link_client import LinkClient, LinkError
-from host_tools.vtable.hand_players import HandPlayers
-from host_tools.vtable.launcher import SimTable
+from host_tools.link import codec as link_codec
+from host_tools.link.client import LinkClient, LinkError
+from host_tools.sim.hand_players import HandPlayers
+from host_tools.sim.launcher import SimTable
 
 TILE_CODE = re.compile(r"\b([1-9][mpsz]|[1-8]f)\b")
 UID = re.compile(r"4d4a[0-9a-f]{4}", re.I)

@@ -1,4 +1,4 @@
-"""The link fuzz (host_tools/linkfuzz.py) in small: the controller's own
+"""The link fuzz (host_tools/qa/linkfuzz.py) in small: the controller's own
 LinkServer, frame reader and request decoder on CPython, fed FRAMES
 mutated, truncated, oversized and random frames in bursts; after every
 burst nothing crashed or hung, the next valid request was answered at once,
@@ -7,8 +7,8 @@ runs 1,000,000 (docs/reliability.md); hw_tests/test_link.py does the live
 link."""
 
 from firmware.link import codec, frame
-from host_tools import link_codec
-from host_tools import linkfuzz
+from host_tools.link import codec as link_codec
+from host_tools.qa import linkfuzz
 
 FRAMES = 50000
 

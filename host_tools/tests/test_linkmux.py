@@ -1,4 +1,4 @@
-"""Many clients, one table (host_tools/linkmux.py): the sharer routes each
+"""Many clients, one table (host_tools/link/mux.py): the sharer routes each
 answer to the client that asked under that client's number, sends a
 retry under the first try's number, gives every event to every client; a
 stale sharer is replaced, an idle one exits; and two mjctl at once on the
@@ -16,9 +16,9 @@ import pytest
 import serial
 
 from firmware.link import frame
-from host_tools import link_codec, linkmux
-from host_tools.link_client import LinkClient
-from host_tools.mpenv import raw_pty
+from host_tools.link import codec as link_codec, mux as linkmux
+from host_tools.link.client import LinkClient
+from host_tools.image.mpenv import raw_pty
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -166,7 +166,7 @@ def test_a_port_held_by_another_sharer_is_named(state_dir, tmp_path):
 
 
 def _mjctl(*args, **kw):
-    return subprocess.Popen([sys.executable, "-m", "host_tools.mjctl"] + list(args), cwd=ROOT,
+    return subprocess.Popen([sys.executable, "-m", "host_tools.cli.mjctl"] + list(args), cwd=ROOT,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kw)
 
 

@@ -9,7 +9,7 @@ import sys
 from firmware.link import codec
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-MJCTL = [sys.executable, "-m", "host_tools.mjctl"]
+MJCTL = [sys.executable, "-m", "host_tools.cli.mjctl"]
 
 
 def mjctl(*args, timeout=60):
@@ -111,7 +111,7 @@ def test_service_commands_over_a_port_with_the_tables_key(tmp_path):
 
 
 def test_dice_statistics_are_the_chi_square_of_a_fair_die():
-    from host_tools.mjctl_service import chi2_p_5, dice_stats
+    from host_tools.cli.ops import chi2_p_5, dice_stats
     # Table values of the chi-square distribution with 5 degrees of freedom.
     assert abs(chi2_p_5(11.0705) - 0.05) < 1e-5 and abs(chi2_p_5(15.0863) - 0.01) < 1e-5
     assert abs(chi2_p_5(0.5543) - 0.99) < 1e-5

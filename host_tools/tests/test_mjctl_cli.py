@@ -17,12 +17,14 @@ import threading
 
 import pytest
 
-from host_tools import linkmux, mjctl, selftest
-from host_tools.link_client import LinkClient, service_entry
-from host_tools.mjctl_service import jog_arguments
+from host_tools.link import mux as linkmux
+
+from host_tools.cli import mjctl, selftest
+from host_tools.link.client import LinkClient, service_entry
+from host_tools.cli.service import jog_arguments
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-MJCTL = [sys.executable, "-m", "host_tools.mjctl"]
+MJCTL = [sys.executable, "-m", "host_tools.cli.mjctl"]
 
 
 @pytest.fixture(scope="module")
@@ -304,7 +306,7 @@ def test_ctrl_c_during_a_sim_hand_stops_the_virtual_table():
 def test_ctrl_c_during_a_deploy_says_how_to_finish(tmp_path, silent_pty):
     """The deploy waits for a board that never answers; Ctrl-C ends it with
     one line (the copy is the step a technician interrupts)."""
-    p = subprocess.Popen([sys.executable, "-m", "host_tools.deploy", "--port", silent_pty,
+    p = subprocess.Popen([sys.executable, "-m", "host_tools.image.deploy", "--port", silent_pty,
                           "--out", str(tmp_path / "stage")], cwd=ROOT, stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, text=True)
     try:
@@ -395,7 +397,7 @@ def test_config_get_takes_every_key_config_set_takes(table, capsys):
 
 
 def test_monitor_streams_events_as_plain_lines(table):
-    from host_tools.mjctl_service import follow_events
+    from host_tools.cli.service import follow_events
     import io
     link, key = table
     out = io.StringIO()
@@ -415,4 +417,4 @@ def test_start_and_the_makefile_run_arguments():
     assert p.returncode == 0 and json.loads(p.stdout) == {"state": "building"}, p.stderr
     p = subprocess.run(["make", "-n", "run", 'ARGS=--seed 3 --fault lane_jam:1'], cwd=ROOT,
                        capture_output=True, text=True, timeout=30)
-    assert "host_tools.tableview --seed 3 --fault lane_jam:1" in p.stdout, p.stdout
+    assert "host_tools.view.tableview --seed 3 --fault lane_jam:1" in p.stdout, p.stdout

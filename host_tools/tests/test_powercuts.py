@@ -1,4 +1,4 @@
-"""The power-cut runner (host_tools/powercuts.py) in small: a few cuts at
+"""The power-cut runner (host_tools/qa/powercuts.py) in small: a few cuts at
 random instants, idle and in a standing power_lost among them, each reboot
 checked; and its store check finds damaged files. `make powercuts` cuts
 1,000 times (docs/reliability.md); hw_tests/test_faults.py has the
@@ -9,8 +9,8 @@ import shutil
 import tempfile
 from types import SimpleNamespace
 
-from host_tools import powercuts
-from host_tools.vtable.launcher import CONFIG, TAGS
+from host_tools.qa import powercuts
+from host_tools.sim.launcher import CONFIG, TAGS
 
 
 def test_a_few_cuts_at_random_instants_pass_every_check():

@@ -1,4 +1,4 @@
-"""The soak (host_tools/soak.py) as `make test` runs it: 200 hands with
+"""The soak (host_tools/qa/soak.py) as `make test` runs it: 200 hands with
 faults, on three tables at once (seeds 3, 4, 5), each table checked in
 full: every hand equal to its replay, nothing stuck, no firmware error,
 no restart, the live link fuzzed after every hand and answered, and the
@@ -10,10 +10,10 @@ import copy
 
 import pytest
 
-from host_tools.soak import BriskPlayers, _totals, soak_tables
+from host_tools.qa.soak import BriskPlayers, _totals, soak_tables
 from host_tools.tests.test_vtable import Ctl
-from host_tools.vtable import VirtualTable
-from host_tools.vtable.hand_players import HandPlayers
+from host_tools.sim import VirtualTable
+from host_tools.sim.hand_players import HandPlayers
 
 HANDS = 200
 TABLES = 3

@@ -1,4 +1,4 @@
-"""`make run`: the table view (host_tools/tableview/) and the bus's speed factor.
+"""`make run`: the table view (host_tools/view/tableview/) and the bus's speed factor.
 
 The runs are real: the firmware under the MicroPython unix port on the
 virtual table, in real-time mode at a speed the two processes cannot reach
@@ -22,15 +22,15 @@ import types
 import pytest
 import serial
 
-from host_tools import fault_table
+from host_tools.texts import faults as fault_table
 from firmware.link.frame import FrameReader, encode
 from engine_core.replay import replay
-from host_tools import tableview
-from host_tools.tableview import Demo
-from host_tools.mjctl import describe_fault
-from host_tools.mpenv import ROOT
-from host_tools.vtable import BusServer, VirtualTable
-from host_tools.vtable.hand_players import HandPlayers
+from host_tools.view import tableview
+from host_tools.view.tableview import Demo
+from host_tools.cli.ops import describe_fault
+from host_tools.image.mpenv import ROOT
+from host_tools.sim import BusServer, VirtualTable
+from host_tools.sim.hand_players import HandPlayers
 
 FAST = ["--speed", "200"]
 LINE = re.compile(r"^\s*(\d+\.\d{3})  (> )?(\S+)\s*(.*)$")
@@ -38,7 +38,7 @@ LINE = re.compile(r"^\s*(\d+\.\d{3})  (> )?(\S+)\s*(.*)$")
 
 def run_view(*args, timeout=60):
     """The view as `make run` starts it, stdout a pipe (so: plain lines)."""
-    p = subprocess.run([sys.executable, "-m", "host_tools.tableview"] + FAST + list(args),
+    p = subprocess.run([sys.executable, "-m", "host_tools.view.tableview"] + FAST + list(args),
                        cwd=str(ROOT), capture_output=True, text=True, timeout=timeout)
     assert "Traceback" not in p.stderr, p.stderr
     return p
@@ -183,7 +183,7 @@ def _children(pid):
 
 @pytest.mark.skipif(not os.path.isdir("/proc/self/task"), reason="needs Linux /proc")
 def test_ctrl_c_stops_cleanly_and_stops_the_firmware():
-    p = subprocess.Popen([sys.executable, "-m", "host_tools.tableview"] + FAST,
+    p = subprocess.Popen([sys.executable, "-m", "host_tools.view.tableview"] + FAST,
                          cwd=str(ROOT), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         seen = []

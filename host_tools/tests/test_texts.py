@@ -12,8 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from host_tools import fault_table, tableview, texts
-from host_tools.mpenv import ROOT
+from host_tools.texts import faults as fault_table
+
+from host_tools.view import tableview
+
+from host_tools import texts
+from host_tools.image.mpenv import ROOT
 from host_tools.texts import en, zh
 
 CJK = texts.CJK
@@ -76,7 +80,7 @@ def test_every_name_the_link_sends_has_its_words():
     from engine_core.hand import PHASE_NAMES
     from firmware.controller import builder, follower, table
     from firmware.drivers import motion
-    from host_tools.vtable.display import ALERTS
+    from host_tools.sim.display import ALERTS
     kinds = {"state": table.NAMES, "build": builder.NAMES + ("none",), "lift": motion.NAMES,
              "phase": PHASE_NAMES, "view.phase": PHASE_NAMES, "op": follower._OPS,
              "alert": [a for a in ALERTS if a != "none"]}
@@ -140,14 +144,14 @@ def english_words(text):
 
 
 def test_mjctl_in_chinese_status_and_a_fault():
-    p = run(["host_tools.mjctl", "--lang", "zh", "--sim", "status"])
+    p = run(["host_tools.cli.mjctl", "--lang", "zh", "--sim", "status"])
     assert p.returncode == 0, p.stderr
     assert "状态" in p.stdout and "空闲" in p.stdout and "运行时间" in p.stdout
     assert "固化镜像" in p.stdout and "计数器" in p.stdout
     labels = {line.split()[0] for line in p.stdout.splitlines() if line.strip()}
     assert not labels & {"state", "phase", "cycles", "uptime", "counters", "runtime"}, labels
     # A zh_* locale alone gives Chinese; the fault with its Chinese cause and fix.
-    p = run(["host_tools.mjctl", "--sim", "--fault", "lane_jam:1", "cycle"], "zh_CN.UTF-8")
+    p = run(["host_tools.cli.mjctl", "--sim", "--fault", "lane_jam:1", "cycle"], "zh_CN.UTF-8")
     assert p.returncode == 1, p.stderr
     assert "本轮中止" in p.stdout and "故障 10 牌道卡牌 lane_jam" in p.stdout
     body = " ".join(p.stdout.split())           # rich wraps long lines
@@ -156,14 +160,14 @@ def test_mjctl_in_chinese_status_and_a_fault():
     assert "原因" in p.stdout and "处理" in p.stdout
     assert english_words(p.stdout) == set(), english_words(p.stdout)
     # --lang en over the locale: today's English.
-    p = run(["host_tools.mjctl", "--lang", "en", "--sim", "--fault", "lane_jam:1", "cycle"],
+    p = run(["host_tools.cli.mjctl", "--lang", "en", "--sim", "--fault", "lane_jam:1", "cycle"],
             "zh_CN.UTF-8")
     assert "cycle stopped" in p.stdout and "fault 10 lane_jam" in p.stdout
     assert not CJK.search(p.stdout)
 
 
 def test_mjctl_selftest_lines_in_chinese():
-    p = run(["host_tools.mjctl", "--lang", "zh", "--sim", "--fault", "lift_stuck:1", "selftest"])
+    p = run(["host_tools.cli.mjctl", "--lang", "zh", "--sim", "--fault", "lift_stuck:1", "selftest"])
     assert p.returncode == 1, p.stderr
     lines = p.stdout.splitlines()
     assert lines[0].startswith("大盘") and "通过" in lines[0]
@@ -186,7 +190,7 @@ def _render(snap, width):
 @pytest.mark.parametrize("width", [80, 120])
 def test_the_table_view_in_chinese_fits_and_has_no_english_label(chinese, width):
     from host_tools.tests.test_tableview import _full_view
-    from host_tools.vtable import VirtualTable
+    from host_tools.sim import VirtualTable
 
     tv = VirtualTable(3)
     view = _full_view()
@@ -208,7 +212,7 @@ def test_the_table_view_in_chinese_fits_and_has_no_english_label(chinese, width)
 
 
 def test_make_run_in_chinese_from_the_locale():
-    p = run(["host_tools.tableview", "--speed", "200", "--cycles", "1", "--fault", "lane_jam:1"],
+    p = run(["host_tools.view.tableview", "--speed", "200", "--cycles", "1", "--fault", "lane_jam:1"],
             "zh_CN.UTF-8")
     assert p.returncode == 0, p.stderr
     lines = p.stdout.splitlines()

@@ -5,9 +5,9 @@ import json
 import os
 import subprocess
 
-from host_tools.link_client import LinkClient
-from host_tools.mpenv import ROOT
-from host_tools.vtable.launcher import SimTable
+from host_tools.link.client import LinkClient
+from host_tools.image.mpenv import ROOT
+from host_tools.sim.launcher import SimTable
 
 MJCTL = os.path.join(ROOT, ".venv", "bin", "mjctl")
 SHIPPED = {"bits": 32, "frozen": True, "micropython": "1.28.0"}

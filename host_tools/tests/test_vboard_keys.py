@@ -1,7 +1,7 @@
 """The practice board as docs/deploy.md tells it, and keys a typo cannot
 lose: mpremote's soft reset (`mpremote connect PORT ls`) and `mpremote
 reset` restart the virtual board's MicroPython from its flash as on a
-board; `python -m host_tools.vboard` run from a folder with its default
+board; `python -m host_tools.sim.vboard` run from a folder with its default
 flash folder, deployed to with the default per-table key, boots with no
 fault; a deploy never replaces the board's key without --new-key."""
 
@@ -14,8 +14,8 @@ import sys
 
 import pytest
 
-from host_tools import deploy, tablekey
-from host_tools.vboard import VirtualBoard, board_uid
+from host_tools.image import deploy, tablekey
+from host_tools.sim.vboard import VirtualBoard, board_uid
 
 MPREMOTE = os.path.join(os.path.dirname(sys.executable), "mpremote")
 QUIET = dict(reset=False, log=lambda *a: None)
@@ -87,7 +87,7 @@ def test_keys_per_table_and_no_silent_replacement(tmp_path):
         again = deploy.deploy(vb.port, key_path=other, out=stage, **QUIET)
         assert again["key"]["action"] == "kept" and again["copied"] == []
         # The command line: one line, exit 2, no traceback.
-        r = subprocess.run([sys.executable, "-m", "host_tools.deploy", "--port", vb.port,
+        r = subprocess.run([sys.executable, "-m", "host_tools.image.deploy", "--port", vb.port,
                             "--key", str(typo), "--no-reset", "--out", str(stage)],
                            capture_output=True, text=True, timeout=120)
         assert r.returncode == 2 and r.stderr.count("\n") == 1 and "Traceback" not in r.stderr
@@ -101,14 +101,14 @@ def test_a_newcomer_runs_the_vboard_from_its_own_folder_deploys_and_resets(tmp_p
     table boots with the deployed build and no fault, the printed
     self-test line names the key that opens a session."""
     env = dict(os.environ, PYTHONUNBUFFERED="1")
-    vb = subprocess.Popen([sys.executable, "-m", "host_tools.vboard"], cwd=tmp_path, env=env,
+    vb = subprocess.Popen([sys.executable, "-m", "host_tools.sim.vboard"], cwd=tmp_path, env=env,
                           stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                           text=True)
     try:
         head = vb.stdout.readline()
         assert "flash in build/vboard" in head, head
         port = vb.stdout.readline().split("PORT=")[1].strip()
-        d = subprocess.run([sys.executable, "-m", "host_tools.deploy", "--port", port,
+        d = subprocess.run([sys.executable, "-m", "host_tools.image.deploy", "--port", port,
                             "--out", str(tmp_path / "stage")], cwd=tmp_path,
                            capture_output=True, text=True, timeout=120)
         assert d.returncode == 0, d.stderr
@@ -123,7 +123,7 @@ def test_a_newcomer_runs_the_vboard_from_its_own_folder_deploys_and_resets(tmp_p
         assert "keys/" + key.name in try_line, (try_line, vb.poll() and vb.stderr.read())
 
         def mjctl(*args):
-            return subprocess.run([sys.executable, "-m", "host_tools.mjctl", "--port", link]
+            return subprocess.run([sys.executable, "-m", "host_tools.cli.mjctl", "--port", link]
                                   + list(args), cwd=tmp_path, capture_output=True, text=True,
                                   timeout=60)
         st = mjctl("status", "--json")

@@ -1,4 +1,4 @@
-"""The virtual table (host_tools/vtable): physics, devices, faults, the bound, the bus.
+"""The virtual table (host_tools/sim): physics, devices, faults, the bound, the bus.
 
 The table is driven directly in virtual time by a scripted "ideal
 controller" (`Ctl`) that only sees what firmware would see: input edges and
@@ -22,8 +22,8 @@ import serial
 
 from engine_core import rulesets, tiles
 from firmware.link.frame import FrameReader, encode
-from host_tools.vtable import BusServer, VirtualTable
-from host_tools.vtable.config import DEFAULT_PATH
+from host_tools.sim import BusServer, VirtualTable
+from host_tools.sim.config import DEFAULT_PATH
 
 RULES = rulesets.load("fuzhou144")
 S = RULES.stacks

@@ -9,8 +9,8 @@ from engine_core import tiles
 from engine_core.hand import Hand
 from engine_core.replay import replay
 from engine_core.rulesets import load
-from host_tools import wallview
-from host_tools.hand_script import random_hand
+from host_tools.view import wallview
+from host_tools.sim.hand_script import random_hand
 
 SUIT_CODE = re.compile(r"(?<![0-9A-Za-z])[1-9][mps](?![0-9A-Za-z])")
 AT = re.compile(r"\| head (\S+) tail (\S+) marker (\S+) \|")

@@ -80,7 +80,7 @@ def fault_texts(code):
     English ones are the firmware's table. The Chinese name keeps the
     firmware's name after it: it is what `--fault`, the logs and
     docs/faults.md say."""
-    from host_tools import fault_table
+    from host_tools.texts import faults as fault_table
     if code not in fault_table.codes():
         return (t("fault.unknown.name"), t("fault.unknown.cause", code=code),
                 t("fault.unknown.fix"))

@@ -1,11 +1,11 @@
 """Watch the virtual table play whole hands with the real firmware (the `make run` demo).
 
-    python -m host_tools.tableview [--seed N] [--speed X] [--cycles N]
+    python -m host_tools.view.tableview [--seed N] [--speed X] [--cycles N]
                                    [--fault NAME[:ARG]]... [--fix-after S] [--plain]
                                    [--lang en|zh]
 
 The firmware runs under the MicroPython unix port on the virtual table
-(host_tools/vtable), in real time `--speed` times faster than the wall clock
+(host_tools/sim), in real time `--speed` times faster than the wall clock
 (5x by default: a 32 s build shows in about 6 s). Virtual players
 (hand_players.Parlour, seeded from `--seed`) sit at the table and play
 every hand on the walls in play; the firmware follows it from the RFID
@@ -16,7 +16,7 @@ what happens and sends the technician, until Ctrl-C or `--cycles` cycles
 (walls built, lifted, dice shown). With two tile sets the next set is built
 during the hand and lifts at its result.
 
-`--fault` injects a virtual table fault (host_tools/vtable/faults.py) at
+`--fault` injects a virtual table fault (host_tools/sim/faults.py) at
 power-on. When the controller reports a fault the view shows its code,
 name, cause and fix (firmware/faults.py); `--fix-after` virtual seconds
 later a technician repairs the table (VirtualTable.clear_fault; after an
@@ -42,7 +42,8 @@ and the link-derived `ViewState` into a plain dict, `render(snap, width)`
 turns a snapshot into a rich renderable.
 """
 
-from host_tools.tableview.demo import Demo, ViewState  # noqa: F401
-from host_tools.tableview.snapshot import plain_lines, snapshot  # noqa: F401
-from host_tools.tableview.render import render  # noqa: F401
-from host_tools.tableview.cli import main  # noqa: F401
+from host_tools.view.tableview.demo import Demo, ViewState  # noqa: F401
+from host_tools.texts.events import plain_lines  # noqa: F401
+from host_tools.view.tableview.snapshot import snapshot  # noqa: F401
+from host_tools.view.tableview.render import render  # noqa: F401
+from host_tools.view.tableview.cli import main  # noqa: F401

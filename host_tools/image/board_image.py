@@ -1,7 +1,7 @@
 """The board's image (docs/deploy.md, The board's image):
 
-    python -m host_tools.board_image build [--micropy-dir DIR]
-    python -m host_tools.board_image flash --port DEV [--bin FILE]
+    python -m host_tools.image.board_image build [--micropy-dir DIR]
+    python -m host_tools.image.board_image flash --port DEV [--bin FILE]
                                      [--erase --key FILE [--config FILE] [--tags FILE]]
 
 build: MicroPython's ESP32 port built by ESP-IDF with the board definition
@@ -11,7 +11,7 @@ flash: esptool writes that image (or --bin) at 0x0. The filesystem, which
 lies after the app (config, tags, key, counters), is kept; --erase erases
 the whole flash first and writes the `vfs` partition with a filesystem of
 config.json, tags.txt and the table's service key, made on the PC
-(host_tools/vfs_image.py), in the same esptool call.
+(host_tools/image/vfs_image.py), in the same esptool call.
 
 `make firmware` and `make flash PORT=...` run these. Whatever is missing
 (ESP-IDF, a full MicroPython tree, the port, the .bin) is said in one line
@@ -31,9 +31,9 @@ from pathlib import Path
 
 from firmware import config as fwconfig
 from firmware import tags as fwtags
-from host_tools import deploy, vfs_image
-from host_tools.mpenv import ROOT
-from host_tools.mpenv import micropy_dir as micropy_dir_default
+from host_tools.image import deploy, vfs_image
+from host_tools.image.mpenv import ROOT
+from host_tools.image.mpenv import micropy_dir as micropy_dir_default
 
 BOARD = "FUZHOU_TABLE_S3"
 BOARD_DIR = ROOT / "firmware" / "image" / BOARD
@@ -238,7 +238,7 @@ def flash(port, image=None, erase=False, config=None, tags=None, key=None):
     if erase and not key:
         raise Missing("make flash ERASE=1 writes the table's service key: give KEY=<file>")
     config, tags = Path(config or deploy.CONFIG), Path(tags or deploy.TAGS)
-    from host_tools import linkmux
+    from host_tools.link import mux as linkmux
     linkmux.release(port)           # esptool needs the port to itself (mjctl's sharer)
     cmd = [sys.executable, "-m", "esptool", "--chip", "esp32s3", "--port", port, "write-flash"]
     cmd += ["--erase-all"] if erase else []
@@ -270,7 +270,7 @@ def flash(port, image=None, erase=False, config=None, tags=None, key=None):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(prog="python -m host_tools.board_image",
+    ap = argparse.ArgumentParser(prog="python -m host_tools.image.board_image",
                                  description="the board's image: build it, write it")
     sub = ap.add_subparsers(dest="command", required=True)
     b = sub.add_parser("build", help="build build/firmware/firmware.bin (needs ESP-IDF)")

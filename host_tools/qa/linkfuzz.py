@@ -1,7 +1,7 @@
 """Fuzzing the link: mutated, truncated, oversized and
 random frames, counted, in process and on the live link.
 
-    python -m host_tools.linkfuzz [--frames N] [--seed S] [--json]
+    python -m host_tools.qa.linkfuzz [--frames N] [--seed S] [--json]
 
 `mutants(rng, n, base)` makes the frames a damaged line or a broken host
 could send (the kinds are listed in KINDS): valid requests with bits
@@ -16,7 +16,7 @@ request that follows.
 
 `inprocess(frames, seed)` feeds them, in bursts, to the controller's own
 `LinkServer` (firmware/link/server.py, frame.py, codec.py: the code that
-runs on the board, imported on CPython, over a fake line and a FakeHal),
+runs on the board, imported on CPython, over a fake line and HAL),
 and after every burst checks:
 
 * no crash: no exception out of `poll`;
@@ -43,7 +43,7 @@ import sys
 import time
 
 from firmware.link import codec, frame
-from host_tools import link_codec
+from host_tools.link import codec as link_codec
 
 # What a mutant is, by kind: (name, weight).
 KINDS = (("flipped", 3), ("truncated", 2), ("length", 2), ("oversized", 1),
@@ -166,20 +166,44 @@ class _Line:
         return True
 
 
+class _Hal:
+    """What the LinkServer uses of a HAL with no controller attached: the
+    link's line, the clock (events' times) and random bytes (a service
+    challenge)."""
+
+    def __init__(self):
+        self.link = _Line()
+        self.rng = random.Random("linkfuzz-hal")
+
+    def ticks_ms(self):
+        return 0
+
+    def rand(self, n):
+        return bytes(self.rng.randrange(256) for _ in range(n))
+
+
 def _server():
     from firmware.link.server import LinkServer
-    from firmware.tests.fakehal import FakeHal
-    hal = FakeHal()
-    hal.link = _Line()
+    hal = _Hal()
     server = LinkServer(hal, "0.0.0", "fuzz")
     good = [0]
-    request = server._request
+    r = server.reader
+    feed = r.feed
 
-    def counted(now, r):                # bytes of every good frame, for the accounting
-        good[0] += frame.OVERHEAD + r.length
-        request(now, r)
-    server._request = counted
+    def counted(*args):                 # bytes of every good frame, for the accounting
+        i = feed(*args)
+        if r.ready:
+            good[0] += frame.OVERHEAD + r.length
+        return i
+    r.feed = counted
     return server, hal.link, good
+
+
+def _progress(server, line):
+    """What a poll that reads a byte changes: the reader's counts and the
+    frame it assembles, and the answers written."""
+    r = server.reader
+    return r.frames, r.dropped, r.bad_crc, r.n, r.backlog(), len(line.out)
 
 
 def inprocess(frames, seed=1, burst=50, log=None):
@@ -206,10 +230,15 @@ def inprocess(frames, seed=1, burst=50, log=None):
         problems = []
         try:
             # Read the burst: each poll reads <= 256 bytes, answers <= 2.
-            bound = len(data) // (8 * codec_rx()) + n + 4
+            # A poll may leave bytes it read unfed (after two answers): polls
+            # go on while one still changes something.
+            bound = len(data) // (8 * len(server.rx)) + n + 4
             polls = 0
-            while line.data or r.backlog() or _unread(server):
+            moved = True
+            while line.data or r.backlog() or moved:
+                before = _progress(server, line)
                 server.poll(now)
+                moved = _progress(server, line) != before
                 now += 10
                 polls += 1
                 if polls > bound:
@@ -217,9 +246,12 @@ def inprocess(frames, seed=1, burst=50, log=None):
                     break
             # A quiet line: whatever is half assembled is given up, rescanned.
             quiet = 0
-            while r.n or r.backlog() or _unread(server):
+            moved = False
+            while r.n or r.backlog() or moved:
                 now += 150
+                before = _progress(server, line)
                 server.poll(now)
+                moved = _progress(server, line) != before
                 quiet += 1
                 if quiet > 64:
                     problems.append("hang: still assembling after %d quiet polls" % quiet)
@@ -279,33 +311,18 @@ def inprocess(frames, seed=1, burst=50, log=None):
     return out
 
 
-def _unread(server):
-    """Bytes read from the line into the server's rx but not fed yet (a
-    poll stops after two answers)."""
-    st = getattr(server, "_in", None)
-    if st is None:
-        return server._pending - server._at
-    from firmware.link import server as mod     # its state in one array, by _IN_*
-    return st[mod._IN_PENDING] - st[mod._IN_AT]
-
-
-def codec_rx():
-    from firmware.link import server
-    return server._RX
-
-
 # -- the live link ---------------------------------------------------------------
 
 
 def live_burst(link, rng, n):
     """n mutants on a live LinkClient's line, then a status request (raises
     LinkError if it is not answered). Returns the status answer."""
-    link._send(b"".join(mutants(rng, n, link._seq + 128)))
+    link.send_raw(b"".join(mutants(rng, n, link.seq + 128)))
     return link.request("status")
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(prog="python -m host_tools.linkfuzz",
+    ap = argparse.ArgumentParser(prog="python -m host_tools.qa.linkfuzz",
                                  description=__doc__.split("\n")[0])
     ap.add_argument("--frames", type=int, default=1000000)
     ap.add_argument("--seed", type=int, default=1)

@@ -1,11 +1,10 @@
-"""Reading the table and the view into a plain dict, and the plain-text
-lines of --plain mode."""
+"""Reading the table and the view into a plain dict, and a cycle's and a
+hand's figures in words (the plain lines are texts.events)."""
 
-import json
 import time
 
 from engine_core import tiles
-from host_tools.texts import pad, t
+from host_tools.texts import t
 
 
 # -- the snapshot ----------------------------------------------------------------
@@ -102,16 +101,6 @@ def _walls_in_play(table):
 
 # -- plain text -------------------------------------------------------------------
 
-def value_text(v):
-    if isinstance(v, (dict, list)):
-        return json.dumps(v, separators=(",", ":"))
-    return "null" if v is None else str(v)
-
-
-def fields_text(fields):
-    return " ".join("%s=%s" % (k, value_text(v)) for k, v in fields.items())
-
-
 def cycle_text(c):
     """A cycle's figures in words."""
     out = t("view.cycle", n=c["n"], a=c["dice"][0], b=c["dice"][1], dealer=c["dealer"])
@@ -127,19 +116,3 @@ def result_text(n, r):
     """A hand's result in words (a `result` event's fields)."""
     who = t("hand.draw") if r["winner"] is None else t("hand.won", seat=r["winner"])
     return t("view.hand_result", n=n, who=who, dealer=r["dealer"], streak=r["streak"])
-
-
-def plain_lines(entry, extra=()):
-    """The plain lines of one entry: a link event `t  name  fields`, a host
-    action `t  > name  fields`, then indented extra lines (a fault's cause
-    and fix; a `#` remark). No entry: the extra lines alone."""
-    out = []
-    if entry is not None:
-        name = ("> " + entry["name"]) if entry["host"] else entry["name"]
-        out.append("%10.3f  %-10s %s" % (entry["t"] / 1000.0, name, fields_text(entry["fields"])))
-    for key, text in extra:
-        if key == "#":
-            out.append("# " + text)
-        else:
-            out.append("%12s%s %s" % ("", pad(key + t("punct.colon").rstrip(), 6), text))
-    return [line.rstrip() for line in out]

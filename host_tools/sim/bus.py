@@ -8,7 +8,7 @@ order, then NOW. HELLO is answered with the level of every input (IN at
 the current time) and nothing else: the firmware reads them with the frames
 of its first TICK, whose NOW tells it the clock. `request_heap_report()`
 puts a HEAP frame before the next NOW: the sim HAL then prints the GC's
-figures into the firmware's log (host_tools/vtable/heaplog.py reads them).
+figures into the firmware's log (host_tools/sim/heaplog.py reads them).
 
 `serve()` returns why it stopped:
     "stopped"     the `stop` callable said so

@@ -18,7 +18,7 @@ process what the unix port lacks and mpremote expects of a board:
   starts again in the friendly REPL), which `mpremote reset` calls.
 
 `boot(...)` then runs the deployed code from the folder on the virtual table
-(host_tools/vtable/launcher.py), as a board boots its flash.
+(host_tools/sim/launcher.py), as a board boots its flash.
 """
 
 import hashlib
@@ -29,7 +29,7 @@ import sys
 import threading
 import time
 
-from host_tools.mpenv import micropython_binary, raw_pty
+from host_tools.image.mpenv import micropython_binary, raw_pty
 
 HARD_RESET = 99          # the exit status of the process's machine.reset()
 # Run before the REPL: the unix port has no machine module, so the board's
@@ -199,7 +199,7 @@ class VirtualBoard:
         return os.path.join(self.folder, rel)
 
 
-# -- a newcomer's bench: python -m host_tools.vboard ---------------------------
+# -- a newcomer's bench: python -m host_tools.sim.vboard ---------------------------
 
 def serve(folder, seed=1, deploy_key=None, faults=(), wait=input, out=print):
     """The virtual board's REPL for `make deploy`, then (after `wait()`)
@@ -209,9 +209,9 @@ def serve(folder, seed=1, deploy_key=None, faults=(), wait=input, out=print):
     faults: the virtual table's injected faults (`mjctl --fault`'s names)."""
     import json
     import signal
-    from host_tools import tablekey
+    from host_tools.image import tablekey
     from host_tools.texts import t
-    from host_tools.vtable.launcher import SimTable
+    from host_tools.sim.launcher import SimTable
     with VirtualBoard(folder) as vb:
         folder = vb.folder
         uid = vb.uid.hex()
@@ -222,13 +222,14 @@ def serve(folder, seed=1, deploy_key=None, faults=(), wait=input, out=print):
         else:
             import tempfile
             from pathlib import Path
-            from host_tools import deploy
+            from host_tools.image import deploy
             deploy.deploy(vb.port, key_path=deploy_key, reset=False, log=lambda *a: None,
                           out=Path(tempfile.mkdtemp(prefix="vboard-stage-")))
     key_file = os.path.join(folder, "service.key")
     key = open(key_file, "rb").read() if os.path.exists(key_file) else None
     done = threading.Event()
     signal.signal(signal.SIGINT, lambda *_: done.set())
+    signal.signal(signal.SIGTERM, lambda *_: done.set())
     signal.signal(signal.SIGTERM, lambda *_: done.set())
     with SimTable(seed=seed, code_dir=folder, realtime=True, key=key, faults=faults) as sim:
         if deploy_key is None:
@@ -253,7 +254,7 @@ def _shown(path):
 
 def main(argv=None):
     import argparse
-    ap = argparse.ArgumentParser(prog="python -m host_tools.vboard",
+    ap = argparse.ArgumentParser(prog="python -m host_tools.sim.vboard",
                                  description="a virtual ESP32 to deploy to, then run on the"
                                  " virtual table (docs/deploy.md)")
     ap.add_argument("--folder", default="build/vboard", help="its flash (default build/vboard)")
@@ -263,7 +264,15 @@ def main(argv=None):
     ap.add_argument("--fault", action="append", default=[], metavar="NAME[:ARG]",
                     help="inject a fault in the virtual table (docs/faults.md)")
     args = ap.parse_args(argv)
+    import signal
     from host_tools.texts import t
+
+    def stop(*_):
+        raise KeyboardInterrupt
+
+    # A kill stops it as Ctrl-C does: its MicroPython, in a session of its
+    # own, would otherwise go on spinning on a pty nobody reads.
+    signal.signal(signal.SIGTERM, stop)
     try:
         return serve(args.folder, args.seed, args.deploy, args.fault,
                      out=lambda s: print(s, flush=True))

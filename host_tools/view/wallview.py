@@ -1,6 +1,6 @@
 """Watch one seeded random hand played out on the walls (the `make run` demo).
 
-    python -m host_tools.wallview [--seed N] [--ruleset NAME] [--delay S] [--plain]
+    python -m host_tools.view.wallview [--seed N] [--ruleset NAME] [--delay S] [--plain]
 
 A stand-in until the virtual table exists. The walls are drawn as a square
 seen from above (docs/rules.md §3): seat 0 at the bottom, 1 right, 2 top, 3 left,
@@ -23,7 +23,7 @@ from engine_core.hand import Hand
 from engine_core.replay import apply, state
 from engine_core.rulesets import load, names
 from engine_core.wall import GOLD, IRREGULAR
-from host_tools.hand_script import random_hand
+from host_tools.sim.hand_script import random_hand
 
 GLYPH = {2: "2", 1: "1", 0: "."}
 FLAG = {"head": "H", "tail": "T", "marker": "M", "irregular": "x", "gold": "g"}
@@ -243,7 +243,7 @@ def run_live(scenario, seed, delay):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(prog="python -m host_tools.wallview", description=__doc__.split("\n")[0])
+    ap = argparse.ArgumentParser(prog="python -m host_tools.view.wallview", description=__doc__.split("\n")[0])
     ap.add_argument("--seed", type=int, default=None, help="hand seed (default: random)")
     ap.add_argument("--ruleset", default=names()[0], choices=names())
     ap.add_argument("--delay", type=float, default=None,

@@ -1,6 +1,6 @@
 """Deploy the firmware to a board (docs/deploy.md):
 
-    python -m host_tools.deploy --port DEV [--config FILE] [--tags FILE]
+    python -m host_tools.image.deploy --port DEV [--config FILE] [--tags FILE]
                                 [--key FILE] [--new-key] [--no-reset] [--json]
 
 1. Compile engine_core/ and firmware/ with mpy-cross into build/deploy/,
@@ -12,7 +12,7 @@
 2. Ask the board (mpremote, raw REPL) for the SHA-256 of what it holds.
 3. Copy only what differs, remove modules the new build no longer has,
    provision config.json and tags.txt when the board has none (or when
-   given), and the table's service key (host_tools/tablekey.py: by default
+   given), and the table's service key (host_tools/image/tablekey.py: by default
    keys/table-<the board's unique id>.key, made there when neither it nor
    the board has a key). A board that holds another key keeps it: the
    deploy stops before copying anything, unless --new-key. manifest.txt is
@@ -21,7 +21,7 @@
 4. Restart the board (`mpremote reset`), unless --no-reset.
 
 mpremote runs with `resume` (no soft reset on connect): it works the same
-on a board and on the virtual board of host_tools/vboard.py.
+on a board and on the virtual board of host_tools/sim/vboard.py.
 """
 
 import argparse
@@ -35,8 +35,9 @@ import threading
 from pathlib import Path
 
 from firmware import manifest
-from host_tools import linkmux, tablekey
-from host_tools.mpenv import DEVICE_PACKAGES, IMAGE_MANIFEST, ROOT, micropy_dir
+from host_tools.link import mux as linkmux
+from host_tools.image import tablekey
+from host_tools.image.mpenv import DEVICE_PACKAGES, IMAGE_MANIFEST, ROOT, micropy_dir
 from host_tools.texts import t
 
 STAGE = ROOT / "build" / "deploy"

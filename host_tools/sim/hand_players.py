@@ -5,7 +5,7 @@ display, `HandPlayers` reads the tile at every slot of the table top (the
 tiles the RFID reader's level 1 sees) and takes the dealer and dice the
 table shows, so the §13 scenario it writes is the real one, not an
 invented shuffle. It then
-chooses what the players do the way host_tools/hand_script.random_hand
+chooses what the players do the way host_tools/sim/hand_script.random_hand
 does (deal, flower rounds, the gold, draws in turn, an occasional kong or
 stray tile), and applies every event to an engine_core `Hand` as it is
 chosen: the rules core says which draw-order positions each event takes,
@@ -46,7 +46,7 @@ class HandPlayers:
     tail_ms = 400           # between tiles taken from the tail (flowers, gold)
     think_ms = (1500, 4000)  # before each draw, kong or stray take
     key_think_ms = None     # before a kong's key, a win's key or a stray take, if
-                            # not think_ms (a brisker pace's draws: host_tools/soak.py)
+                            # not think_ms (a brisker pace's draws: host_tools/qa/soak.py)
     press_ms = 1200         # kong: key press to the replacement taken
     tap_ms = 120            # a short press; a double's second starts tap + gap later
     tap_gap_ms = 150
@@ -313,7 +313,7 @@ class Parlour:
         parlour = Parlour(table, seed=3)     # attaches itself to the table
 
     `players_class`: a HandPlayers subclass, e.g. one with another pace
-    (host_tools/soak.py); `players`: its keyword arguments.
+    (host_tools/qa/soak.py); `players`: its keyword arguments.
     """
 
     def __init__(self, table, seed, players_class=None, **players):

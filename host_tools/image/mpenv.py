@@ -15,7 +15,7 @@ import sys
 import tty
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 MPY_TREE = ROOT / "build" / "mpy"
 TWIN = ROOT / "build" / "image" / "micropython"
 IMAGE_MANIFEST = ROOT / "firmware" / "image" / "manifest.py"

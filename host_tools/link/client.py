@@ -22,7 +22,7 @@ import serial
 
 from firmware.link import codec, frame
 from firmware.link.codec import LinkError
-from host_tools import link_codec
+from host_tools.link import codec as link_codec
 
 __all__ = ["LinkClient", "LinkError"]
 
@@ -136,6 +136,17 @@ class LinkClient:
             except (serial.SerialException, OSError) as e:
                 self._fail(LinkError("closed", "serial port failed: %s" % e))
                 raise self._error from e
+
+    def send_raw(self, data):
+        """Bytes onto the line as they are: damaged frames and noise (the
+        link fuzz, tests). Nothing waits for an answer."""
+        self._send(data)
+
+    @property
+    def seq(self):
+        """The seq of the latest request: a raw frame's seq far from it is
+        never taken for the answer to one of ours."""
+        return self._seq
 
     # ---- events ----
 

@@ -18,14 +18,16 @@ it. Under --sim the virtual table's own key is used.
 """
 
 import json
-import math
 from pathlib import Path
 
 from host_tools.texts import pad, t, word
 from firmware.link.codec import LinkError
-from host_tools.link_client import LinkClient, service_entry
+from host_tools.link.client import LinkClient, service_entry
+from host_tools.cli import common
+from host_tools.cli.common import EXIT_INPUT, EXIT_REFUSED, CliError, command, plain, sim_key
+from host_tools.cli.ops import dice_stats
 
-KEY_BYTES = 32                 # a table's service key (host_tools/deploy.py makes them)
+KEY_BYTES = 32                 # a table's service key (host_tools/image/deploy.py makes them)
 JOG_MAX_MS = 2000              # the firmware's bound (firmware/link/service.py)
 DICE_TEST_MAX = 100000         # rolls per dice-test: 200 requests of the controller's 500
 
@@ -34,15 +36,14 @@ def _link(args, fn):
     """fn(link, key) on the chosen controller; the key from --key, or the
     virtual table's own under --sim."""
     if args.sim:
-        from host_tools.mjctl import sim_key
-        from host_tools.vtable.launcher import SimTable
+        from host_tools.sim.launcher import SimTable
         with SimTable(seed=args.seed, faults=args.fault, heap=args.heap, form=args.form,
                       key=sim_key(args)) as sim:
             with LinkClient(sim.link_path) as link:
                 link.hello()
                 return fn(link, sim.key)
     key = read_key(args.key) if getattr(args, "key", None) else None
-    from host_tools import linkmux
+    from host_tools.link import mux as linkmux
     with LinkClient(linkmux.shared(args.port)) as link:   # shared with other windows
         link.hello()
         return fn(link, key)
@@ -50,7 +51,6 @@ def _link(args, fn):
 
 def read_key(path):
     """The bytes of a key file, or CliError with what is wrong with it."""
-    from host_tools.mjctl import EXIT_INPUT, CliError, t
     p = Path(path)
     try:
         key = p.read_bytes()
@@ -70,7 +70,7 @@ def read_key(path):
 def _answer(args, op, human):
     """One request; its answer printed (--json: as JSON, else by `human`)."""
     def run(link, _key):
-        _emit(args, _fields(link.request(op)), human)
+        common.emit(args, common.fields(link.request(op)), human)
         return 0
     return _link(args, run)
 
@@ -80,8 +80,7 @@ def cmd_current_hand(args):
 
 
 def cmd_clear(args):
-    from host_tools.mjctl import t
-    return _answer(args, "clear", lambda o: _console().print(
+    return _answer(args, "clear", lambda o: common.console().print(
         t("msg.cleared", code=o["cleared"], name=_fault_name(o["cleared"]))
         if o["cleared"] else t("msg.no_fault")))
 
@@ -89,8 +88,7 @@ def cmd_clear(args):
 def cmd_start(args):
     """Start a table cycle: after `clear` of a fault that stopped the table
     at boot (power_lost), or to build the walls now."""
-    from host_tools.mjctl import t
-    return _answer(args, "start", lambda o: _console().print(t("msg.started")))
+    return _answer(args, "start", lambda o: common.console().print(t("msg.started")))
 
 
 def _fault_name(code):
@@ -116,7 +114,7 @@ def cmd_log(args):
                                                     for c, n in by_code],
                "service": [service_entry(e) for e in reversed(service)],
                "keyless": counts}
-        _emit(args, out, _human_log)
+        common.emit(args, out, _human_log)
         return 0
     return _link(args, run)
 
@@ -130,7 +128,6 @@ def cmd_live(args):
     line per refresh); `--count N` stops after N refreshes, else Ctrl-C
     (exit 130, like any command it stops)."""
     import time
-    from host_tools.mjctl import EXIT_INPUT, CliError, t
     if not args.every > 0:
         raise CliError(EXIT_INPUT, t("err.every", value=args.every), usage=args.parser.format_usage())
     if args.count is not None and args.count < 1:
@@ -138,7 +135,7 @@ def cmd_live(args):
 
     def snapshot(link):
         st = link.request("status")
-        se = _fields(link.request("sensors"))
+        se = common.fields(link.request("sensors"))
         return {"state": st["state"], "phase": st["phase"], "fault": st["fault"],
                 "uptime": st["uptime"], "sensors": se}
 
@@ -171,13 +168,12 @@ def cmd_monitor(args):
     (tableview's --plain lines; a fault with its cause and fix), until
     Ctrl-C or --count events."""
     import sys
-    from host_tools.mjctl import t
 
     def run(link, _key):
         st = link.request("status")
         if not args.json:
             print("# %s" % t("msg.monitor_start", port=args.port or t("label.virtual_table"),
-                             state=_state_text(st["state"]), uptime=_seconds(st["uptime"])),
+                             state=common.state_text(st["state"]), uptime=common.seconds(st["uptime"])),
                   flush=True)
             if st["fault"]:
                 for line in monitor_lines(dict(st["fault"], ev="fault", t=st["uptime"])):
@@ -207,8 +203,7 @@ def follow_events(link, as_json, count, out):
 def monitor_lines(ev):
     """An event as tableview's plain lines: `t  name  fields`, and for a
     fault its cause and fix in the chosen language."""
-    from host_tools.mjctl import t
-    from host_tools.tableview.snapshot import plain_lines
+    from host_tools.texts.events import plain_lines
     from host_tools.texts import fault_texts
     fields = {k: v for k, v in ev.items() if k not in ("ev", "t")}
     extra = []
@@ -222,12 +217,11 @@ def monitor_lines(ev):
 def cmd_ports(args):
     """Every serial port of this PC; those that answer the link's handshake
     are controllers, with their table id and build."""
-    from host_tools.mjctl import t
-    from host_tools.mjctl_ports import find_controllers
+    from host_tools.cli.ports import find_controllers
     found = find_controllers()
 
     def human(o):
-        c = _console()
+        c = common.console()
         if not o["ports"]:
             c.print(t("msg.ports_none"))
             return
@@ -236,7 +230,7 @@ def cmd_ports(args):
                 if p["controller"] else t("msg.port_silent")
             c.print("%-16s %s%s" % (p["device"], what,
                                     "  (%s)" % p["description"] if p["description"] else ""))
-    _emit(args, {"ports": found}, human)
+    common.emit(args, {"ports": found}, human)
     return 0
 
 
@@ -256,7 +250,6 @@ _MISSING = object()
 
 
 def cmd_config(args):
-    from host_tools.mjctl import EXIT_INPUT, EXIT_REFUSED, CliError, t
     if args.action == "validate":          # on this PC, with the firmware's own checker
         if not args.file:
             raise CliError(EXIT_INPUT, t("err.config_validate_file"), usage=args.parser.format_usage())
@@ -264,11 +257,11 @@ def cmd_config(args):
         try:
             cfg = load(args.file)
         except ValueError as e:            # the config's own message
-            _emit(args, {"ok": False, "error": str(e)},
-                  lambda o: _console().print("[red]%s[/]" % o["error"]))
+            common.emit(args, {"ok": False, "error": str(e)},
+                  lambda o: common.console().print("[red]%s[/]" % o["error"]))
             return 1
-        _emit(args, {"ok": True, "ruleset": cfg.ruleset_name, "tile_sets": cfg.tile_sets},
-              lambda o: _console().print("[green]%s[/]%s%s" % (t("svc.valid"), t("punct.colon"), t(
+        common.emit(args, {"ok": True, "ruleset": cfg.ruleset_name, "tile_sets": cfg.tile_sets},
+              lambda o: common.console().print("[green]%s[/]%s%s" % (t("svc.valid"), t("punct.colon"), t(
                   "svc.valid.text", ruleset=o["ruleset"], sets=o["tile_sets"]))))
         return 0
 
@@ -277,23 +270,23 @@ def cmd_config(args):
 
     def run(link, _key):
         if not args.file:
-            out = _fields(link.request("config_get"))
-            _emit(args, out, lambda o: _console().print("\n".join(o["keys"])))
+            out = common.fields(link.request("config_get"))
+            common.emit(args, out, lambda o: common.console().print("\n".join(o["keys"])))
             return 0
         head, _, leaf = args.file.partition(".")
-        got = _fields(link.request("config_get", key=head))
+        got = common.fields(link.request("config_get", key=head))
         if leaf:                           # timings.NAME, pins.NAME: as config set takes them
             value = config_leaf(got, leaf)
             if value is _MISSING:
                 raise CliError(EXIT_REFUSED, t("err.config_no_key", name=args.file))
             got = {"key": args.file, "value": value}
-        _emit(args, got, _human_config_value)
+        common.emit(args, got, _human_config_value)
         return 0
     return _link(args, run)
 
 
 def _human_config_value(o):
-    c = _console()
+    c = common.console()
     v = o["value"]
     if isinstance(v, list) and v and all(isinstance(e, list) and len(e) == 2
                                          and isinstance(e[0], str) for e in v):
@@ -303,22 +296,7 @@ def _human_config_value(o):
         c.print("%s = %s" % (o["key"], plain(v)), highlight=False)
 
 
-def plain(v):
-    """A value as a technician reads it: no Python reprs (None, lists)."""
-    from host_tools.mjctl import t
-    if v is None:
-        return "-"
-    if isinstance(v, bool):
-        return t("label.yes") if v else t("label.no")
-    if isinstance(v, (list, tuple)):
-        return " ".join(plain(e) for e in v) if v else "-"
-    if isinstance(v, dict):            # a fault's detail: its fields in words
-        return ", ".join("%s %s" % (word("detail", k), plain(v[k])) for k in v)
-    return str(v)
-
-
 def _config_set(args):
-    from host_tools.mjctl import EXIT_INPUT, CliError, t
     if not args.file or args.value is None:
         raise CliError(EXIT_INPUT, t("err.config_set_args"), usage=args.parser.format_usage())
     try:
@@ -328,8 +306,8 @@ def _config_set(args):
 
     def run(link, session):
         out = link.request("config_set", session=session, key=args.file, value=value)
-        _emit(args, {"key": out["key"], "value": out["value"], "restart": out["restart"]},
-              lambda o: _console().print(t("msg.config_written", name=o["key"],
+        common.emit(args, {"key": out["key"], "value": out["value"], "restart": out["restart"]},
+              lambda o: common.console().print(t("msg.config_written", name=o["key"],
                                            value=plain(o["value"])), highlight=False))
         return 0
     return _serviced(args, run)
@@ -339,7 +317,6 @@ def _serviced(args, fn):
     """fn(link, session) within a service session opened with the table's
     key, closed afterwards, also on Ctrl-C or an error (closing it stops a
     jog it started: firmware/link/service.py)."""
-    from host_tools.mjctl import EXIT_INPUT, CliError, t
 
     def run(link, key):
         session = link.open_service(key)
@@ -353,7 +330,6 @@ def _serviced(args, fn):
 
 def _need_key(args):
     """Before anything is sent: a command that needs the key has one."""
-    from host_tools.mjctl import EXIT_INPUT, CliError, t
     if not args.sim and not getattr(args, "key", None):
         raise CliError(EXIT_INPUT, t("err.needs_key", command=args.command))
     if not args.sim:
@@ -368,13 +344,13 @@ def cmd_rfid(args):
         if args.json:
             done = link.wait_event(lambda e: e["ev"] == "scanned", timeout=30.0)
         else:
-            with _console().status(t("svc.rfid_reading")):
+            with common.console().status(t("svc.rfid_reading")):
                 done = link.wait_event(lambda e: e["ev"] == "scanned", timeout=30.0)
         if done["sides"] < 4:
             raise SystemExit("mjctl: the scan stopped after %d sides (see mjctl status: the"
                              " reader's fault)" % done["sides"])
-        out = _fields(link.request("rfid_" + args.action, session=session))
-        _emit(args, out, _human_audit if args.action == "audit" else _human_learn)
+        out = common.fields(link.request("rfid_" + args.action, session=session))
+        common.emit(args, out, _human_audit if args.action == "audit" else _human_learn)
         if args.action == "audit":
             return 0 if not out["kinds"] and not out["unknown"] else 1
         return 0
@@ -383,9 +359,8 @@ def cmd_rfid(args):
 
 def cmd_selftest(args):
     import sys
-    from host_tools import selftest
-    from host_tools.mjctl import t
-    console = None if args.json else _console()
+    from host_tools.cli import selftest
+    console = None if args.json else common.console()
 
     def show(r):
         if console is not None:
@@ -407,7 +382,7 @@ def cmd_selftest(args):
         items = selftest.run(link, key, progress=show, restoring=restoring)
         ok = all(r["pass"] for r in items)
         if args.json:
-            _emit(args, {"ok": ok, "items": items}, None)
+            common.emit(args, {"ok": ok, "items": items}, None)
         else:
             verdict = "[green]%s[/]" % t("selftest.all_pass") if ok else "[red]%s[/]" % t(
                 "selftest.n_fail", n=sum(not r["pass"] for r in items), of=len(items))
@@ -417,22 +392,7 @@ def cmd_selftest(args):
     return _link(args, run)
 
 
-def chi2_p_5(x):
-    """P(chi-square with 5 degrees of freedom >= x): the closed form for an
-    odd number of degrees (no scipy on the technician's laptop needed)."""
-    return math.erfc(math.sqrt(x / 2)) + math.sqrt(2 * x / math.pi) * math.exp(-x / 2) * (1 + x / 3)
-
-
-def dice_stats(counts):
-    """Chi-square of face counts against a fair die, and its p-value."""
-    total = sum(counts)
-    want = total / 6.0
-    chi2 = sum((c - want) ** 2 / want for c in counts)
-    return chi2, chi2_p_5(chi2)
-
-
 def cmd_dice_test(args):
-    from host_tools.mjctl import EXIT_INPUT, CliError, t
     per_request = 500                      # the controller's bound per request
     if not 1 <= args.n <= DICE_TEST_MAX:
         raise CliError(EXIT_INPUT, t("err.dice_n", n=args.n, max=DICE_TEST_MAX),
@@ -461,7 +421,7 @@ def cmd_dice_test(args):
         chi2, p = dice_stats(counts)
         out = {"rolls": args.n, "faces": counts, "chi2": round(chi2, 3), "p": round(p, 4),
                "fair": p >= 0.001}
-        _emit(args, out, _human_dice)
+        common.emit(args, out, _human_dice)
         return 0 if out["fair"] else 1
     return _link(args, run)
 
@@ -471,7 +431,6 @@ def jog_arguments(actuator, words):
     1) when one is missing, extra, not a whole number or out of range.
     The plate has no number; a lane or a lifter must be named: nothing is
     assumed, so a wrong call moves nothing."""
-    from host_tools.mjctl import EXIT_INPUT, CliError, t
     numbered = actuator != "plate"
     want = 2 if numbered else 1
     if len(words) != want:
@@ -492,7 +451,6 @@ def jog_arguments(actuator, words):
 
 
 def cmd_jog(args):
-    from host_tools.mjctl import CliError, t
     try:
         n, ms = jog_arguments(args.actuator, args.what)
     except CliError as e:
@@ -505,7 +463,7 @@ def cmd_jog(args):
     def run(link, session):
         link.request("jog", session=session, **request)
         out = dict(ok=True, **{k: v for k, v in request.items()})
-        _emit(args, out, lambda o: _console().print(
+        common.emit(args, out, lambda o: common.console().print(
             t("msg.jogged_plate", ms=ms) if n is None else
             t("msg.jogged", actuator=t("label." + args.actuator), n=n, ms=ms)))
         return 0
@@ -513,7 +471,6 @@ def cmd_jog(args):
 
 
 def register(sub):
-    from host_tools.mjctl import command, t
     command(sub, "clear", cmd_clear, t("help.clear"), False, "mjctl --port /dev/ttyACM0 clear")
     command(sub, "start", cmd_start, t("help.start"), False, "mjctl --port /dev/ttyACM0 start")
     command(sub, "log", cmd_log, t("help.log"), False, "mjctl --port /dev/ttyACM0 log")
@@ -556,23 +513,8 @@ def register(sub):
 
 # -- output ------------------------------------------------------------------
 
-def _emit(args, obj, human):
-    from host_tools.mjctl import emit
-    emit(args, obj, human)
-
-
-def _fields(answer):
-    from host_tools.mjctl import fields
-    return fields(answer)
-
-
-def _console():
-    from host_tools.mjctl import console
-    return console()
-
-
 def _human_hand(out):
-    c = _console()
+    c = common.console()
     if not out.get("active"):
         c.print(t("svc.no_hand"))
         return
@@ -584,8 +526,7 @@ def _human_hand(out):
 
 
 def _human_sensors(o):
-    from host_tools.mjctl import t
-    c = _console()
+    c = common.console()
     on_off = (t("label.off"), t("label.on"))
     c.print(t("msg.sensors_plate", level=o["plate"][0], revs=o["plate"][1],
               motor=on_off[bool(o["motors"][0])]), highlight=False)
@@ -594,30 +535,9 @@ def _human_sensors(o):
                   motor=on_off[bool(o["motors"][1 + n])]), highlight=False)
     for n, (top, bottom) in enumerate(o["lifters"]):
         c.print(t("msg.sensors_lifter", n=n, top=top, bottom=bottom,
-                  moving=_lift_text(o["moving"][n])), highlight=False)
+                  moving=common.lift_text(o["moving"][n])), highlight=False)
     c.print(t("msg.sensors_rest", keys=plain(o["keys"]), buzzer=on_off[bool(o["buzzer"])]),
             highlight=False)
-
-
-def _lift_text(state):
-    from host_tools.texts import LANGS, lang
-    return LANGS[lang()].TEXTS.get("lift." + state, state)
-
-
-def _state_text(state):
-    from host_tools.texts import LANGS, lang
-    return LANGS[lang()].TEXTS.get("state." + state, state)
-
-
-def _seconds(ms):
-    """A controller time (ms) as a technician reads it, with its unit."""
-    from host_tools.mjctl import t
-    s = ms / 1000.0
-    if s < 120:
-        return t("unit.s", v="%.1f" % s)
-    if s < 7200:
-        return t("unit.min_s", m=int(s // 60), s=int(s % 60))
-    return t("unit.h_min", h=int(s // 3600), m=int(s % 3600 // 60))
 
 
 def _live_view(snap):
@@ -645,8 +565,7 @@ def _live_view(snap):
 
 
 def _human_counters(o):
-    from host_tools.mjctl import t
-    c = _console()
+    c = common.console()
     c.print(t("msg.counters", cycles=o["cycles"], hands=o["hands"], lifts=o["lifts"],
               fed=plain(o["tiles_fed"])), highlight=False)
     for code, n in o["faults"]:
@@ -659,7 +578,7 @@ def _human_dice(o):
     for face in range(1, 7):
         table.add_column(str(face), justify="right")
     table.add_row(*[str(n) for n in o["faces"]])
-    c = _console()
+    c = common.console()
     c.print(table)
     c.print(t("dice.chi2", chi2=o["chi2"], p=o["p"], verdict="[green]%s[/]" % t("dice.fair")
               if o["fair"] else "[red]%s[/]" % t("dice.biased")))
@@ -670,13 +589,12 @@ def _stack(pair):
 
 
 def _human_log(out):
-    from host_tools.mjctl import t
     from host_tools.texts import fault_texts
-    c = _console()
+    c = common.console()
     c.print("[bold]%s[/]" % t("label.faults_newest", n=len(out["faults"])))
     for f in out["faults"]:
         name, cause, fix = fault_texts(f["code"])
-        c.print(t("msg.log_fault", at=_seconds(f["t"]), code=f["code"], name=name,
+        c.print(t("msg.log_fault", at=common.seconds(f["t"]), code=f["code"], name=name,
                   detail=plain(f.get("detail") or {})), highlight=False)
         c.print("    %s: %s" % (t("label.cause"), cause), highlight=False)
         c.print("    %s: %s" % (t("label.fix"), fix), highlight=False)
@@ -687,7 +605,7 @@ def _human_log(out):
                     highlight=False)
     c.print("[bold]%s[/]" % t("label.service_newest", n=len(out["service"])))
     for e in out["service"]:
-        c.print("  %s  %s" % (_seconds(e["t"]), service_text(e)), highlight=False)
+        c.print("  %s  %s" % (common.seconds(e["t"]), service_text(e)), highlight=False)
     if out["keyless"]:
         c.print("[bold]%s[/] %s" % (t("label.keyless"), ", ".join(
             "%s %d" % (word("keyless", k), n) for k, n in sorted(out["keyless"].items()))),
@@ -698,7 +616,6 @@ def service_text(e):
     """A service log entry in words: what, on which actuator or key, the
     value, and how it ended. Names the controller wrote that this host has
     no words for (an actuator a wrong request named) are shown as written."""
-    from host_tools.mjctl import t
     outcome = e.get("outcome")
     end = "" if outcome is None else t("punct.colon") + (
         t("label.ok") if outcome == "ok" else word("error", outcome))
@@ -718,7 +635,7 @@ def service_text(e):
 
 
 def _human_audit(o):
-    c = _console()
+    c = common.console()
     c.print(t("audit.text", tags=o["tags"], unknown=o["unknown"], kinds=o["kinds"]))
     for code, have, want in o["tiles"]:
         c.print("  %-3s %s  [red]%s[/]" % (code, t("audit.have", have=have, want=want),
@@ -730,4 +647,4 @@ def _human_audit(o):
 
 
 def _human_learn(o):
-    _console().print(t("learn.text", tags=o["tags"], new=o["new"], changed=o["changed"]))
+    common.console().print(t("learn.text", tags=o["tags"], new=o["new"], changed=o["changed"]))

@@ -1,6 +1,6 @@
 """`make powercuts`: the power cut at random instants of cycles and hands.
 
-    python -m host_tools.powercuts [--cuts N] [--seed S] [--json]
+    python -m host_tools.qa.powercuts [--cuts N] [--seed S] [--json]
 
 One virtual table, the real firmware under MicroPython, players for every
 set of walls (`Parlour`). The power is cut (the virtual table's
@@ -56,9 +56,9 @@ import sys
 import threading
 import time
 
-from host_tools.link_client import LinkClient, LinkError
-from host_tools.vtable.hand_players import Parlour
-from host_tools.vtable.launcher import SimTable
+from host_tools.link.client import LinkClient, LinkError
+from host_tools.sim.hand_players import Parlour
+from host_tools.sim.launcher import SimTable
 
 WAIT_S = 30.0                   # wall seconds for any one thing (a boot, an answer)
 # Virtual ms from a start to the cut, drawn uniformly in one of these spans
@@ -459,7 +459,7 @@ def powercuts(cuts, seed=1, log=None, share_idle=SHARE_IDLE, share_fault=SHARE_F
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(prog="python -m host_tools.powercuts",
+    ap = argparse.ArgumentParser(prog="python -m host_tools.qa.powercuts",
                                  description=__doc__.split("\n")[0])
     ap.add_argument("--cuts", type=int, default=1000)
     ap.add_argument("--seed", type=int, default=1)

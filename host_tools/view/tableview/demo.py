@@ -4,9 +4,10 @@
 import collections
 
 from firmware.link.codec import LinkError
-from host_tools.tableview.snapshot import cycle_text, result_text
+from host_tools.view.tableview.snapshot import cycle_text, result_text
 from host_tools import texts
-from host_tools.vtable.hand_players import Parlour
+from host_tools.sim import technician
+from host_tools.sim.hand_players import Parlour
 
 DEFAULT_SPEED = 5.0
 FIX_AFTER_S = 20.0          # virtual seconds before the technician repairs a fault
@@ -14,22 +15,6 @@ FRAME_S = 0.1               # the live view's refresh period (wall)
 EVENTS_SHOWN = 8
 HAND_EVENTS_SHOWN = 6       # the hand panel's "last" line
 FLASH_MS = 2000             # a key press or beep stays lit this long (virtual ms)
-POWER_LOST = 41
-
-# Which injected table faults a technician looks for, by the controller's fault code.
-SUSPECTS = {
-    10: ("lane_jam", "sensor_stuck"),
-    11: ("plate_stall", "sensor_stuck"),
-    12: ("lift_stuck", "sensor_stuck"),
-    13: ("sensor_stuck",),
-    14: ("lane_jam", "plate_stall", "sensor_stuck"),
-    20: ("missing_tile",),
-    21: ("extra_tile",),
-    22: ("unknown_tag",),
-    23: ("rfid_timeout",),
-    24: ("rfid_crc",),
-    30: ("display_unplugged",),
-}
 
 
 # -- what the link told us -----------------------------------------------------
@@ -73,21 +58,6 @@ def cycle_bound_ms(table, start):
         return None
     after = start + b["lift_ms"] + b["reaction_ms"] + b["dice_ms"]
     return max(b["finish_at"], after) - start
-
-
-def technician(table, code):
-    """Repair on the virtual table what explains fault `code`, as a
-    technician would. Returns what was done (fault strings)."""
-    done = []
-    kinds = SUSPECTS.get(code, ())
-    for f in list(table.faults):
-        if f.kind in kinds:
-            done += table.clear_fault(f.text)
-    if code == POWER_LOST:
-        # The fix text: tip any half-built walls into the tray.
-        table.technician_empties_lanes()
-        done.append("lanes emptied")
-    return done
 
 
 def seat_players(table, seed):
@@ -136,7 +106,7 @@ class Demo:
         fields = {k: ev[k] for k in sorted(ev) if k not in ("ev", "t")}
         extra = ()
         if name == "fault":
-            from host_tools.mjctl import describe_fault
+            from host_tools.cli.ops import describe_fault
             v.fault = dict(describe_fault(ev), active=True, cleared_t=None, resume=None)
             v.fix_at = t + self.fix_after_ms
             extra = ((texts.t("fault.cause"), v.fault["cause"]),
@@ -199,8 +169,9 @@ class Demo:
     def _fix(self, now):
         v = self.view
         v.fix_at = None
-        code = v.fault["code"] if v.fault else None
-        repaired = technician(self.table, code)
+        repaired, tipped = technician.visit(self.table, v.fault["name"] if v.fault else None)
+        if tipped is not None:
+            repaired.append("lanes emptied")
         self._record(now, "technician", {"repaired": repaired}, host=True)
         self._record(now, "clear", {}, host=True)
         try:

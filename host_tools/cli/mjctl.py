@@ -6,10 +6,14 @@
     mjctl --sim serve --json
     mjctl --port DEV status [--json]
 
-`--sim` starts the real firmware on the virtual table (host_tools/vtable),
+`--sim` starts the real firmware on the virtual table (host_tools/sim),
 frozen into the 32-bit twin as a board runs it (`--form mpy` or `source`
 for the development forms); `--port` talks to a controller, real or
 virtual, over its link.
+
+The command line only: what a command does on a table is in
+host_tools/cli/ops.py (a cycle, a hand) and service.py (the service
+commands), what the commands share in common.py.
 """
 
 import argparse
@@ -17,116 +21,24 @@ import json
 import signal
 import sys
 import threading
-import time
 
-from host_tools import fault_table, linkmux, texts
-from host_tools.texts import fault_texts, pad, t, word
 from firmware.link.codec import LinkError
-from host_tools.link_client import LinkClient
-from host_tools.mpenv import MissingBuild
-
-CYCLE_WALL_TIMEOUT_S = 60      # wall-clock guard; virtual time runs far faster
-HAND_WALL_TIMEOUT_S = 120
-STATE_KEYS = ("phase", "wall", "reserve", "drawable", "gold", "marker", "head", "tail")
-
-
-def describe_fault(ev):
-    """A fault event with its cause and fix from the firmware's own table,
-    in the chosen language (`name` stays the firmware's: scripts match it)."""
-    _name, cause, fix = fault_texts(ev["code"])
-    return {"code": ev["code"], "name": fault_table.name_of(ev["code"]), "cause": cause, "fix": fix,
-            "detail": ev.get("detail", {}), "t_ms": ev.get("t")}
-
-
-def run_cycle(sim, link, timeout_s=CYCLE_WALL_TIMEOUT_S):
-    """One table cycle from `start` to walls up and dice shown (or a fault).
-    Returns the cycle's JSON object; `runtime` is what the firmware says it
-    runs on (word size, frozen, MicroPython's version)."""
-    info = link.hello()
-    out = {"ok": False, "table_time_s": None, "lower_bound_s": None, "dice": None,
-           "dealer": None, "walls": {"tiles_per_side": None}, "faults": [],
-           "runtime": info["runtime"]}
-    status = link.request("status")
-    if status["fault"]:                    # found at boot: nothing may move
-        out["faults"].append(describe_fault(status["fault"]))
-        out["firmware"] = {"code": sim.code, "restarts": sim.restarts}
-        return out
-    link.request("start")
-    started = link.wait_event(lambda e: e["ev"] == "state" and e["state"] == "building",
-                              timeout=timeout_s)
-    while True:
-        ev = link.wait_event(lambda e: e["ev"] in ("walls", "dice", "fault"), timeout=timeout_s)
-        if ev["ev"] == "walls" and out["walls"]["tiles_per_side"] is None:
-            out["walls"]["tiles_per_side"] = ev["tiles_per_side"]
-        elif ev["ev"] == "fault":
-            out["faults"].append(describe_fault(ev))
-            break
-        elif ev["ev"] == "dice":
-            out["ok"] = True
-            out["dice"] = [ev["a"], ev["b"]]
-            out["dealer"] = ev["dealer"]
-            out["table_time_s"] = round((ev["t"] - started["t"]) / 1000.0, 3)
-            bound = sim.table.lower_bound_ms(start_time=started["t"])
-            out["lower_bound_s"] = round(bound / 1000.0, 3)
-            break
-    out["firmware"] = {"code": sim.code, "restarts": sim.restarts}
-    return out
-
-
-def public_state(ev):
-    """A `hand` event as engine_core.replay names the state (stacks as
-    {"seat", "stack"}), with the op the controller saw."""
-    out = {"op": ev["op"]}
-    for k in STATE_KEYS:
-        v = ev[k]
-        if k in ("marker", "head", "tail") and v is not None:
-            v = {"seat": v[0], "stack": v[1]}
-        out[k] = v
-    return out
-
-
-def run_hand(sim, link, players, timeout_s=HAND_WALL_TIMEOUT_S):
-    """One cycle, then one hand played by `players` (HandPlayers) to its
-    result. Returns the hand's JSON object."""
-    cycle = run_cycle(sim, link)
-    out = {"ok": False, "result": None, "scenario": None, "observed": [], "cycle": cycle,
-           "faults": list(cycle["faults"]), "runtime": cycle["runtime"]}
-    if not cycle["ok"]:
-        return out
-    deadline = time.monotonic() + timeout_s
-    while True:
-        # Every event is taken off the queue (lane counts of the next set
-        # and the rest would otherwise fill it during a long hand).
-        ev = link.next_event(timeout=max(0.0, deadline - time.monotonic()))
-        if ev is None:
-            raise LinkError("timeout", "the hand did not end in %d s" % timeout_s)
-        if ev["ev"] == "hand":
-            out["observed"].append(public_state(ev))
-        elif ev["ev"] == "irregular":
-            out.setdefault("irregular", []).append({"slot": ev["slot"], "reason": ev["reason"]})
-        elif ev["ev"] == "fault":
-            out["faults"].append(describe_fault(ev))
-            break
-        elif ev["ev"] == "result":
-            out["result"] = {"winner": ev["winner"], "draw": ev["winner"] is None,
-                             "dealer": ev["dealer"], "wins_in_row": ev["wins_in_row"],
-                             "streak": ev["streak"]}
-            break
-    out["scenario"] = players.scenario
-    out["players"] = {"result": players.result, "skipped": len(players.skipped),
-                      "abandoned": players.abandoned}
-    out["ok"] = (not out["faults"] and out["result"] is not None and players.scenario is not None
-                 and len(out["observed"]) == len(players.scenario["events"])
-                 and not players.skipped and not players.abandoned)
-    return out
+from host_tools.image.mpenv import MissingBuild
+from host_tools.link import mux as linkmux
+from host_tools.link.client import LinkClient
+from host_tools.texts import word
+from host_tools.cli.common import (EXIT_INPUT, EXIT_INTERRUPTED, EXIT_NO_ANSWER, EXIT_REFUSED,
+                                   CliError, Parser, command, console, emit, fields, human_fault,
+                                   lift_text, plain, seconds, state_text, t)
+from host_tools.cli.ops import describe_fault, run_cycle, run_hand
 
 
 def cmd_hand(args):
     if not args.sim:                      # a real table: the hand as it stands
-        from host_tools.mjctl_service import cmd_current_hand
+        from host_tools.cli.service import cmd_current_hand
         return cmd_current_hand(args)
-    from host_tools.vtable.hand_players import HandPlayers
-    from host_tools.vtable.launcher import SimTable
+    from host_tools.sim.hand_players import HandPlayers
+    from host_tools.sim.launcher import SimTable
     with SimTable(seed=args.seed, faults=args.fault, heap=args.heap, form=args.form) as sim:
         players = HandPlayers(sim.table, seed=args.seed)
         with LinkClient(sim.link_path) as link:
@@ -142,7 +54,7 @@ def cmd_hand(args):
 
 
 def cmd_cycle(args):
-    from host_tools.vtable.launcher import SimTable
+    from host_tools.sim.launcher import SimTable
     with SimTable(seed=args.seed, faults=args.fault, heap=args.heap, form=args.form) as sim:
         with LinkClient(sim.link_path) as link:
             try:
@@ -155,13 +67,13 @@ def cmd_cycle(args):
 
 
 def cmd_serve(args):
-    from host_tools.vtable.launcher import SimTable
+    from host_tools.sim.launcher import SimTable
     done = threading.Event()
     signal.signal(signal.SIGINT, lambda *_: done.set())
     signal.signal(signal.SIGTERM, lambda *_: done.set())
     key, shown = True, None
     if args.key:       # practice with a key file of one's own: made when missing
-        from host_tools import tablekey
+        from host_tools.image import tablekey
         try:
             key, made = tablekey.read_or_make(args.key)
         except tablekey.KeyFileError as e:
@@ -185,27 +97,14 @@ def cmd_serve(args):
     return 0
 
 
-def sim_key(args):
-    """The virtual table's service key: --key FILE's bytes, else random."""
-    if getattr(args, "key", None):
-        from pathlib import Path
-        return Path(args.key).read_bytes()
-    return True
-
-
 def cmd_status(args):
     if args.sim:
-        from host_tools.vtable.launcher import SimTable
+        from host_tools.sim.launcher import SimTable
         with SimTable(seed=args.seed, faults=args.fault, heap=args.heap, form=args.form) as sim:
             with LinkClient(sim.link_path) as link:
                 return _status(args, link)
     with LinkClient(linkmux.shared(args.port)) as link:
         return _status(args, link)
-
-
-def fields(answer):
-    """An answer's own fields: without the envelope's `ok` and `op`."""
-    return {k: answer[k] for k in answer if k not in ("ok", "op")}
 
 
 def _status(args, link):
@@ -224,18 +123,6 @@ def _status(args, link):
 
 
 # -- output ------------------------------------------------------------------
-
-def emit(args, obj, human):
-    if args.json:
-        print(json.dumps(obj))
-    else:
-        human(obj)
-
-
-def console():
-    from rich.console import Console
-    return Console()
-
 
 def human_cycle(out):
     c = console()
@@ -279,28 +166,12 @@ def human_hand(out):
         c.print("[red]%s[/]" % out["error"])
 
 
-def human_fault(c, f):
-    from host_tools.mjctl_service import plain
-    name, cause, fix = fault_texts(f["code"])
-    c.print("[bold red]%s[/] %s" % (t("fault.head", code=f["code"], name=name),
-                                    plain(f["detail"]) if f["detail"] else ""), highlight=False)
-    for label, text in ((t("fault.cause"), cause), (t("fault.fix"), fix)):
-        line = "  %s %s" % (pad(label + t("punct.colon").rstrip(), 6), text)
-        if texts.CJK.search(text):      # Chinese breaks between any two characters
-            from rich.cells import chop_cells
-            for part in chop_cells(line, c.width):
-                c.print(part, markup=False, highlight=False)
-        else:                           # English at spaces
-            c.print(line, highlight=False)
-
-
 def human_status(out):
     from rich.table import Table
-    from host_tools.mjctl_service import _lift_text, _seconds, _state_text, plain
     c = console()
     tb = Table(show_header=False, box=None)
     dice = out.get("dice")
-    rows = [("label.state", _state_text(out.get("state"))),
+    rows = [("label.state", state_text(out.get("state"))),
             ("label.phase", word("build", out["phase"]) if out.get("phase") else "-"),
             ("label.cycles", plain(out.get("cycles"))),
             ("label.dealer", t("msg.seat", n=out["dealer"]) if out.get("dealer") is not None
@@ -308,8 +179,8 @@ def human_status(out):
             ("label.dice", "%d + %d" % tuple(dice) if dice else "-"),
             ("label.walls", plain(out.get("tiles_per_side"))),
             ("label.lanes", plain(out.get("lanes"))),
-            ("label.lifters", ", ".join(_lift_text(s) for s in out.get("lifters") or []) or "-"),
-            ("label.uptime", _seconds(out["uptime"]) if out.get("uptime") is not None else "-"),
+            ("label.lifters", ", ".join(lift_text(s) for s in out.get("lifters") or []) or "-"),
+            ("label.uptime", seconds(out["uptime"]) if out.get("uptime") is not None else "-"),
             ("label.firmware", plain(out.get("firmware"))),
             ("label.proto", plain(out.get("proto"))),
             ("label.build", plain(out.get("build")))]
@@ -336,35 +207,6 @@ def human_status(out):
 
 # -- arguments ---------------------------------------------------------------
 
-EXIT_INPUT = 1         # a wrong call or input (also: a check that failed)
-EXIT_REFUSED = 2       # the table refused, or stopped the command
-EXIT_NO_ANSWER = 3     # no answer: no controller on the port, or the link failed
-EXIT_INTERRUPTED = 130  # Ctrl-C: what the command started is stopped first
-
-
-class CliError(Exception):
-    """One line for stderr and the exit code; `usage`: the command's usage
-    goes first (a wrong call)."""
-
-    def __init__(self, code, message, usage=None):
-        Exception.__init__(self, message)
-        self.code = code
-        self.usage = usage
-
-
-class Parser(argparse.ArgumentParser):
-    """argparse whose wrong calls exit 1 (the documented code), with one
-    line that says what to do."""
-
-    def error(self, message):
-        self.print_usage(sys.stderr)
-        print("mjctl: %s" % t("err.usage", problem=message, prog=self.prog), file=sys.stderr)
-        sys.exit(EXIT_INPUT)
-
-
-def t(key, **fields):
-    from host_tools.texts import t as text
-    return text(key, **fields)
 
 
 def version_text():
@@ -375,18 +217,6 @@ def version_text():
     except PackageNotFoundError:          # run from a tree that was not installed
         v = "0.1.0"
     return t("msg.version", version=v, proto=PROTO_VERSION)
-
-
-def command(sub, name, fn, text, need_sim, example=None, description=None, link=True,
-            usage=None):
-    """A subcommand with its --json; returns its parser for more arguments.
-    `example`: the line shown under --help; `link`: it talks to a table."""
-    epilog = t("help.example", example=example) if example else None
-    p = sub.add_parser(name, help=text, description=description or text, epilog=epilog,
-                       formatter_class=argparse.RawDescriptionHelpFormatter, usage=usage)
-    p.add_argument("--json", action="store_true", help=t("help.opt_json"))
-    p.set_defaults(fn=fn, need_sim=need_sim, need_link=link, parser=p)
-    return p
 
 
 def parser():
@@ -420,7 +250,7 @@ def parser():
     p.add_argument("--key", metavar="FILE", default=argparse.SUPPRESS,
                    help=t("help.opt_serve_key"))
     command(sub, "status", cmd_status, t("help.status"), False, "mjctl --port /dev/ttyACM0 status")
-    from host_tools.mjctl_service import register
+    from host_tools.cli.service import register
     register(sub)
     return ap
 
@@ -449,7 +279,7 @@ def resolve_port(args):
     if not args.port:
         raise CliError(EXIT_INPUT, t("err.no_port_given"), usage=args.parser.format_usage())
     if args.port == "auto":
-        from host_tools.mjctl_ports import find_controllers
+        from host_tools.cli.ports import find_controllers
         found = [p for p in find_controllers() if p["controller"]]
         if not found:
             raise CliError(EXIT_NO_ANSWER, t("err.auto_none"))

@@ -1,6 +1,6 @@
 """`make soak`: hand after hand on the virtual table, with faults.
 
-    python -m host_tools.soak [--hands N] [--seed S] [--tables T] [--fault-rate R]
+    python -m host_tools.qa.soak [--hands N] [--seed S] [--tables T] [--fault-rate R]
                               [--pace brisk|parlour] [--fuzz-frames N]
                               [--live-burst N] [--json]
 
@@ -19,7 +19,7 @@ least every `HAND_S` of wall time), no hand
 that differs from its replay, and the controller's counters equal the
 virtual table's own counts (tiles fed per lane, sets lifted, hands).
 
-The link is fuzzed too (host_tools/linkfuzz.py): after
+The link is fuzzed too (host_tools/qa/linkfuzz.py): after
 every hand's result, `--live-burst` mutated, truncated, oversized and
 random frames go down the live link in one write, then a `status` that
 must be answered, while the table builds and plays on (no restart, no
@@ -46,12 +46,13 @@ import threading
 import time
 
 from engine_core.replay import replay
-from host_tools import linkfuzz
-from host_tools.link_client import LinkClient, LinkError
-from host_tools.mjctl import STATE_KEYS, public_state
-from host_tools.mpenv import ROOT
-from host_tools.vtable.hand_players import HandPlayers, Parlour
-from host_tools.vtable.launcher import SimTable
+from host_tools.qa import linkfuzz
+from host_tools.link.client import LinkClient, LinkError
+from host_tools.cli.ops import STATE_KEYS, public_state
+from host_tools.image.mpenv import ROOT
+from host_tools.sim import technician
+from host_tools.sim.hand_players import HandPlayers, Parlour
+from host_tools.sim.launcher import SimTable
 
 STUCK_S = 30.0                 # wall seconds without an event: the table is stuck
 HAND_S = 60.0                  # wall seconds without a hand's result: stuck too (a hand
@@ -60,11 +61,6 @@ HAND_S = 60.0                  # wall seconds without a hand's result: stuck too
 # audit faults and power cuts need the lanes emptied: not injected here.
 KINDS = ("lane_jam:0", "lane_jam:1", "lane_jam:2", "lane_jam:3", "plate_stall",
          "rfid_timeout", "display_unplugged")
-# Faults after which the technician tips the lanes into the tray before
-# `clear` (docs/faults.md, recovery): the walls are built again.
-EMPTY_LANES = ("missing_tile", "extra_tile", "unknown_tag", "power_lost")
-
-
 class BriskPlayers(HandPlayers):
     """The soak's players: brisk ones. The firmware ticks every 10 ms of
     virtual time whatever happens, so a soak hand's wall time follows its
@@ -105,10 +101,11 @@ class BriskPlayers(HandPlayers):
 PACES = {"brisk": BriskPlayers, "parlour": HandPlayers}
 
 
-class Technician:
+class Injector:
     """Attached to the virtual table, so that it acts in the table's own
-    thread: injects the planned faults at their virtual time, and repairs
-    the active one when asked (`repair()` from the host, then wait)."""
+    thread: injects the planned faults at their virtual time, and sends
+    the technician (sim/technician.py) when asked (`repair()` from the
+    host, then wait)."""
 
     def __init__(self, table, rng, rate, parlour=None):
         self.table = table
@@ -120,18 +117,17 @@ class Technician:
         self.injected = []         # (t, kind)
         self.landed = {"building_in_hand": 0, "building": 0, "in_hand": 0, "other": 0}
         self._asked = False
-        self._empty = False
+        self._fault = None
         self.tipped = [0, 0, 0, 0]  # tiles fed, then tipped into the tray, by lane
         self.repaired = threading.Event()
         table.attach(self)
 
     def repair(self, fault):
-        """What the technician does for `fault` (its name), as
-        docs/faults.md says: repairs what was injected; after an audit
-        fault (a jam just before the others filled leaves tiles on the
-        plate: missing_tile) or a cut power, tips the lanes into the tray."""
+        """Send the technician for `fault` (its name): at the table's next
+        step, technician.visit repairs what was injected, and after an audit
+        fault or a cut power tips the lanes into the tray first."""
         self.repaired.clear()
-        self._empty = fault in EMPTY_LANES
+        self._fault = fault
         self._asked = True
 
     # -- the table's hooks (its thread) ----------------------------------------
@@ -154,16 +150,13 @@ class Technician:
     def fire(self, now):
         if self._asked:
             self._asked = False
-            if self._empty:
-                # The tiles it tips back were fed but will never be lifted:
-                # the controller counts tiles fed by the walls it lifts.
-                for n, lane in enumerate(self.table.lanes):
-                    self.tipped[n] += sum(1 for t in lane.wall.tiles if t is not None)
-                    self.tipped[n] += lane.chute is not None
-                self.table.technician_empties_lanes()
-            if self.active is not None:
-                self.table.clear_fault(self.active)
-                self.active = None
+            # The tiles it tips back were fed but will never be lifted:
+            # the controller counts tiles fed by the walls it lifts.
+            _, tipped = technician.visit(self.table, self._fault,
+                                         [] if self.active is None else [self.active])
+            self.active = None
+            if tipped is not None:
+                self.tipped = [a + b for a, b in zip(self.tipped, tipped)]
             self.repaired.set()
         if self.planned is not None and now >= self.planned[0]:
             kind = self.planned[1]
@@ -210,7 +203,7 @@ def soak(hands, seed=1, fault_rate=0.1, log=None, fuzz_frames=0, live_burst=50,
     t0 = time.monotonic()
     with SimTable(seed=seed, heap=heap) as sim:
         parlour = Parlour(sim.table, seed, players_class=PACES[pace])
-        tech = Technician(sim.table, rng, fault_rate, parlour)
+        tech = Injector(sim.table, rng, fault_rate, parlour)
         with LinkClient(sim.link_path) as link:
             link.hello()
             link_before = link.request("status")["link"]
@@ -363,7 +356,7 @@ def _live_fuzz(link, rng, n, live):
 def soak_tables(hands, tables, seed=1, fault_rate=0.1, log=None, fuzz_frames=0,
                 live_burst=50, pace="brisk", max_wall=None):
     """`hands` shared out over `tables` independent tables played at once,
-    one process each (`python -m host_tools.soak --tables 1 --json`, seeds
+    one process each (`python -m host_tools.qa.soak --tables 1 --json`, seeds
     seed, seed+1, ...), each checked in full by its own `soak`; the fuzz in
     process runs here meanwhile. The summary: every table's (`tables`) and
     the totals; "ok" only when every table passed and the hands add up."""
@@ -374,7 +367,7 @@ def soak_tables(hands, tables, seed=1, fault_rate=0.1, log=None, fuzz_frames=0,
     share = [hands // tables + (k < hands % tables) for k in range(tables)]
     procs = []
     for k, n in enumerate(share):
-        cmd = [sys.executable, "-m", "host_tools.soak", "--tables", "1", "--hands", str(n),
+        cmd = [sys.executable, "-m", "host_tools.qa.soak", "--tables", "1", "--hands", str(n),
                "--seed", str(seed + k), "--fault-rate", repr(fault_rate), "--pace", pace,
                "--live-burst", str(live_burst), "--fuzz-frames", "0", "--json"]
         if max_wall is not None:
@@ -454,7 +447,7 @@ def _totals(hands, outs, wall_s, inprocess):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(prog="python -m host_tools.soak", description=__doc__.split("\n")[0])
+    ap = argparse.ArgumentParser(prog="python -m host_tools.qa.soak", description=__doc__.split("\n")[0])
     ap.add_argument("--hands", type=int, default=10000)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--tables", type=int, default=1, metavar="T",

@@ -5,7 +5,7 @@ id and build from the `hello` answer)."""
 import serial
 
 from firmware.link.codec import LinkError
-from host_tools.link_client import LinkClient
+from host_tools.link.client import LinkClient
 
 PROBE_S = 0.3          # per attempt (two attempts): a controller answers in milliseconds
 
@@ -13,7 +13,7 @@ PROBE_S = 0.3          # per attempt (two attempts): a controller answers in mil
 def probe(device, timeout=PROBE_S):
     """The controller's hello answer on `device`, or None (no answer, not
     a serial port, busy or not ours to open)."""
-    from host_tools import linkmux
+    from host_tools.link import mux as linkmux
     try:
         # Through the port's sharer when one holds it (the port is its alone).
         with LinkClient(linkmux.running(device) or device, timeout=timeout) as link:

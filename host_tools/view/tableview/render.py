@@ -1,7 +1,7 @@
 """The rich live view: a snapshot (snapshot.py) in, a renderable out."""
 
-from host_tools.tableview.demo import EVENTS_SHOWN, FLASH_MS
-from host_tools.tableview.snapshot import fields_text, value_text
+from host_tools.view.tableview.demo import EVENTS_SHOWN, FLASH_MS
+from host_tools.texts.events import fields_text, value_text
 from host_tools.texts import fault_texts, t as tx, word
 
 

@@ -8,10 +8,11 @@ import threading
 import time
 
 from firmware.link.codec import LinkError
-from host_tools.tableview.demo import (DEFAULT_SPEED, FIX_AFTER_S, FRAME_S, Demo, ViewState,
+from host_tools.view.tableview.demo import (DEFAULT_SPEED, FIX_AFTER_S, FRAME_S, Demo, ViewState,
                                       seat_players)
-from host_tools.tableview.render import clock_text, render
-from host_tools.tableview.snapshot import plain_lines, snapshot
+from host_tools.view.tableview.render import clock_text, render
+from host_tools.texts.events import plain_lines
+from host_tools.view.tableview.snapshot import snapshot
 from host_tools import texts
 from host_tools.texts import t
 
@@ -20,9 +21,9 @@ from host_tools.texts import t
 
 def run(args, out):
     """Returns the exit code."""
-    from host_tools.link_client import LinkClient
-    from host_tools.mpenv import MissingBuild
-    from host_tools.vtable.launcher import SimTable
+    from host_tools.link.client import LinkClient
+    from host_tools.image.mpenv import MissingBuild
+    from host_tools.sim.launcher import SimTable
 
     live = not args.plain and out.isatty()
     stop = threading.Event()
@@ -113,7 +114,7 @@ def _run_live(sim, link, view, args, stop, out):
 
 
 def parser():
-    ap = argparse.ArgumentParser(prog="python -m host_tools.tableview",
+    ap = argparse.ArgumentParser(prog="python -m host_tools.view.tableview",
                                  description=__doc__.split("\n")[0])
     ap.add_argument("--seed", type=int, default=0, help="virtual table seed (default 0)")
     ap.add_argument("--speed", type=float, default=DEFAULT_SPEED,

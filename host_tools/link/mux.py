@@ -49,7 +49,7 @@ import time
 import serial
 
 from firmware.link import frame
-from host_tools import link_codec
+from host_tools.link import codec as link_codec
 from host_tools.texts import t
 
 VERSION = 1
@@ -100,7 +100,8 @@ def running(port):
     at a port (`mjctl ports`) that must not take it."""
     if os.environ.get("MJCTL_SHARE", "1") == "0" or not _is_device(port):
         return None
-    tcp = _answering(*_files(port)[:2])
+    device, state_file, _ = _files(port)
+    tcp = _answering(state_file, device)
     return None if tcp is None else "socket://127.0.0.1:%d" % tcp
 
 
@@ -178,7 +179,7 @@ def probe(tcp, device=None, timeout=PROBE_TIMEOUT_S):
 def _start(port, device, state_file, baudrate):
     """Start the sharer of `device`; its TCP port once it serves."""
     import select
-    cmd = [sys.executable, "-m", "host_tools.linkmux", "--device", device, "--state", state_file,
+    cmd = [sys.executable, "-m", "host_tools.link.mux", "--device", device, "--state", state_file,
            "--baudrate", str(baudrate)]
     p = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                          stderr=subprocess.DEVNULL, start_new_session=True)
@@ -453,7 +454,7 @@ def serve(device, state_file, baudrate=115200, idle_s=IDLE_S, ready=print):
 
 def main(argv=None):
     import argparse
-    ap = argparse.ArgumentParser(prog="python -m host_tools.linkmux",
+    ap = argparse.ArgumentParser(prog="python -m host_tools.link.mux",
                                  description="share a controller's serial port among local"
                                  " clients (started by mjctl)")
     ap.add_argument("--device", required=True)

@@ -5,7 +5,7 @@ The firmware runs as it ships by default: frozen into the twin (the unix
 port built 32-bit, `make image`), from the folder that stands for the
 board's flash. The development forms run it on the unfrozen 32-bit build:
 `form="mpy"` the .mpy files of `make mpy`, `form="source"` the .py files,
-`code_dir` a virtual board's deployed .mpy files (host_tools/vboard.py).
+`code_dir` a virtual board's deployed .mpy files (host_tools/sim/vboard.py).
 
 Two ptys per table: the sim bus (firmware <-> BusServer) and the link
 (firmware <-> any host client). The firmware holds each pty's master end (an
@@ -22,10 +22,10 @@ import threading
 
 import serial
 
-from host_tools.mpenv import (ROOT, TWIN_BOOT, code_root, micropython_binary, raw_pty,
+from host_tools.image.mpenv import (ROOT, TWIN_BOOT, code_root, micropython_binary, raw_pty,
                                twin_binary)
-from host_tools.vtable.bus import BusServer
-from host_tools.vtable.table import VirtualTable
+from host_tools.sim.bus import BusServer
+from host_tools.sim.table import VirtualTable
 
 CONFIG = ROOT / "firmware" / "config.json"
 TAGS = ROOT / "firmware" / "tags.txt"
@@ -42,7 +42,7 @@ class SimTable:
                  key=True):
         """realtime: virtual time follows the wall clock, `speed` times as
         fast (BusServer); otherwise it runs as fast as the two processes talk.
-        code_dir: a deployed board's folder (host_tools/vboard.py): the
+        code_dir: a deployed board's folder (host_tools/sim/vboard.py): the
         firmware runs from its .mpy files with its own config.json and
         tags.txt, as a board boots from its flash.
         key: the table's service key in its flash (`service.key`, as make

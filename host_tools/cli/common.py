@@ -1,0 +1,117 @@
+"""What every mjctl command shares: exit codes, the error a command
+stops with, its parser and output (JSON or words), values as a technician
+reads them."""
+
+import argparse
+import json
+import sys
+
+from host_tools import texts
+from host_tools.texts import LANGS, fault_texts, lang, pad, t, word
+
+EXIT_INPUT = 1         # a wrong call or input (also: a check that failed)
+EXIT_REFUSED = 2       # the table refused, or stopped the command
+EXIT_NO_ANSWER = 3     # no answer: no controller on the port, or the link failed
+EXIT_INTERRUPTED = 130  # Ctrl-C: what the command started is stopped first
+
+
+class CliError(Exception):
+    """One line for stderr and the exit code; `usage`: the command's usage
+    goes first (a wrong call)."""
+
+    def __init__(self, code, message, usage=None):
+        Exception.__init__(self, message)
+        self.code = code
+        self.usage = usage
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse whose wrong calls exit 1 (the documented code), with one
+    line that says what to do."""
+
+    def error(self, message):
+        self.print_usage(sys.stderr)
+        print("mjctl: %s" % t("err.usage", problem=message, prog=self.prog), file=sys.stderr)
+        sys.exit(EXIT_INPUT)
+
+
+def command(sub, name, fn, text, need_sim, example=None, description=None, link=True,
+            usage=None):
+    """A subcommand with its --json; returns its parser for more arguments.
+    `example`: the line shown under --help; `link`: it talks to a table."""
+    epilog = t("help.example", example=example) if example else None
+    p = sub.add_parser(name, help=text, description=description or text, epilog=epilog,
+                       formatter_class=argparse.RawDescriptionHelpFormatter, usage=usage)
+    p.add_argument("--json", action="store_true", help=t("help.opt_json"))
+    p.set_defaults(fn=fn, need_sim=need_sim, need_link=link, parser=p)
+    return p
+
+
+def sim_key(args):
+    """The virtual table's service key: --key FILE's bytes, else random."""
+    if getattr(args, "key", None):
+        from pathlib import Path
+        return Path(args.key).read_bytes()
+    return True
+
+
+def fields(answer):
+    """An answer's own fields: without the envelope's `ok` and `op`."""
+    return {k: answer[k] for k in answer if k not in ("ok", "op")}
+
+
+def emit(args, obj, human):
+    if args.json:
+        print(json.dumps(obj))
+    else:
+        human(obj)
+
+
+def console():
+    from rich.console import Console
+    return Console()
+
+
+def plain(v):
+    """A value as a technician reads it: no Python reprs (None, lists)."""
+    if v is None:
+        return "-"
+    if isinstance(v, bool):
+        return t("label.yes") if v else t("label.no")
+    if isinstance(v, (list, tuple)):
+        return " ".join(plain(e) for e in v) if v else "-"
+    if isinstance(v, dict):            # a fault's detail: its fields in words
+        return ", ".join("%s %s" % (word("detail", k), plain(v[k])) for k in v)
+    return str(v)
+
+
+def lift_text(state):
+    return LANGS[lang()].TEXTS.get("lift." + state, state)
+
+
+def state_text(state):
+    return LANGS[lang()].TEXTS.get("state." + state, state)
+
+
+def seconds(ms):
+    """A controller time (ms) as a technician reads it, with its unit."""
+    s = ms / 1000.0
+    if s < 120:
+        return t("unit.s", v="%.1f" % s)
+    if s < 7200:
+        return t("unit.min_s", m=int(s // 60), s=int(s % 60))
+    return t("unit.h_min", h=int(s // 3600), m=int(s % 3600 // 60))
+
+
+def human_fault(c, f):
+    name, cause, fix = fault_texts(f["code"])
+    c.print("[bold red]%s[/] %s" % (t("fault.head", code=f["code"], name=name),
+                                    plain(f["detail"]) if f["detail"] else ""), highlight=False)
+    for label, text in ((t("fault.cause"), cause), (t("fault.fix"), fix)):
+        line = "  %s %s" % (pad(label + t("punct.colon").rstrip(), 6), text)
+        if texts.CJK.search(text):      # Chinese breaks between any two characters
+            from rich.cells import chop_cells
+            for part in chop_cells(line, c.width):
+                c.print(part, markup=False, highlight=False)
+        else:                           # English at spaces
+            c.print(line, highlight=False)

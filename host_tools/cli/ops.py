@@ -1,0 +1,119 @@
+"""The operations other tools run on a table over its link: a cycle, a
+hand, a fault described, the dice's fairness. mjctl's commands print them;
+the bench, the soak, the table view and hw_tests use them as they are."""
+
+import math
+import time
+
+from firmware.link.codec import LinkError
+from host_tools.texts import faults as fault_table
+from host_tools.texts import fault_texts
+
+CYCLE_WALL_TIMEOUT_S = 60      # wall-clock guard; virtual time runs far faster
+HAND_WALL_TIMEOUT_S = 120
+STATE_KEYS = ("phase", "wall", "reserve", "drawable", "gold", "marker", "head", "tail")
+
+
+def describe_fault(ev):
+    """A fault event with its cause and fix from the firmware's own table,
+    in the chosen language (`name` stays the firmware's: scripts match it)."""
+    _name, cause, fix = fault_texts(ev["code"])
+    return {"code": ev["code"], "name": fault_table.name_of(ev["code"]), "cause": cause, "fix": fix,
+            "detail": ev.get("detail", {}), "t_ms": ev.get("t")}
+
+
+def run_cycle(sim, link, timeout_s=CYCLE_WALL_TIMEOUT_S):
+    """One table cycle from `start` to walls up and dice shown (or a fault).
+    Returns the cycle's JSON object; `runtime` is what the firmware says it
+    runs on (word size, frozen, MicroPython's version)."""
+    info = link.hello()
+    out = {"ok": False, "table_time_s": None, "lower_bound_s": None, "dice": None,
+           "dealer": None, "walls": {"tiles_per_side": None}, "faults": [],
+           "runtime": info["runtime"]}
+    status = link.request("status")
+    if status["fault"]:                    # found at boot: nothing may move
+        out["faults"].append(describe_fault(status["fault"]))
+        out["firmware"] = {"code": sim.code, "restarts": sim.restarts}
+        return out
+    link.request("start")
+    started = link.wait_event(lambda e: e["ev"] == "state" and e["state"] == "building",
+                              timeout=timeout_s)
+    while True:
+        ev = link.wait_event(lambda e: e["ev"] in ("walls", "dice", "fault"), timeout=timeout_s)
+        if ev["ev"] == "walls" and out["walls"]["tiles_per_side"] is None:
+            out["walls"]["tiles_per_side"] = ev["tiles_per_side"]
+        elif ev["ev"] == "fault":
+            out["faults"].append(describe_fault(ev))
+            break
+        elif ev["ev"] == "dice":
+            out["ok"] = True
+            out["dice"] = [ev["a"], ev["b"]]
+            out["dealer"] = ev["dealer"]
+            out["table_time_s"] = round((ev["t"] - started["t"]) / 1000.0, 3)
+            bound = sim.table.lower_bound_ms(start_time=started["t"])
+            out["lower_bound_s"] = round(bound / 1000.0, 3)
+            break
+    out["firmware"] = {"code": sim.code, "restarts": sim.restarts}
+    return out
+
+
+def public_state(ev):
+    """A `hand` event as engine_core.replay names the state (stacks as
+    {"seat", "stack"}), with the op the controller saw."""
+    out = {"op": ev["op"]}
+    for k in STATE_KEYS:
+        v = ev[k]
+        if k in ("marker", "head", "tail") and v is not None:
+            v = {"seat": v[0], "stack": v[1]}
+        out[k] = v
+    return out
+
+
+def run_hand(sim, link, players, timeout_s=HAND_WALL_TIMEOUT_S):
+    """One cycle, then one hand played by `players` (HandPlayers) to its
+    result. Returns the hand's JSON object."""
+    cycle = run_cycle(sim, link)
+    out = {"ok": False, "result": None, "scenario": None, "observed": [], "cycle": cycle,
+           "faults": list(cycle["faults"]), "runtime": cycle["runtime"]}
+    if not cycle["ok"]:
+        return out
+    deadline = time.monotonic() + timeout_s
+    while True:
+        # Every event is taken off the queue (lane counts of the next set
+        # and the rest would otherwise fill it during a long hand).
+        ev = link.next_event(timeout=max(0.0, deadline - time.monotonic()))
+        if ev is None:
+            raise LinkError("timeout", "the hand did not end in %d s" % timeout_s)
+        if ev["ev"] == "hand":
+            out["observed"].append(public_state(ev))
+        elif ev["ev"] == "irregular":
+            out.setdefault("irregular", []).append({"slot": ev["slot"], "reason": ev["reason"]})
+        elif ev["ev"] == "fault":
+            out["faults"].append(describe_fault(ev))
+            break
+        elif ev["ev"] == "result":
+            out["result"] = {"winner": ev["winner"], "draw": ev["winner"] is None,
+                             "dealer": ev["dealer"], "wins_in_row": ev["wins_in_row"],
+                             "streak": ev["streak"]}
+            break
+    out["scenario"] = players.scenario
+    out["players"] = {"result": players.result, "skipped": len(players.skipped),
+                      "abandoned": players.abandoned}
+    out["ok"] = (not out["faults"] and out["result"] is not None and players.scenario is not None
+                 and len(out["observed"]) == len(players.scenario["events"])
+                 and not players.skipped and not players.abandoned)
+    return out
+
+
+def chi2_p_5(x):
+    """P(chi-square with 5 degrees of freedom >= x): the closed form for an
+    odd number of degrees (no scipy on the technician's laptop needed)."""
+    return math.erfc(math.sqrt(x / 2)) + math.sqrt(2 * x / math.pi) * math.exp(-x / 2) * (1 + x / 3)
+
+
+def dice_stats(counts):
+    """Chi-square of face counts against a fair die, and its p-value."""
+    total = sum(counts)
+    want = total / 6.0
+    chi2 = sum((c - want) ** 2 / want for c in counts)
+    return chi2, chi2_p_5(chi2)
