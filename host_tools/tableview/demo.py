@@ -3,6 +3,9 @@
 
 import collections
 
+from firmware.faults import (BUILD_TIMEOUT, DISPLAY_UNPLUGGED, EXTRA_TILE, LANE_JAM, LIFT_STUCK,
+                             MISSING_TILE, PLATE_STALL, POWER_LOST, RFID_CRC, RFID_TIMEOUT,
+                             SENSOR_STUCK, UNKNOWN_TAG)
 from firmware.link.codec import LinkError
 from host_tools.tableview.snapshot import cycle_text, result_text
 from host_tools import texts
@@ -14,21 +17,20 @@ FRAME_S = 0.1               # the live view's refresh period (wall)
 EVENTS_SHOWN = 8
 HAND_EVENTS_SHOWN = 6       # the hand panel's "last" line
 FLASH_MS = 2000             # a key press or beep stays lit this long (virtual ms)
-POWER_LOST = 41
 
 # Which injected table faults a technician looks for, by the controller's fault code.
 SUSPECTS = {
-    10: ("lane_jam", "sensor_stuck"),
-    11: ("plate_stall", "sensor_stuck"),
-    12: ("lift_stuck", "sensor_stuck"),
-    13: ("sensor_stuck",),
-    14: ("lane_jam", "plate_stall", "sensor_stuck"),
-    20: ("missing_tile",),
-    21: ("extra_tile",),
-    22: ("unknown_tag",),
-    23: ("rfid_timeout",),
-    24: ("rfid_crc",),
-    30: ("display_unplugged",),
+    LANE_JAM: ("lane_jam", "sensor_stuck"),
+    PLATE_STALL: ("plate_stall", "sensor_stuck"),
+    LIFT_STUCK: ("lift_stuck", "sensor_stuck"),
+    SENSOR_STUCK: ("sensor_stuck",),
+    BUILD_TIMEOUT: ("lane_jam", "plate_stall", "sensor_stuck"),
+    MISSING_TILE: ("missing_tile",),
+    EXTRA_TILE: ("extra_tile",),
+    UNKNOWN_TAG: ("unknown_tag",),
+    RFID_TIMEOUT: ("rfid_timeout",),
+    RFID_CRC: ("rfid_crc",),
+    DISPLAY_UNPLUGGED: ("display_unplugged",),
 }
 
 
