@@ -17,10 +17,10 @@ The codes by name are below it, the only place a fault's number is written
 (firmware/tests/test_cpy_fault_numbers.py checks the rest of the tree). The
 firmware takes each as a private name, `from firmware.faults import
 LANE_JAM as _LANE_JAM`: the image's build turns that line into
-`_LANE_JAM = const(10)` (firmware/image/manifest.py), so the code is
-compiled into the importer, with no global there or here, and no heap. A
-.py or .mpy tree runs the import itself. The host imports them as they
-are.
+`_LANE_JAM = const(10)` (firmware/image/inline_faults.py; `make mpy`
+does the same), so the code is compiled into the importer, with no global
+there or here, and no heap. The .py sources run the import itself. The
+host imports them as they are.
 """
 
 try:

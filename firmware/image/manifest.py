@@ -41,61 +41,16 @@ def _shipped(package):
 _files = [f for p in ("engine_core", "firmware") for f in _shipped(p)] if options.firmware else []
 
 
-# The fault codes: firmware/faults.py names them, `NAME = const(n)`, and
-# every other module imports them as private names, `from firmware.faults
-# import NAME as _NAME`. Frozen as written, each would be a global of
-# faults and of its importer (heap, docs/heap-idioms.md, 1c and 10). So
-# the image freezes a copy of each such module with the import line
-# turned into `_NAME = const(n)` (compiled into the importer), and of
-# faults.py with its codes private: no global, no heap, the same lines.
-def _fault_codes():
-    import ast
-    with open(os.path.join(_root, "firmware", "faults.py")) as f:
-        text = f.read()
-    codes = {}
-    for node in ast.parse(text).body:
-        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) \
-                and getattr(node.value.func, "id", None) == "const" \
-                and isinstance(node.targets[0], ast.Name) and not node.targets[0].id.startswith("_"):
-            codes[node.targets[0].id] = ast.get_source_segment(text, node.value.args[0])
-    return codes
+# The fault codes: compiled into each module that imports them
+# (inline_faults.py).
+import sys
 
+sys.path.insert(0, os.getcwd())
+from inline_faults import fault_codes as _fault_codes, with_codes_inlined as _with_codes_inlined  # noqa: E402
 
-def _with_codes_inlined(rel, codes):
-    """The source of `rel` as the image freezes it, or None when it is frozen
-    as it is."""
-    import ast
-    with open(os.path.join(_root, rel)) as f:
-        text = f.read()
-    lines = text.split("\n")
-    changed = False
-    for node in ast.parse(text).body:
-        if rel == "firmware/faults.py" and isinstance(node, ast.Assign) \
-                and isinstance(node.targets[0], ast.Name) and node.targets[0].id in codes:
-            row = node.lineno - 1
-            lines[row] = "_" + lines[row]
-            changed = True
-        elif isinstance(node, ast.ImportFrom) and node.module == "firmware.faults":
-            consts = []
-            for alias in node.names:
-                if alias.name not in codes or not (alias.asname or "").startswith("_"):
-                    raise ValueError("%s:%d: import a fault code as a private name"
-                                     " (from firmware.faults import %s as _%s)"
-                                     % (rel, node.lineno, alias.name, alias.name))
-                consts.append("%s = const(%s)" % (alias.asname, codes[alias.name]))
-            first, last = node.lineno - 1, node.end_lineno - 1
-            lines[first:last + 1] = ["; ".join(consts)] + [""] * (last - first)
-            changed = True
-    for name in codes:
-        if "faults." + name in text:
-            raise ValueError("%s: faults.%s would be missing from the image: import it as _%s"
-                             % (rel, name, name))
-    return "\n".join(lines) if changed else None
-
-
-_codes = _fault_codes() if options.firmware else {}
+_codes = _fault_codes(_root) if options.firmware else {}
 for _f in _files:
-    _inlined = _with_codes_inlined(_f, _codes) if _f.startswith("firmware/") else None
+    _inlined = _with_codes_inlined(_root, _f, _codes) if _f.startswith("firmware/") else None
     if _inlined is None:
         module(_f, base_path=_root)
         continue
