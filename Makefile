@@ -96,12 +96,19 @@ $(BIN)/mpy-cross: $(MPY_CROSS) $(STAMP)
 # lacks fails here, before anything runs. The engine and firmware tests are
 # compiled too, so that MicroPython runs the same bytecode the board would;
 # the firmware tests read the shipped config.json and tags.txt next to them.
+# The firmware's modules take the fault codes compiled in, as the image
+# does (firmware/image/inline_faults.py).
 mpy: tools
 	rm -rf $(BUILD)
 	@for f in $(DEVICE_SRC) $$(find engine_core/tests firmware/tests -name '*.py'); do \
 		mkdir -p $(BUILD)/$$(dirname $$f); \
-		$(BIN)/mpy-cross -o $(BUILD)/$${f%.py}.mpy $$f || exit 1; \
+		case $$f in firmware/tests/*) src=$$f ;; \
+		firmware/*) src=$(BUILD)/inlined.py; \
+			$(BIN)/python firmware/image/inline_faults.py . $$f $$src || exit 1 ;; \
+		*) src=$$f ;; esac; \
+		$(BIN)/mpy-cross -s $$f -o $(BUILD)/$${f%.py}.mpy $$src || exit 1; \
 	done
+	rm -f $(BUILD)/inlined.py
 	cp -r engine_core/tests/scenarios $(BUILD)/engine_core/tests/
 	cp firmware/config.json firmware/tags.txt $(BUILD)/firmware/
 	@echo "mpy-cross: $$(find $(BUILD) -name '*.mpy' | wc -l) modules in $(BUILD)"

@@ -12,6 +12,15 @@ controller only ever needs a name, when a fault happens. A block is
 "code name", the cause, the fix, then a blank line. A private constant:
 no global, no interned name on the controller; the host reads it from
 this file's source (CPython).
+
+The codes by name are below it, the only place a fault's number is written
+(firmware/tests/test_cpy_fault_numbers.py checks the rest of the tree). The
+firmware takes each as a private name, `from firmware.faults import
+LANE_JAM as _LANE_JAM`: the image's build turns that line into
+`_LANE_JAM = const(10)` (firmware/image/inline_faults.py; `make mpy`
+does the same), so the code is compiled into the importer, with no global
+there or here, and no heap. The .py sources run the import itself. The
+host imports them as they are.
 """
 
 try:
@@ -83,6 +92,28 @@ Note the pin, the firmware version and `mjctl log`, report it; clear the fault t
 50 firmware_error
 The controller's program hit a bug (the detail names it); every motor was stopped.
 Note the detail and the firmware version (`mjctl status`), report it; clear the fault to go on, or restart the table.""")
+
+
+LANE_JAM = const(10)
+PLATE_STALL = const(11)
+LIFT_STUCK = const(12)
+SENSOR_STUCK = const(13)
+BUILD_TIMEOUT = const(14)
+MISSING_TILE = const(20)
+EXTRA_TILE = const(21)
+UNKNOWN_TAG = const(22)
+RFID_TIMEOUT = const(23)
+RFID_CRC = const(24)
+DISPLAY_UNPLUGGED = const(30)
+CONFIG_INVALID = const(40)
+POWER_LOST = const(41)
+FIRMWARE_CORRUPT = const(42)
+OUTPUT_TIMEOUT = const(43)
+FIRMWARE_ERROR = const(50)
+# The audit's faults: their details may name tiles, of walls not in play
+# (the link's guard); their repair tips the lanes into the tray, so the
+# set is built again from the start (the controller's clear).
+AUDIT_FAULTS = const((20, 21, 22))     # MISSING_TILE, EXTRA_TILE, UNKNOWN_TAG
 
 
 def _block_at(code):

@@ -20,13 +20,12 @@ except ImportError:  # CPython (host-side tests)
 
 import gc
 
+from firmware.faults import CONFIG_INVALID as _CONFIG_INVALID, FIRMWARE_CORRUPT as _FIRMWARE_CORRUPT
 from firmware.hal import forget, ticks_add, ticks_diff
 from firmware.link.server import LinkServer
 
 _FW_VERSION = const("0.1.0")
 _WATCHDOG_MS = const(2000)
-_CONFIG_INVALID = const(40)
-_FIRMWARE_CORRUPT = const(42)
 
 
 def run(hal, config, tags, root="", required=False, table="esp32"):

@@ -18,6 +18,9 @@ except ImportError:  # CPython (host-side tests)
     def const(x):
         return x
 
+from firmware.faults import (BUILD_TIMEOUT as _BUILD_TIMEOUT, EXTRA_TILE as _EXTRA_TILE,
+                             LANE_JAM as _LANE_JAM, MISSING_TILE as _MISSING_TILE,
+                             SENSOR_STUCK as _SENSOR_STUCK, UNKNOWN_TAG as _UNKNOWN_TAG)
 from firmware.hal import ticks_diff
 from firmware.tags import UNKNOWN
 from engine_core import tiles
@@ -33,14 +36,7 @@ _CHECKING = const(4)
 _RECOUNTING = const(5)
 NAMES = ("empty", "feeding", "auditing", "ready", "checking", "recounting")
 
-_LANE_JAM = const(10)
-_SENSOR_STUCK = const(13)
-_BUILD_TIMEOUT = const(14)
-_MISSING_TILE = const(20)
-_EXTRA_TILE = const(21)
-_UNKNOWN_TAG = const(22)
 _LEVEL_LANES = const(0)            # the RFID level of the walls being built
-AUDIT_FAULTS = (_MISSING_TILE, _EXTRA_TILE, _UNKNOWN_TAG)
 
 
 _EVENT_KINDS = const(16)           # codes a fault event names: more do not fit its frame

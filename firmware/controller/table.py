@@ -23,6 +23,9 @@ except ImportError:  # CPython (host-side tests)
         return x
 
 from firmware import faults, persist
+from firmware.faults import (AUDIT_FAULTS as _AUDIT_FAULTS, DISPLAY_UNPLUGGED as _DISPLAY_UNPLUGGED,
+                             FIRMWARE_ERROR as _FIRMWARE_ERROR, OUTPUT_TIMEOUT as _OUTPUT_TIMEOUT,
+                             POWER_LOST as _POWER_LOST)
 from firmware.controller import builder
 from firmware.controller.follower import HandFollower
 from firmware.drivers import panel
@@ -43,10 +46,6 @@ _IN_HAND = const(6)
 _FAULT = const(7)
 NAMES = ("boot", "idle", "building", "lifting", "dealer", "rolling", "in_hand", "fault")
 
-_DISPLAY_UNPLUGGED = const(30)
-_POWER_LOST = const(41)
-_OUTPUT_TIMEOUT = const(43)
-_FIRMWARE_ERROR = const(50)
 _MARK = const("cycle")                # set while a cycle runs: found at boot = power was lost
 _COUNTERS = const("counters.json")    # counters and fault log, kept across power cuts (persist.py)
 
@@ -208,7 +207,7 @@ class TableController:
         self.emit("cleared", {"code": code, "resume": NAMES[self.resume_state]})
         target = self.resume_state
         b = self.builder           # building now, or the next set during a hand
-        if code in builder.AUDIT_FAULTS:
+        if code in _AUDIT_FAULTS:
             # The technician fixed a tile and tipped the lanes into the tray
             # (faults.py): build this set again from the start.
             b.state = builder.EMPTY

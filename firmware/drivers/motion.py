@@ -24,6 +24,7 @@ except ImportError:  # CPython (host-side tests)
         return x
 
 from firmware.hal import ticks_add, ticks_diff
+from firmware.faults import LIFT_STUCK as _LIFT_STUCK, PLATE_STALL as _PLATE_STALL, SENSOR_STUCK as _SENSOR_STUCK
 
 # A lifter's states (first: the learned timing below names them). Those
 # only tests name are private constants (no interned name); NAMES names
@@ -101,7 +102,6 @@ def slow():
 
 # -- plate -------------------------------------------------------------------
 
-_PLATE_STALL = const(11)
 
 
 class Plate:
@@ -158,7 +158,6 @@ class Plate:
 
 # -- lane --------------------------------------------------------------------
 
-_SENSOR_STUCK = const(13)
 _STUCK_HIGH_MS = const(500)        # a count pulse lasts ~20 ms; high this long is a fault
 
 
@@ -241,7 +240,6 @@ class Lane:
 
 # -- lifter ------------------------------------------------------------------
 
-_LIFT_STUCK = const(12)
 
 _GUARD_MS = const(1000)            # past a move's deadline, the HAL turns it off itself
 _LEAVE_MS = const(600)             # the start switch must open this soon after a move begins

@@ -28,6 +28,7 @@ except ImportError:  # CPython (host-side tests)
         return x
 
 from engine_core.dice import roll
+from firmware.faults import DISPLAY_UNPLUGGED as _DISPLAY_UNPLUGGED
 from firmware.hal import ticks_add, ticks_diff
 
 
@@ -138,7 +139,6 @@ class Buzzer:
 
 # -- display -----------------------------------------------------------------
 
-_DISPLAY_UNPLUGGED = const(30)
 _SHOW_GOLD = const(0x01)
 _SHOW_DICE = const(0x02)
 _SHOW_DEALER = const(0x03)

@@ -18,10 +18,9 @@ except ImportError:  # CPython (host-side tests)
         return x
 
 from firmware.hal import ticks_add, ticks_diff
+from firmware.faults import RFID_CRC as _RFID_CRC, RFID_TIMEOUT as _RFID_TIMEOUT
 from firmware.tags import UNKNOWN
 
-_RFID_TIMEOUT = const(23)
-_RFID_CRC = const(24)
 _SCAN_SIDE = const(0x10)
 _PING = const(0x11)
 _REPLY = const(0x80)

@@ -39,8 +39,28 @@ def _shipped(package):
 
 
 _files = [f for p in ("engine_core", "firmware") for f in _shipped(p)] if options.firmware else []
+
+
+# The fault codes: compiled into each module that imports them
+# (inline_faults.py).
+import sys
+
+sys.path.insert(0, os.getcwd())
+from inline_faults import fault_codes as _fault_codes, with_codes_inlined as _with_codes_inlined  # noqa: E402
+
+_codes = _fault_codes(_root) if options.firmware else {}
 for _f in _files:
-    module(_f, base_path=_root)
+    _inlined = _with_codes_inlined(_root, _f, _codes) if _f.startswith("firmware/") else None
+    if _inlined is None:
+        module(_f, base_path=_root)
+        continue
+    _gen_src = os.path.join(_root, "build", "image", "inlined-" + options.hal)
+    _path = os.path.join(_gen_src, _f)
+    os.makedirs(os.path.dirname(_path), exist_ok=True)
+    if not os.path.exists(_path) or open(_path).read() != _inlined:   # unchanged: no rebuild
+        with open(_path, "w") as _out:
+            _out.write(_inlined)
+    module(_f, base_path=_gen_src)
 
 if options.firmware:
     _digest = hashlib.sha256()

@@ -16,6 +16,7 @@ import gc
 from array import array
 
 from firmware import faults
+from firmware.faults import AUDIT_FAULTS as _AUDIT_FAULTS
 from firmware.hal import forget, ticks_diff
 from firmware.link import codec, frame
 
@@ -24,7 +25,6 @@ _NONCES = const(4)                    # service challenges outstanding at once
 _REQUEST_MAX = const(160)             # requests are small: the longest is a config_get
 _EVENT_MAX = const(200)               # events are small: a fault with its detail
 # Constant tuples: no module global (no interned name, no slot) for them.
-_AUDIT_FAULTS = const((20, 21, 22))    # missing, extra tile, unknown tag (= builder.AUDIT_FAULTS)
 _SECRET = const(("tile", "tiles", "uid"))    # = codec's (tile identities)
 _READOUTS = const(("counters", "sensors", "dice_test", "config_get"))
 _TECHNICIAN = const(("counters", "sensors", "dice_test", "config_get", "jog", "config_set"))

