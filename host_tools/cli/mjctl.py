@@ -33,37 +33,38 @@ from host_tools.cli.common import (EXIT_INPUT, EXIT_INTERRUPTED, EXIT_NO_ANSWER,
 from host_tools.cli.ops import describe_fault, run_cycle, run_hand
 
 
+def _on_sim(args, run, human, seated=None):
+    """run(sim, link) on a fresh virtual table, its JSON object emitted;
+    a link that fails is the object's error, with the firmware's log.
+    `seated(table)`: what sits at the table before the firmware starts."""
+    from host_tools.sim.launcher import SimTable
+    with SimTable(seed=args.seed, faults=args.fault, heap=args.heap, form=args.form) as sim:
+        extra = seated(sim.table) if seated is not None else None
+        with LinkClient(sim.link_path) as link:
+            try:
+                out = run(sim, link, extra)
+            except LinkError as e:
+                out = {"ok": False, "error": str(e), "faults": [],
+                       "firmware_log": sim.firmware_log()[-2000:]}
+    emit(args, out, human)
+    return 0 if out.get("ok") else 1
+
+
 def cmd_hand(args):
     if not args.sim:                      # a real table: the hand as it stands
         from host_tools.cli.service import cmd_current_hand
         return cmd_current_hand(args)
     from host_tools.sim.hand_players import HandPlayers
-    from host_tools.sim.launcher import SimTable
-    with SimTable(seed=args.seed, faults=args.fault, heap=args.heap, form=args.form) as sim:
-        players = HandPlayers(sim.table, seed=args.seed)
-        with LinkClient(sim.link_path) as link:
-            if not args.json:
-                print(t("msg.sim_hand_start", seed=args.seed), flush=True)
-            try:
-                out = run_hand(sim, link, players)
-            except LinkError as e:
-                out = {"ok": False, "error": str(e), "faults": [],
-                       "firmware_log": sim.firmware_log()[-2000:]}
-    emit(args, out, human_hand)
-    return 0 if out.get("ok") else 1
+
+    def run(sim, link, players):
+        if not args.json:
+            print(t("msg.sim_hand_start", seed=args.seed), flush=True)
+        return run_hand(sim, link, players)
+    return _on_sim(args, run, human_hand, lambda table: HandPlayers(table, seed=args.seed))
 
 
 def cmd_cycle(args):
-    from host_tools.sim.launcher import SimTable
-    with SimTable(seed=args.seed, faults=args.fault, heap=args.heap, form=args.form) as sim:
-        with LinkClient(sim.link_path) as link:
-            try:
-                out = run_cycle(sim, link)
-            except LinkError as e:
-                out = {"ok": False, "error": str(e), "faults": [],
-                       "firmware_log": sim.firmware_log()[-2000:]}
-    emit(args, out, human_cycle)
-    return 0 if out.get("ok") else 1
+    return _on_sim(args, lambda sim, link, _: run_cycle(sim, link), human_cycle)
 
 
 def cmd_serve(args):
