@@ -23,7 +23,7 @@ except ImportError:  # CPython
 
 import json
 
-from firmware.link import frame
+from firmware import frame
 
 PROTO_VERSION = 7          # bumped by any change of the tables below
 # The frame kinds and the tables below are private constants: compiled

@@ -18,7 +18,8 @@ from array import array
 from firmware import faults
 from firmware.faults import AUDIT_FAULTS as _AUDIT_FAULTS
 from firmware.hal import forget, ticks_diff
-from firmware.link import codec, frame
+from firmware import frame
+from firmware.link import codec
 
 _RX = const(32)
 _NONCES = const(4)                    # service challenges outstanding at once

@@ -214,7 +214,8 @@ def test_a_jog_names_its_lane_or_lifter_and_its_time_or_is_refused():
 
 
 def test_a_jog_without_its_time_or_actuator_never_reaches_the_service():
-    from firmware.link import codec, frame
+    from firmware import frame
+    from firmware.link import codec
     for payload in (b'{"op":"jog","actuator":"lane","n":1}',      # no time
                     b'{"op":"jog","n":1,"ms":500}'):               # no actuator
         r = frame.FrameReader()

@@ -6,7 +6,8 @@ not carry it in its heap."""
 
 import json
 
-from firmware.link import codec, frame
+from firmware import frame
+from firmware.link import codec
 from firmware.link.codec import LinkError
 
 # The codec's tables and frame kinds are private constants, compiled away

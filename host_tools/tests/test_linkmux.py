@@ -15,7 +15,7 @@ import time
 import pytest
 import serial
 
-from firmware.link import frame
+from firmware import frame
 from host_tools.link import codec as link_codec, mux as linkmux
 from host_tools.link.client import LinkClient
 from host_tools.image.mpenv import raw_pty
