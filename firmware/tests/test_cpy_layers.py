@@ -4,10 +4,7 @@ arrow. The layers, top down (docs/firmware.md, Layers): entry, link,
 controller, drivers, HAL, then the modules beside them and the rules core;
 a module may import its own layer and those below."""
 
-import ast
-from pathlib import Path
-
-ROOT = Path(__file__).resolve().parents[2]
+from host_tools.tests.test_layout import ROOT, imports, module_name
 
 # (layer, its modules by prefix), top down; "beside" and the rules core
 # may import only each other.
@@ -35,13 +32,6 @@ def layer_of(module):
     return rank
 
 
-def module_name(path):
-    parts = list(path.relative_to(ROOT).with_suffix("").parts)
-    if parts[-1] == "__init__":
-        parts.pop()
-    return ".".join(parts)
-
-
 def device_files():
     for top in ("firmware", "engine_core"):
         for path in sorted((ROOT / top).rglob("*.py")):
@@ -57,16 +47,11 @@ def graph():
     for path in device_files():
         me = module_name(path)
         edges = out.setdefault(me, set())
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.Import):
-                targets = [a.name for a in node.names]
-            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-                subs = ["%s.%s" % (node.module, a.name) for a in node.names]
-                targets = [t for t in subs if t in known] or [node.module]
-            else:
-                continue
-            edges |= {t for t in targets if t.split(".")[0] in ("firmware", "engine_core")
-                      and t != me}
+        for _line, module, names in imports(path):
+            # `from pkg import mod` is an edge to pkg.mod, else to the module.
+            targets = [t for t in ("%s.%s" % (module, n) for n in names) if t in known]
+            edges |= {t for t in targets or [module]
+                      if t.split(".")[0] in ("firmware", "engine_core") and t != me}
     return out
 
 
