@@ -332,7 +332,11 @@ def soak(hands, seed=1, fault_rate=0.1, log=None, fuzz_frames=0, live_burst=50,
 
 def _first_difference(n, players, observed, want):
     """What a mismatched hand's report keeps: its number, the players'
-    seed, and the first state that differs (observed, replayed)."""
+    seed, and the first state that differs (observed, replayed), or the
+    replay's refusal of the hand's scenario."""
+    if isinstance(want, dict):
+        return {"hand": n, "players": players.seed, "events": len(observed),
+                "replay_error": want.get("error")}
     for i, (a, b) in enumerate(zip(observed, want)):
         a = {k: a[k] for k in STATE_KEYS}
         b = {k: b[k] for k in STATE_KEYS}
