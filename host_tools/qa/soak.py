@@ -264,14 +264,15 @@ def soak(hands, seed=1, fault_rate=0.1, log=None, fuzz_frames=0, live_burst=50,
                         observed = []
                     observed.append(public_state(ev))
                 elif name == "result":
-                    want = replay(parlour.hands[-1].scenario)
+                    players = _players_of(parlour, ev["t"])
+                    want = replay(players.scenario)
                     same = len(want) == len(observed) and all(
                         {k: a[k] for k in STATE_KEYS} == {k: b[k] for k in STATE_KEYS}
                         for a, b in zip(observed, want))
                     out["mismatches"] += not same
                     if not same and len(out.setdefault("mismatched", [])) < 3:
                         out["mismatched"].append(_first_difference(
-                            out["hands"], parlour.hands[-1], observed, want))
+                            out["hands"], players, observed, want))
                     out["results"]["draw" if ev["winner"] is None else "win"] += 1
                     out["hands"] += 1
                     played = ending
@@ -328,6 +329,17 @@ def soak(hands, seed=1, fault_rate=0.1, log=None, fuzz_frames=0, live_burst=50,
                  and not out["restarts"] and fuzz_ok)
     out["ok"] = out["checks_ok"] and out["complete"]
     return out
+
+
+def _players_of(parlour, t):
+    """The players of the hand that ended at t (the firmware's clock is the
+    table's): those of the last walls up before it. The table runs ahead of
+    this loop, which reads the link in wall time: by the time it reads a
+    result, the next set's walls may be up and its players the current."""
+    for players in reversed(parlour.hands):
+        if players.walls_up_at is not None and players.walls_up_at <= t:
+            return players
+    return parlour.current
 
 
 def _first_difference(n, players, observed, want):
