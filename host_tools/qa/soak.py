@@ -45,10 +45,10 @@ import sys
 import threading
 import time
 
-from engine_core.replay import replay
+from engine_core.replay import PUBLIC_KEYS, replay
 from host_tools.qa import linkfuzz
 from host_tools.link.client import LinkClient, LinkError
-from host_tools.cli.ops import STATE_KEYS, public_state
+from host_tools.cli.ops import public_state
 from host_tools.image.mpenv import ROOT
 from host_tools.sim import technician
 from host_tools.sim.hand_players import HandPlayers, Parlour
@@ -267,7 +267,7 @@ def soak(hands, seed=1, fault_rate=0.1, log=None, fuzz_frames=0, live_burst=50,
                     players = _players_of(parlour, ev["t"])
                     want = replay(players.scenario)
                     same = len(want) == len(observed) and all(
-                        {k: a[k] for k in STATE_KEYS} == {k: b[k] for k in STATE_KEYS}
+                        {k: a[k] for k in PUBLIC_KEYS} == {k: b[k] for k in PUBLIC_KEYS}
                         for a, b in zip(observed, want))
                     out["mismatches"] += not same
                     if not same and len(out.setdefault("mismatched", [])) < 3:
@@ -350,8 +350,8 @@ def _first_difference(n, players, observed, want):
         return {"hand": n, "players": players.seed, "events": len(observed),
                 "replay_error": want.get("error")}
     for i, (a, b) in enumerate(zip(observed, want)):
-        a = {k: a[k] for k in STATE_KEYS}
-        b = {k: b[k] for k in STATE_KEYS}
+        a = {k: a[k] for k in PUBLIC_KEYS}
+        b = {k: b[k] for k in PUBLIC_KEYS}
         if a != b:
             return {"hand": n, "players": players.seed, "event": i, "observed": a, "replay": b,
                     "events": len(observed), "replayed": len(want)}
