@@ -32,3 +32,8 @@ def test_the_hidden_driver_states_are_where_their_names_say():
     assert motion.NAMES[motion._RISING] == "rising"
     assert motion.NAMES[motion._LOWERING] == "lowering"
     assert panel._NONE == 0
+
+
+def test_the_hals_end_of_the_random_block_is_the_drbgs():
+    from firmware import drbg, hal
+    assert hal._END == drbg._BLOCK + 32 == drbg._K
