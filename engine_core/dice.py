@@ -1,7 +1,7 @@
 """Dice, the break, and fair random choices from an injected RNG (docs/rules.md §4, §10).
 
-The RNG is any callable `rand(n) -> n random bytes` (os.urandom on the board,
-a seeded generator in tests). Choices use rejection sampling so that no face
+The RNG is any callable `rand(n) -> n random bytes` (the HAL's DRBG on the
+board, a seeded generator in tests). Choices use rejection sampling so that no face
 and no seat is favoured: 256 is not a multiple of 6.
 """
 

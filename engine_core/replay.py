@@ -109,16 +109,14 @@ def apply(hand, ev):
         raise Refused("unknown op %r" % (op,))
 
 
-def _stack(hand, i):
-    if i < 0:
-        return None
-    seat, k = hand.wall.geo.stack_at(i)
-    return {"seat": seat, "stack": k}
+def _stack(geo, i):
+    return None if i < 0 else {"seat": geo.seat_of(i), "stack": geo.stack_of(i)}
 
 
 def state(hand):
     """The public state after an event, as §13 names it."""
     wall = hand.wall
+    geo = wall.geo
     head = wall.head_pos()
     return {
         "phase": hand.phase_name,
@@ -126,13 +124,32 @@ def state(hand):
         "reserve": hand.reserve,
         "drawable": hand.drawable,
         "gold": hand.gold_code,
-        "marker": _stack(hand, hand.marker_stack()),
-        "head": _stack(hand, head >> 1 if head >= 0 else -1),
-        "tail": _stack(hand, wall.tail_stack()),
+        "marker": _stack(geo, hand.marker_stack()),
+        "head": _stack(geo, head >> 1 if head >= 0 else -1),
+        "tail": _stack(geo, wall.tail_stack()),
         "hand_sizes": [hand.hand_size(s) for s in range(4)],
         "flowers": [hand.flower_codes(s) for s in range(4)],
         "irregular": hand.irregular,
     }
+
+
+# The part of state() the controller publishes in its `hand` events and its
+# answer to the `hand` request (docs/protocol.md), by the same names; on the
+# link a stack is the list [seat, k]. from_wire turns one back into state()'s
+# form, which is how a host compares what the table saw with a replay.
+PUBLIC_KEYS = ("phase", "wall", "reserve", "drawable", "gold", "marker", "head", "tail")
+STACK_KEYS = ("marker", "head", "tail")
+
+
+def from_wire(ev):
+    """The PUBLIC_KEYS of a `hand` event (or answer) as state() has them."""
+    out = {}
+    for key in PUBLIC_KEYS:
+        v = ev[key]
+        if key in STACK_KEYS and v is not None:
+            v = {"seat": v[0], "stack": v[1]}
+        out[key] = v
+    return out
 
 
 def replay(scn, warn=None):

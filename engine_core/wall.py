@@ -58,18 +58,38 @@ class Geometry:
         stacks = self.stacks
         self.seat = chosen_seat(dealer, dice_sum)
         self.skip = dice_sum
+        # From the head (seat_of(0), stack_of(0)) the draw order walks round
+        # the ring of §3.3: after stack S - 1 of seat s comes stack 0 of seat
+        # s - 1. Walked rather than asked per stack: two calls per stack
+        # make every hand's reset twice as slow.
+        seat = self.seat_of(0)
+        k = self.stack_of(0)
         for i in range(self.n_stacks):
-            t = dice_sum + i               # stack_at(i), without its tuple
-            top = ((self.seat - t // stacks) % SEATS * stacks + t % stacks) * 2
+            top = (seat * stacks + k) * 2
             self.slot_of_pos[2 * i] = top
             self.slot_of_pos[2 * i + 1] = top + 1
             self.pos_of_slot[top] = 2 * i
             self.pos_of_slot[top + 1] = 2 * i + 1
+            k += 1
+            if k == stacks:
+                k = 0
+                seat = (seat - 1) % SEATS
+
+    # seat_of and stack_of hold the draw-order arithmetic (§4.3), an int
+    # each: the follower calls them in the control loop, where a tuple is an
+    # allocation.
+
+    def seat_of(self, i):
+        """The seat whose wall holds draw-order stack i."""
+        return (self.seat - (self.skip + i) // self.stacks) % SEATS
+
+    def stack_of(self, i):
+        """k of draw-order stack i: its place along its seat's wall."""
+        return (self.skip + i) % self.stacks
 
     def stack_at(self, i):
         """(seat, k) of draw-order stack i."""
-        t = self.skip + i
-        return (self.seat - t // self.stacks) % SEATS, t % self.stacks
+        return self.seat_of(i), self.stack_of(i)
 
 
 class Wall:

@@ -167,7 +167,7 @@ def _grow_module_tables():
     one, so the other requests' modules (commands, readouts, recovery,
     hmac: fewer at once, in the same packages) find room; importing them
     here too would grow the tables past what any request needs (96 B
-    more live, docs/heap-idioms.md, 11). Frozen code only: from .mpy
+    more live, docs/heap-idioms.md, 12). Frozen code only: from .mpy
     files (a development deploy) the modules' code loads into the heap,
     and a cycle would need it all for the moment they are all there."""
     from firmware import config

@@ -3,8 +3,9 @@
     micropython -m firmware.sim_main BUS_FD LINK_FD CONFIG TAGS STORE_DIR [SEED]
 
 BUS_FD and LINK_FD are pty file descriptors inherited from the launcher
-(host_tools/sim/launcher.py); STORE_DIR stands for the board's flash. With SEED the "hardware" RNG is a
-seeded generator, so a virtual table run is reproducible from its seed.
+(host_tools/sim/launcher.py); STORE_DIR stands for the board's flash. With SEED the "hardware" RNG, the
+entropy input of the HAL's DRBG, is a seeded generator, so a virtual table
+run is reproducible from its seed.
 """
 
 import random
@@ -28,12 +29,10 @@ def main(argv):
     # HAL's own.
     seeded = len(argv) == 7
     if seeded:
+        # The unix port's generator is poorly mixed right after seed() (the
+        # low bit of its first output is always 0): harmless here, where
+        # its bytes seed the DRBG, whose output is a hash of all of them.
         random.seed(int(argv[6]))
-        # The unix port's generator is poorly mixed right after seed(): the
-        # low bit of its first output is always 0, so the first byte drawn
-        # (the first dealer, uniform(rand, 4)) would only ever be seat 0 or 2.
-        random.getrandbits(32)
-        random.getrandbits(32)
     store = argv[5]
     if not store.endswith("/"):
         store += "/"

@@ -73,6 +73,23 @@ def test_every_seat_can_be_the_first_dealer(sessions):
     assert sorted(dealers) == [0, 1, 2, 3], dealers
 
 
+@pytest.mark.needs_table
+def test_a_seed_gives_the_same_first_dealer_and_dice_at_every_run(sessions, request):
+    """A virtual table's randomness is the HAL's DRBG seeded from the
+    table's seed (docs/security.md, Randomness): the first session's table
+    again, the same dealer and dice."""
+    if request.config.getoption("--port"):
+        pytest.skip("a board's dice come from its own entropy")
+    from hw_tests.harness import SimTarget
+    target = SimTarget(seed=SESSIONS[0])
+    try:
+        cycle = target.run_cycle()
+        assert cycle.ok, target.diagnostics()
+        assert (cycle.dice["dealer"], cycle.dice["a"], cycle.dice["b"]) == sessions[0][:3]
+    finally:
+        target.close()
+
+
 def _no_auto_dice(table):
     table.players.auto_dice = False         # the test presses the keys itself
 

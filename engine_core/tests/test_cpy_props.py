@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from engine_core import tiles
 from engine_core.hand import FINAL, NEW, PLAY, REPLACED, Hand, Refused
-from engine_core.replay import apply, replay, state
+from engine_core.replay import PUBLIC_KEYS, apply, from_wire, replay, state
 from engine_core.rulesets import load
 from engine_core.wall import HEAD, IRREGULAR, TAIL, Geometry, Wall
 from engine_core.tests import reference_model
@@ -230,6 +230,30 @@ def test_a_reset_hand_replays_like_a_new_one(first, second):
     assert state(hand) == state(fresh)
     for ev in second["events"]:
         assert _outcome(hand, ev) == _outcome(fresh, ev), ev
+
+
+@SETTINGS
+@given(scenarios())
+def test_the_published_state_read_back_is_the_replayed_one(scn):
+    """After every event, the public state as the controller puts it on the
+    link (a stack as [seat_of, stack_of], which must be stack_at's), read
+    back with from_wire, is state()'s, whatever the dice and the events."""
+    from engine_core.replay import build
+    hand = build(scn)
+    geo = hand.wall.geo
+    for ev in scn["events"]:
+        _outcome(hand, ev)
+        st = state(hand)
+        wall = hand.wall
+        head = wall.head_pos()
+        wire = {"n": 0, "op": "draw", "seat": 1}
+        for key in PUBLIC_KEYS:
+            wire[key] = st[key]
+        for key, i in (("marker", hand.marker_stack()), ("head", head >> 1 if head >= 0 else -1),
+                       ("tail", wall.tail_stack())):
+            wire[key] = None if i < 0 else [geo.seat_of(i), geo.stack_of(i)]
+            assert i < 0 or tuple(wire[key]) == geo.stack_at(i)
+        assert from_wire(wire) == {k: st[k] for k in PUBLIC_KEYS}
 
 
 def _outcome(hand, ev):

@@ -10,7 +10,7 @@ written next to them.
 from engine_core.dealer import Dealership
 from engine_core.dice import chosen_seat, random_seat, roll, uniform
 from engine_core.hand import Hand, Refused
-from engine_core.replay import replay
+from engine_core.replay import PUBLIC_KEYS, from_wire, replay
 from engine_core.rulesets import load
 from engine_core import tiles
 from engine_core.wall import ALREADY_EMPTY, BAD_SLOT, HEAD, IRREGULAR, NOT_EMPTY, TAIL, Geometry, Wall
@@ -57,6 +57,27 @@ def test_s3_slot_formula_and_walls_join_clockwise():
                     s2, k2 = g.stack_at(i + 1)
                     # along one wall to its left end, then onto 上家's right end
                     assert (s2, k2) == (seat, k + 1) or (k, k2, s2) == (17, 0, (seat - 1) % 4)
+
+
+def test_s3_seat_of_stack_of_and_the_wire_form_agree_with_stack_at_everywhere():
+    # Every stack of every break, for both wall lengths: the ints the
+    # follower publishes, and what a host makes of them, are stack_at's.
+    for stacks in (16, 18):
+        for dealer in range(4):
+            for d in range(2, 13):
+                g = Geometry(stacks, dealer, d)
+                for i in range(g.n_stacks):
+                    seat, k = g.stack_at(i)
+                    assert (g.seat_of(i), g.stack_of(i)) == (seat, k)
+                    ev = {"n": i, "op": "draw", "seat": 3, "phase": "play", "wall": 9,
+                          "reserve": 4, "drawable": 5, "gold": None,
+                          "marker": [seat, k], "head": [seat, k], "tail": None}
+                    got = from_wire(ev)
+                    assert sorted(got) == sorted(PUBLIC_KEYS)
+                    assert got["marker"] == got["head"] == {"seat": seat, "stack": k} == stack(i, g)
+                    assert got["tail"] is None
+                    assert (got["phase"], got["wall"], got["reserve"], got["drawable"],
+                            got["gold"]) == ("play", 9, 4, 5, None)
 
 
 # -- §4 dice and the break ----------------------------------------------------

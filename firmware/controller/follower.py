@@ -353,16 +353,15 @@ class HandFollower:
 
     def _stack(self, at, i):
         """(seat, k) of draw-order stack i into the row; 255 for none
-        (Geometry.stack_at's arithmetic, without its tuple)."""
+        (Geometry's ints, not stack_at's tuple: this runs in the control loop)."""
         r = self._rows
         if i < 0:
             r[at] = _NONE
             r[at + 1] = _NONE
             return
         geo = self.hand.wall.geo
-        t = geo.skip + i
-        r[at] = (geo.seat - t // geo.stacks) % 4
-        r[at + 1] = t % geo.stacks
+        r[at] = geo.seat_of(i)
+        r[at + 1] = geo.stack_of(i)
 
     def _publish(self, now):
         q = self._first

@@ -29,7 +29,7 @@ modules beside it):
 
 What runs at the tick is resident; what only a request starts
 (service_work.py, recovery.py) is loaded for the request and forgotten
-after it (docs/heap-idioms.md, 11: a concern in a class or module of its
+after it (docs/heap-idioms.md, 12: a concern in a class or module of its
 own, resident, costs the heap more than the targets leave).
 """
 

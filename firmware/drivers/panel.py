@@ -17,8 +17,9 @@ Display: the board on UART1 (gold, dice, dealer lamps, counts). Frames
 frame with 7E 80 01 cmd sum 7F. A frame not ACKed within `ack_ms` is the
 fault display_unplugged. Frames are built in one preallocated buffer.
 
-Dice: two fair faces from the hardware RNG, shown rolling for
-`roll_ms` and then still. The fairness (rejection sampling) is engine_core's.
+Dice: two fair faces from the HAL's random bytes (its DRBG), shown
+rolling for `roll_ms` and then still. The fairness (rejection sampling) is
+engine_core's.
 """
 
 try:

@@ -1,5 +1,5 @@
-"""The hardware abstraction layer: the only door to pins, UARTs, time, the
-RNG and the watchdog. Two backends with one interface:
+"""The hardware abstraction layer: the only door to pins, UARTs, time,
+random bytes and the watchdog. Two backends with one interface:
 
 * `esp32.Esp32Hal` - machine.Pin / PWM / UART / WDT, os.urandom, time.
 * `sim.SimHal`     - the same calls carried over the sim bus to the
@@ -25,12 +25,18 @@ Interface (what drivers and the controller may use):
                                    rxbuf: bytes it holds until read
     hal.link                    -> the host link: .readinto(buf) -> k (never
                                    blocks), .write(buf, n) -> bool (False: dropped)
-    hal.rand(n)                 n random bytes (hardware RNG)
+    hal.rand(n)                 n random bytes (n <= 32), from the DRBG
+                                (HalCommon below), never the raw generator's
     hal.flag(name)              a flag kept in flash across power cuts: set?
     hal.set_flag(name, on)      set or clear it (a file in the store)
     hal.wdt_start(ms), hal.wdt_feed()
     hal.all_off()               every output off (the safe state)
     hal.tripped                 -1, or an output the guard turned off
+
+A backend gives `entropy(n)`, n bytes of the raw generator (the ESP32's
+RNG; a virtual table's seeded one), which only the DRBG reads, and may
+keep `pool`, 32 bytes into which it XORs the jitter of physical events
+(the ESP32's `stir`).
 
 Pins are numbers, not objects: a driver keeps the HAL and its pin numbers,
 and the HAL keeps one small table per kind, so forty pins cost a few hundred
@@ -54,6 +60,7 @@ except ImportError:  # CPython (host-side tests)
 _PERIOD = const(1 << 30)
 _HALF = const(1 << 29)
 _GUARDS = const(16)            # outputs a table has: 1 + 4 + 8 + 1 = 14
+_END = const(33)               # hal._rb: where the block ends (firmware/drbg.py)
 
 try:
     from time import ticks_add, ticks_diff  # pyright: ignore  (MicroPython: native)
@@ -93,16 +100,38 @@ class HalCommon:
     switch); this catches the bug that forgets one, so that no bug can
     leave a motor running. Both backends inherit it: they call
     `HalCommon.__init__` once, `_guard` when they claim an output, `_switched`
-    when one changes, `_watch` at every tick, and give `_off(pin)`."""
+    when one changes, `_watch` at every tick, and give `_off(pin)`.
+
+    Random bytes: HMAC_DRBG (firmware/drbg.py), instantiated from the
+    backend's raw generator, `entropy(n)`, and `pers` (personalization:
+    what tells this board from another), reseeded from it every 16 blocks
+    of 32 bytes; every block is generated with the backend's jitter pool,
+    if it keeps one, as additional input (docs/security.md, Randomness).
+    The DRBG's state is plain data here, `_rb`; its module is imported for
+    a block and forgotten."""
     store: str
+    _rb: bytearray
 
     # One array of (pin, max_ms, on since or -1) per guarded output: one
     # object rather than four, and names cost heap too (docs/firmware.md).
 
-    def __init__(self):
+    def __init__(self, pers):
         self.tripped = -1
         self._g = array("i", bytes(12 * _GUARDS))
         self._g_n = 0
+        from firmware import drbg
+        drbg.start(self, pers)
+        forget("firmware.drbg")
+
+    def rand(self, n):
+        b = self._rb
+        i = b[0]
+        if i + n > _END:
+            from firmware import drbg
+            i = drbg.refill(self, n)
+            forget("firmware.drbg")
+        b[0] = i + n
+        return b[i:i + n]
 
     def _guard(self, pin, max_ms):
         i = 3 * self._g_n

@@ -4,6 +4,14 @@ The only module (with the board's main.py, which builds this HAL) that
 imports `machine`. Rising
 edges are counted by pin IRQs so that a 20 ms sensor pulse is never missed
 between two control ticks.
+
+Randomness (docs/security.md, Randomness): the DRBG is seeded from
+os.urandom (esp_random()) while the radio runs, for the ESP32-S3's RNG is
+a true random generator only while the RF subsystem feeds it noise; the
+radio is stopped again at once. After that, every rising edge (the
+plate's rotation, the lanes' counts, the lifters' switches, the seat keys)
+and every UART read that finds bytes (RFID replies, display ACKs) stirs
+its microsecond time into the DRBG's next block.
 """
 
 try:
@@ -20,6 +28,7 @@ from array import array
 
 import machine
 import micropython
+import network
 
 from firmware.hal import HalCommon
 
@@ -28,7 +37,8 @@ _PWM_FREQ = const(20000)               # above hearing, below the motor driver's
 
 
 class Esp32Uart:
-    def __init__(self, n, tx, rx, rxbuf, baud=115200):
+    def __init__(self, hal, n, tx, rx, rxbuf, baud=115200):
+        self.hal = hal
         self.uart = machine.UART(n, baudrate=baud, tx=tx, rx=rx, rxbuf=rxbuf)
 
     def write(self, buf, n):
@@ -37,6 +47,7 @@ class Esp32Uart:
     def readinto(self, buf):
         if not self.uart.any():
             return 0
+        self.hal.stir(time.ticks_us())
         return self.uart.readinto(buf) or 0
 
 
@@ -69,7 +80,13 @@ class Esp32Hal(HalCommon):
         self._edges = array("I", bytes(4 * _PINS))
         self._wdt = None
         self.link = UsbLink()
-        HalCommon.__init__(self)
+        self.pool = bytearray(32)              # the jitter of physical events (stir)
+        # The DRBG's seed with the RF subsystem on (Wi-Fi started, never
+        # connected), and the chip's unique id as its personalization.
+        wlan = network.WLAN(network.STA_IF)
+        wlan.active(True)
+        HalCommon.__init__(self, machine.unique_id())
+        wlan.active(False)
 
     def ticks_ms(self):
         return time.ticks_ms()
@@ -102,6 +119,7 @@ class Esp32Hal(HalCommon):
 
         def count(_p):
             edges[pin] += 1        # an array item: no allocation inside the IRQ
+            self.stir(time.ticks_us())
 
         p.irq(trigger=machine.Pin.IRQ_RISING, handler=count)
 
@@ -127,10 +145,16 @@ class Esp32Hal(HalCommon):
         return self._edges[pin]
 
     def uart(self, n, tx, rx, rxbuf):
-        return Esp32Uart(n, tx, rx, rxbuf)
+        return Esp32Uart(self, n, tx, rx, rxbuf)
 
-    def rand(self, n):
+    def entropy(self, n):
         return os.urandom(n)
+
+    def stir(self, t):
+        """Called from a pin IRQ: small-int arithmetic and a bytearray only.
+        A microsecond time's low 5 bits pick the pool's byte, the next 8
+        go into it: the low bits are where the jitter is."""
+        self.pool[t & 31] ^= (t >> 5) & 0xFF
 
     def wdt_start(self, ms):
         self._wdt = machine.WDT(timeout=ms)

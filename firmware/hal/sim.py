@@ -8,6 +8,7 @@ Per tick the backend writes one TICK frame and parses the answer into
 preallocated buffers: a steady tick is written to allocate nothing.
 """
 
+import os
 import select
 from array import array
 
@@ -108,12 +109,17 @@ class SimLink:
 
 
 class SimHal(HalCommon):
-    def __init__(self, bus, link=-1, store="", rand=None):
-        """`bus`, `link`: pty file descriptors (link -1: none)."""
+    def __init__(self, bus, link=-1, store="", entropy=None):
+        """`bus`, `link`: pty file descriptors (link -1: none); `entropy(n)`:
+        the raw generator, os.urandom if None."""
         self.bus = open(bus, "r+b")
         self.store = store         # a folder standing for the board's flash
         self.link = SimLink(link) if link >= 0 else None
-        self._rand = rand
+        # The DRBG's entropy input (HalCommon): the seeded generator, so
+        # that a virtual table's dice, dealers and nonces follow from its
+        # seed. Nothing is stirred in: a host's request lands at a virtual
+        # time that depends on wall time, and so would the dice after it.
+        self.entropy = entropy or os.urandom
         self.now = 0
         self._use = bytearray(_MAX_PIN)          # _FREE, _OUT, _PWM or _IN per pin
         self._out = array("H", bytes(2 * _MAX_PIN))   # output value or duty per pin
@@ -127,7 +133,7 @@ class SimHal(HalCommon):
         self._wdt = bytearray(frame.OVERHEAD + 2)
         self._var = bytearray(frame.OVERHEAD + _UART_TX_MAX + 1)
         self._seq = 0
-        HalCommon.__init__(self)
+        HalCommon.__init__(self, b"")
         self._sleeping = False     # a TICK is out, its NOW not yet in
         self._wake = None          # the bus and the link, to wait on both
         if self.link is not None:
@@ -176,12 +182,6 @@ class SimHal(HalCommon):
         u = SimUart(self, n, rxbuf)
         self._uarts[n] = u
         return u
-
-    def rand(self, n):
-        if self._rand is not None:
-            return self._rand(n)
-        import os
-        return os.urandom(n)
 
     def wdt_start(self, ms):
         b = self._wdt              # the timeout, sent again at every feed

@@ -206,13 +206,16 @@ def remove_temp(name="_fw_test_tmp.txt"):
 
 class QuietBoard:
     """The parts of a HAL a whole-controller test does not look at: a dice
-    RNG that always rolls the same, no flags in flash, a flash folder that
-    does not exist (saves fail and are counted, loads find nothing).
+    RNG that always rolls the same (`entropy` too, for the DRBG of a
+    HalCommon built on it), no flags in flash, a flash folder that does
+    not exist (saves fail and are counted, loads find nothing).
     Allocates nothing (test_mpy_loop_alloc runs it under heap_lock)."""
     store = "no-such-flash/"
 
     def rand(self, n):
         return b"\x03" * n
+
+    entropy = rand
 
     def flag(self, name):
         return False

@@ -9,7 +9,7 @@ The display and buzzer record what they were told; events go to `events`.
 
 from engine_core import tiles
 from engine_core.hand import Hand
-from engine_core.replay import apply, state
+from engine_core.replay import PUBLIC_KEYS, apply, from_wire, state
 from engine_core.rulesets import load
 from engine_core.tests.walls import arrange
 from firmware.controller.follower import HandFollower
@@ -154,21 +154,7 @@ class Top:
         return out
 
 
-KEYS = ("phase", "wall", "reserve", "drawable", "gold", "marker", "head", "tail")
-
-
-def public(st):
-    """A published `hand` event as replay names it."""
-    out = {}
-    for k in KEYS:
-        v = st[k]
-        if k in ("marker", "head", "tail") and v is not None:
-            v = {"seat": v[0], "stack": v[1]}
-        out[k] = v
-    return out
-
-
 def same(published, replayed):
-    a = [public(s) for s in published]
-    b = [dict((k, r[k]) for k in KEYS) for r in replayed]
+    a = [from_wire(s) for s in published]
+    b = [dict((k, r[k]) for k in PUBLIC_KEYS) for r in replayed]
     return a == b

@@ -55,3 +55,8 @@ def test_the_tables_empty_slot_is_the_tiles():
     from engine_core import tiles
     from firmware.controller import table
     assert table._NO_TILE == tiles.NO_TILE
+
+
+def test_the_hals_end_of_the_random_block_is_the_drbgs():
+    from firmware import drbg, hal
+    assert hal._END == drbg._BLOCK + 32 == drbg._K

@@ -229,3 +229,20 @@ def test_a_reader_in_fault_is_not_asked_again_until_the_fault_is_cleared():
     top.reader.fault = 0                   # cleared
     top.read_rounds(1)
     assert top.reader.requests == asked + 4
+
+
+def test_every_stack_of_every_break_goes_into_a_row_as_stack_at_has_it():
+    # The follower writes a stack's seat and k with Geometry's ints (no
+    # tuple in the control loop); read back as the link sends them, they
+    # are stack_at's, for every stack, dealer and dice sum.
+    top = Top()
+    f = top.follower
+    geo = f.hand.wall.geo
+    for dealer in range(4):
+        for d in range(2, 13):
+            f.begin(0, dealer, d, top.ids)
+            for i in range(geo.n_stacks):
+                f._stack(8, i)
+                assert f._pair(8) == list(geo.stack_at(i)), (dealer, d, i)
+            f._stack(8, -1)
+            assert f._pair(8) is None

@@ -21,7 +21,7 @@ class GuardedPins(QuietBoard, HalCommon):
         self.out = {}
         self.level = {}
         self.turned_off = []
-        HalCommon.__init__(self)
+        HalCommon.__init__(self, b"")
 
     def output(self, pin, max_ms):
         self.out[pin] = 0

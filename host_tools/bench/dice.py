@@ -1,5 +1,5 @@
 """The dice's fairness: ROLLS rolls of the firmware's own dice (mp_dice.py
-under MicroPython: firmware.drivers.panel on os.urandom) and the
+under MicroPython: firmware.drivers.panel on the HAL's DRBG) and the
 chi-square test of the twelve faces' counts (both dice together) against a
 fair die, 5 degrees of freedom, as `mjctl dice-test` computes it.
 
@@ -21,9 +21,12 @@ ROLLS = 600000
 SCRIPT = Path(__file__).with_name("mp_dice.py")
 
 
-def measure(rolls=ROLLS, source=False):
+def measure(rolls=ROLLS, source=False, seed=None):
+    """seed: the DRBG's raw generator seeded as a virtual table's (the
+    same counts every run), else os.urandom as on the board."""
     cwd, code = code_root(source)
-    p = subprocess.run([str(micropython_binary()), str(SCRIPT), str(cwd), str(rolls)],
+    seeded = [] if seed is None else [str(seed)]
+    p = subprocess.run([str(micropython_binary()), str(SCRIPT), str(cwd), str(rolls)] + seeded,
                        cwd=str(cwd), capture_output=True, text=True, timeout=300)
     if p.returncode != 0:
         raise RuntimeError("mp_dice.py failed (exit %d): %s" % (p.returncode, p.stderr.strip()))
@@ -34,5 +37,7 @@ def measure(rolls=ROLLS, source=False):
     figures = {"dice_chi2_p": p_value}
     details = {"rolls": rolls, "faces": faces, "chi2": round(chi2, 3), "dof": 5,
                "p_per_die": per_die, "code": code,
-               "rng": "os.urandom (MicroPython unix port; the board's hal.rand is os.urandom)"}
+               "rng": "hal.rand: HMAC_DRBG (firmware/drbg.py) seeded from "
+                      + ("os.urandom (MicroPython unix port), as the board's" if seed is None
+                         else "a generator seeded with %d, as a virtual table's" % seed)}
     return figures, details

@@ -5,13 +5,13 @@ the bench, the soak, the table view and hw_tests use them as they are."""
 import math
 import time
 
+from engine_core.replay import from_wire
 from firmware.link.codec import LinkError
 from host_tools.texts import faults as fault_table
 from host_tools.texts import fault_texts
 
 CYCLE_WALL_TIMEOUT_S = 60      # wall-clock guard; virtual time runs far faster
 HAND_WALL_TIMEOUT_S = 120
-STATE_KEYS = ("phase", "wall", "reserve", "drawable", "gold", "marker", "head", "tail")
 
 
 def describe_fault(ev):
@@ -58,14 +58,10 @@ def run_cycle(sim, link, timeout_s=CYCLE_WALL_TIMEOUT_S):
 
 
 def public_state(ev):
-    """A `hand` event as engine_core.replay names the state (stacks as
-    {"seat", "stack"}), with the op the controller saw."""
+    """A `hand` event as engine_core.replay names the state, with the op
+    the controller saw."""
     out = {"op": ev["op"]}
-    for k in STATE_KEYS:
-        v = ev[k]
-        if k in ("marker", "head", "tail") and v is not None:
-            v = {"seat": v[0], "stack": v[1]}
-        out[k] = v
+    out.update(from_wire(ev))
     return out
 
 

@@ -45,10 +45,10 @@ import sys
 import threading
 import time
 
-from engine_core.replay import replay
+from engine_core.replay import PUBLIC_KEYS, replay
 from host_tools.qa import linkfuzz
 from host_tools.link.client import LinkClient, LinkError
-from host_tools.cli.ops import STATE_KEYS, public_state
+from host_tools.cli.ops import public_state
 from host_tools.image.mpenv import ROOT
 from host_tools.sim import technician
 from host_tools.sim.hand_players import HandPlayers, Parlour
@@ -264,14 +264,15 @@ def soak(hands, seed=1, fault_rate=0.1, log=None, fuzz_frames=0, live_burst=50,
                         observed = []
                     observed.append(public_state(ev))
                 elif name == "result":
-                    want = replay(parlour.hands[-1].scenario)
+                    players = _players_of(parlour, ev["t"])
+                    want = replay(players.scenario)
                     same = len(want) == len(observed) and all(
-                        {k: a[k] for k in STATE_KEYS} == {k: b[k] for k in STATE_KEYS}
+                        {k: a[k] for k in PUBLIC_KEYS} == {k: b[k] for k in PUBLIC_KEYS}
                         for a, b in zip(observed, want))
                     out["mismatches"] += not same
                     if not same and len(out.setdefault("mismatched", [])) < 3:
                         out["mismatched"].append(_first_difference(
-                            out["hands"], parlour.hands[-1], observed, want))
+                            out["hands"], players, observed, want))
                     out["results"]["draw" if ev["winner"] is None else "win"] += 1
                     out["hands"] += 1
                     played = ending
@@ -330,12 +331,27 @@ def soak(hands, seed=1, fault_rate=0.1, log=None, fuzz_frames=0, live_burst=50,
     return out
 
 
+def _players_of(parlour, t):
+    """The players of the hand that ended at t (the firmware's clock is the
+    table's): those of the last walls up before it. The table runs ahead of
+    this loop, which reads the link in wall time: by the time it reads a
+    result, the next set's walls may be up and its players the current."""
+    for players in reversed(parlour.hands):
+        if players.walls_up_at is not None and players.walls_up_at <= t:
+            return players
+    return parlour.current
+
+
 def _first_difference(n, players, observed, want):
     """What a mismatched hand's report keeps: its number, the players'
-    seed, and the first state that differs (observed, replayed)."""
+    seed, and the first state that differs (observed, replayed), or the
+    replay's refusal of the hand's scenario."""
+    if isinstance(want, dict):
+        return {"hand": n, "players": players.seed, "events": len(observed),
+                "replay_error": want.get("error")}
     for i, (a, b) in enumerate(zip(observed, want)):
-        a = {k: a[k] for k in STATE_KEYS}
-        b = {k: b[k] for k in STATE_KEYS}
+        a = {k: a[k] for k in PUBLIC_KEYS}
+        b = {k: b[k] for k in PUBLIC_KEYS}
         if a != b:
             return {"hand": n, "players": players.seed, "event": i, "observed": a, "replay": b,
                     "events": len(observed), "replayed": len(want)}

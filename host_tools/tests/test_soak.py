@@ -10,10 +10,10 @@ import copy
 
 import pytest
 
-from host_tools.qa.soak import BriskPlayers, _totals, soak_tables
+from host_tools.qa.soak import BriskPlayers, _players_of, _totals, soak_tables
 from host_tools.tests.test_vtable import Ctl
 from host_tools.sim import VirtualTable
-from host_tools.sim.hand_players import HandPlayers
+from host_tools.sim.hand_players import HandPlayers, Parlour
 
 HANDS = 200
 TABLES = 3
@@ -144,3 +144,17 @@ def test_brisk_players_hurry_only_the_draws(seed):
     parlour, deal = _gaps(_planned(HandPlayers, seed))
     assert set(deal) == {HandPlayers.deal_ms}
     assert all(gap >= HandPlayers.think_ms[0] for op, _, gap, _ in parlour), parlour
+
+
+def test_a_result_is_checked_against_the_players_of_its_own_walls():
+    # The table runs ahead of the soak's loop: when the loop reads a hand's
+    # result, the next set may be up, with its players the parlour's
+    # current. The result belongs to the last walls up before it.
+    parlour = Parlour(VirtualTable(1), seed=1)
+    parlour.walls_up(30000)
+    parlour.walls_up(150000)
+    first, second = parlour.hands
+    assert _players_of(parlour, 140000) is first
+    assert _players_of(parlour, 150000) is second
+    assert _players_of(parlour, 260000) is second
+    assert parlour.current is second

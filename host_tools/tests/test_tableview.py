@@ -24,7 +24,7 @@ import serial
 
 from host_tools.texts import faults as fault_table
 from firmware.frame import FrameReader, encode
-from engine_core.replay import replay
+from engine_core.replay import PUBLIC_KEYS, STACK_KEYS, replay
 from host_tools.view import tableview
 from host_tools.view.tableview import Demo
 from host_tools.cli.ops import describe_fault
@@ -350,10 +350,9 @@ def _hand_event(n, ev, st):
     """The `hand` event the firmware sends after `ev`: the public state `st`
     (engine_core.replay) as docs/protocol.md names it."""
     out = {"ev": "hand", "n": n, "op": ev["op"]}
-    for key in ("phase", "wall", "reserve", "drawable", "gold"):
-        out[key] = st[key]
-    for key in ("marker", "head", "tail"):
-        out[key] = [st[key]["seat"], st[key]["stack"]] if st[key] else None
+    for key in PUBLIC_KEYS:
+        v = st[key]
+        out[key] = [v["seat"], v["stack"]] if key in STACK_KEYS and v else v
     out.update({k: ev[k] for k in ("seat", "kind", "slot") if k in ev})
     return out
 
