@@ -24,7 +24,8 @@ The table itself moves only through the controller's own functions
 Memory: a parlour table plays for hours between two technician visits, so
 this module is not resident. The link imports it for one such request and
 forgets it after the answer (LinkServer._answer), and controller/
-service_work.py with it; what must outlive a request (the session, the
+service_work.py with it when a handler needed it (the heap of
+config_set, the visit's fullest request, has no room for it); what must outlive a request (the session, the
 outstanding nonces, the counts, the key) is kept on the LinkServer as
 plain data, allocated at boot, and a jog's deadline on the controller,
 whose tick stops it. Its names stay interned once used; its functions
@@ -41,7 +42,6 @@ import binascii
 import json
 
 from engine_core import tiles
-from firmware.controller import service_work
 from firmware.controller.table import NAMES
 from firmware.hal import forget, ticks_add, ticks_diff
 from firmware.link.codec import LinkError, route
@@ -82,7 +82,7 @@ def answer(link, ctl, now, op, args):
         _note_act(link, now, op, args, "ok")
         return out
     finally:
-        forget("firmware.controller.service_work")    # loaded with this module
+        forget("firmware.controller.service_work")    # if a handler loaded it
 
 
 def _still(ctl, op):
@@ -113,6 +113,7 @@ def service_auth(link, ctl, now, args):
 
 
 def service_close(link, ctl, now, args):
+    from firmware.controller import service_work
     service_work.stop_jog(ctl, now)
     return {"ok": True, "closed": close(link, now, "by the host")}
 
@@ -154,6 +155,7 @@ def jog(link, ctl, now, args):
         if n < 0 or n > 3:
             raise LinkError("bad_request", "n must be 0..3, not %d" % n)
     _still(ctl, "jog")
+    from firmware.controller import service_work
     why = service_work.jog(ctl, now, actuator, n, ms)
     if why:
         raise LinkError("refused", why)
@@ -164,6 +166,7 @@ def rfid_scan(link, ctl, now, args):
     """The walls in the lanes scanned, side by side; the `scanned` event
     says when it is done."""
     _still(ctl, "rfid_scan")
+    from firmware.controller import service_work
     why = service_work.scan(ctl, now)
     if why:
         raise LinkError("busy", why)
@@ -231,6 +234,7 @@ def check(link, now, token, in_hand, what):
 
 def close(link, now, reason):
     if link.controller is not None:
+        from firmware.controller import service_work
         service_work.forget_scan(link.controller)
     if link.session is not None:
         link.session = None
@@ -391,6 +395,7 @@ def rfid_learn(link, ctl, now, args):
     try:
         return _learn(ctl)
     finally:
+        from firmware.controller import service_work
         service_work.forget_scan(ctl)
 
 
