@@ -20,17 +20,17 @@ modules beside it):
 
     the cycle          the state machine, its commands and its tick (here)
     the seat keys      what a press or a gesture means in each state (here)
-    a technician's     started for a request by service_work.py (a jog, a
-      work             scan), run to its end by the tick (here)
-    faults             raised at the tick (here), cleared by recovery.py
+    a technician's     started for a request by work.py (a jog, a scan),
+      work             run to its end by the tick (here)
+    faults             raised at the tick (here), cleared by work.py
     saved counters     read at boot, saved at each lift, dice, hand end
                        and fault (here, through persist.py)
     building a set     builder.py; following a hand: follower.py
 
-What runs at the tick is resident; what only a request starts
-(service_work.py, recovery.py) is loaded for the request and forgotten
-after it (docs/heap-idioms.md, 12: a concern in a class or module of its
-own, resident, costs the heap more than the targets leave).
+What runs at the tick is resident; what only a request starts (work.py)
+is loaded for the request and forgotten after it (docs/heap-idioms.md,
+12: a concern in a class or module of its own, resident, costs the heap
+more than the targets leave).
 """
 
 try:
@@ -91,8 +91,8 @@ class TableController:
         self.resume_state = _IDLE  # where a cleared fault goes back to
         self.lost = None           # why the counters start from zero (a damaged file)
         self.unsaved = 0           # saves that failed (the flash)
-        # A technician's work (controller/service_work.py starts it for a
-        # request, the tick ends it): a jog's driver, deadline and [name, n,
+        # A technician's work (controller/work.py starts it for a request,
+        # the tick ends it): a jog's driver, deadline and [name, n,
         # started, count before] (filled in place: a list made per jog would
         # stay in the heap until the next one); an RFID scan of the walls in
         # the lanes, side by side (-1: none).
@@ -364,7 +364,7 @@ class TableController:
         self.d.buzzer.beep(now, 150)
         self.emit("refused", {"seat": seat, "reason": reason})
 
-    # -- a technician's work, run to its end (started by service_work.py) -----
+    # -- a technician's work, run to its end (started by work.py) -------------
 
     def _service_work(self, now):
         """A technician's jog ends at its deadline, or at its switch for a
@@ -404,7 +404,7 @@ class TableController:
         elif r.state == rfid.IDLE:
             r.scan(now, side, 0)
 
-    # -- faults: raised here, cleared by recovery.py --------------------------
+    # -- faults: raised here, cleared by work.py ------------------------------
 
     def crashed(self, now, exc):
         """A bug raised in the loop: the safe state, and the bug on the link."""

@@ -437,7 +437,8 @@ def decode_request(reader):
     while i < e:
         c = b[i]
         if c == _BACKSLASH and i + 1 < e and b[i + 1] == _U:            # \uXXXX
-            if i + 5 >= e or b[i + 2] != _ZERO or b[i + 3] != _ZERO or not _ZERO <= b[i + 4] <= _SEVEN:
+            if (i + 5 >= e or b[i + 2] != _ZERO or b[i + 3] != _ZERO
+                    or not _ZERO <= b[i + 4] <= _SEVEN):
                 raise LinkError("bad_request", "requests are ASCII: a \\u escape above"
                                 " U+007F at byte %d" % (i - frame.HEADER))
             i += 6

@@ -22,12 +22,12 @@ def start(link, ctl, now, args):
 
 
 def clear(link, ctl, now, args):
-    from firmware.controller import recovery      # loaded for this request
+    from firmware.controller import work      # loaded for this request
     code = ctl.fault
     try:
-        recovery.clear(ctl, now)
+        work.clear(ctl, now)
     finally:
-        forget("firmware.controller.recovery")
+        forget("firmware.controller.work")
     return {"ok": True, "cleared": code or None}
 
 

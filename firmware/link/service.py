@@ -19,17 +19,17 @@ Each request is declared on its line of the codec's table
 hand) or session. `answer` checks that first, then calls the function
 named after the request, and logs what a session did with its outcome.
 The table itself moves only through the controller's own functions
-(controller/service_work.py: jog, scan).
+(controller/work.py: jog, scan).
 
 Memory: a parlour table plays for hours between two technician visits, so
 this module is not resident. The link imports it for one such request and
-forgets it after the answer (LinkServer._answer), and controller/
-service_work.py with it when a handler needed it (the heap of
-config_set, the visit's fullest request, has no room for it); what must outlive a request (the session, the
-outstanding nonces, the counts, the key) is kept on the LinkServer as
-plain data, allocated at boot, and a jog's deadline on the controller,
-whose tick stops it. Its names stay interned once used; its functions
-leave.
+forgets it after the answer (LinkServer._answer), and controller/work.py
+with it when a handler needed it (only those that move the table import
+it: config_set, the visit's fullest request, has no room for it); what
+must outlive a request (the session, the outstanding nonces, the counts,
+the key) is kept on the LinkServer as plain data, allocated at boot, and
+a jog's deadline on the controller, whose tick stops it. Its names stay
+interned once used; its functions leave.
 """
 
 try:
@@ -82,7 +82,7 @@ def answer(link, ctl, now, op, args):
         _note_act(link, now, op, args, "ok")
         return out
     finally:
-        forget("firmware.controller.service_work")    # if a handler loaded it
+        forget("firmware.controller.work")     # if a handler loaded it
 
 
 def _still(ctl, op):
@@ -113,8 +113,8 @@ def service_auth(link, ctl, now, args):
 
 
 def service_close(link, ctl, now, args):
-    from firmware.controller import service_work
-    service_work.stop_jog(ctl, now)
+    from firmware.controller import work
+    work.stop_jog(ctl, now)
     return {"ok": True, "closed": close(link, now, "by the host")}
 
 
@@ -137,7 +137,7 @@ def service_log(link, ctl, now, args):
 
 
 def jog(link, ctl, now, args):
-    """One motor for `ms` (controller/service_work.py runs it)."""
+    """One motor for `ms` (controller/work.py starts it)."""
     # The arguments first: a wrong call names what is wrong whatever
     # the table is doing, and never falls back to lane or lifter 0.
     actuator = args["actuator"]
@@ -155,8 +155,8 @@ def jog(link, ctl, now, args):
         if n < 0 or n > 3:
             raise LinkError("bad_request", "n must be 0..3, not %d" % n)
     _still(ctl, "jog")
-    from firmware.controller import service_work
-    why = service_work.jog(ctl, now, actuator, n, ms)
+    from firmware.controller import work
+    why = work.jog(ctl, now, actuator, n, ms)
     if why:
         raise LinkError("refused", why)
     return {"ok": True, "state": "jogging"}
@@ -166,8 +166,8 @@ def rfid_scan(link, ctl, now, args):
     """The walls in the lanes scanned, side by side; the `scanned` event
     says when it is done."""
     _still(ctl, "rfid_scan")
-    from firmware.controller import service_work
-    why = service_work.scan(ctl, now)
+    from firmware.controller import work
+    why = work.scan(ctl, now)
     if why:
         raise LinkError("busy", why)
     return {"ok": True, "state": "scanning"}
@@ -234,8 +234,8 @@ def check(link, now, token, in_hand, what):
 
 def close(link, now, reason):
     if link.controller is not None:
-        from firmware.controller import service_work
-        service_work.forget_scan(link.controller)
+        from firmware.controller import work
+        work.forget_scan(link.controller)
     if link.session is not None:
         link.session = None
         _note(link, [now, "closed: " + reason])
@@ -395,8 +395,8 @@ def rfid_learn(link, ctl, now, args):
     try:
         return _learn(ctl)
     finally:
-        from firmware.controller import service_work
-        service_work.forget_scan(ctl)
+        from firmware.controller import work
+        work.forget_scan(ctl)
 
 
 def _learn(ctl):

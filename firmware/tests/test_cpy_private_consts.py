@@ -46,9 +46,9 @@ def test_the_hidden_driver_states_are_where_their_names_say():
     assert panel._NONE == 0
 
 
-def test_the_recoverys_cycle_marker_is_the_tables():
-    from firmware.controller import recovery, table
-    assert recovery._MARK == table._MARK
+def test_the_controllers_works_cycle_marker_is_the_tables():
+    from firmware.controller import table, work
+    assert work._MARK == table._MARK
 
 
 def test_the_tables_empty_slot_is_the_tiles():
