@@ -39,9 +39,11 @@ _GC_EVERY = const(512)
 
 
 def run(hal, config, tags, root="", required=False, table="esp32"):
-    """`config`, `tags`: the files' paths; `root`: where the code and its manifest.txt are ("" on a board);
-    `required`: a missing manifest is a fault (a board), else a development
-    run; `table`: what `hello` says this table is."""
+    """`config`: the config file's path; `tags`: the tag table's name among
+    the HAL's secrets (hal.secret); `root`: where the code and its
+    manifest.txt are ("" on a board); `required`: a missing manifest is a
+    fault (a board), else a development run; `table`: what `hello` says
+    this table is."""
     # The files first (their parsing leaves garbage, and the config's
     # validator leaves the heap with it), then long-lived buffers, then a
     # collection before the drivers: a small heap must not fragment.
@@ -63,9 +65,9 @@ def run(hal, config, tags, root="", required=False, table="esp32"):
     # and checking leave garbage best collected while the heap is empty.
     try:
         cfg = _load_config(config)
-        path = tags
-        from firmware import tags      # the module, in place of the path
-        tags = tags.load(path)
+        name = tags
+        from firmware import tags      # the module, in place of the name
+        tags = tags.load(name, hal)
     except ValueError as e:                # the config's or the tags': named
         return _boot_fault(hal, LinkServer(hal, _FW_VERSION, build, table, None, frozen),
                            _CONFIG_INVALID, str(e))
@@ -77,7 +79,7 @@ def run(hal, config, tags, root="", required=False, table="esp32"):
     # None: then every service session is refused, saying why.
     key = None
     try:
-        with open(hal.store + "service.key", "rb") as f:
+        with hal.secret("service.key") as f:
             key = f.read()
     except OSError:
         pass
