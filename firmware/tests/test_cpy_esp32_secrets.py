@@ -1,6 +1,6 @@
 """The ESP32 HAL's secrets (firmware/hal/esp32.py) on CPython, with
-stand-ins for the board's `machine`, `micropython` and `esp32` modules: on
-a production image the service key and the tag table are NVS blobs; the
+stand-ins for the board's `machine`, `network`, `micropython` and `esp32`
+modules: on a production image the service key and the tag table are NVS blobs; the
 files make flash ERASE=1 leaves on the filesystem are moved into NVS once
 and removed; a bench image keeps them as files. (CPython only: the
 stand-ins replace modules MicroPython has built in.)"""
@@ -13,6 +13,7 @@ import types
 import pytest
 
 from firmware import tags as fwtags
+from firmware.hal import forget
 from firmware.tests.fakehal import FIRMWARE_DIR
 
 
@@ -53,11 +54,12 @@ def esp32hal(monkeypatch):
     esp32.NVS = FakeNVS
     FakeNVS.spaces = {}
     for name, mod in (("micropython", micropython), ("esp32", esp32),
-                      ("machine", types.ModuleType("machine"))):
+                      ("machine", types.ModuleType("machine")),
+                      ("network", types.ModuleType("network"))):
         monkeypatch.setitem(sys.modules, name, mod)
     monkeypatch.delitem(sys.modules, "firmware.hal.esp32", raising=False)
     yield importlib.import_module("firmware.hal.esp32")
-    sys.modules.pop("firmware.hal.esp32", None)
+    forget("firmware.hal.esp32")     # from the package too, or the next import finds this one
 
 
 def _hal(module, folder, nvs):
