@@ -36,6 +36,10 @@ _WATCHDOG_MS = const(2000)
 # small holes below it (864 B of them after the boot, on the twin). A
 # collection of the 32 KB twin heap takes about 16 us on the host.
 _GC_EVERY = const(512)
+# What `TableController` imports that the boot has not, leaves first.
+_CONTROLLER_MODULES = const(("engine_core.dice", "engine_core.wall", "engine_core.hand",
+                             "engine_core.dealer", "firmware.persist",
+                             "firmware.controller.builder", "firmware.controller.follower"))
 
 
 def run(hal, config, tags, root="", required=False, table="esp32"):
@@ -95,6 +99,15 @@ def run(hal, config, tags, root="", required=False, table="esp32"):
     # controller's objects go in (without it a cycle needs 512 B more on
     # the twin; a collection after each module saves nothing more:
     # docs/heap-idioms.md, 7b).
+    if not frozen:
+        # From .mpy files each module's code goes into the heap as it is
+        # imported: collected after each, the next one's import fills the
+        # holes the last one left (a cycle from `make mpy`'s files needs
+        # 2 KB less). Frozen code is in flash: there it saves nothing
+        # (docs/heap-idioms.md, 7b).
+        for name in _CONTROLLER_MODULES:
+            __import__(name)
+            gc.collect()
     from firmware.controller.table import TableController
     if frozen:                 # .mpy files: their code would be in the heap at once (22 KB)
         _grow_module_tables()
