@@ -191,21 +191,28 @@ vboard: $(STAMP)
 # The board's image into build/firmware/firmware.bin: ESP-IDF (v5.5.1, its
 # export.sh run) and a MicroPython v1.28.0 checkout as MICROPY_DIR, or a
 # line saying which is missing (host_tools/image/board_image.py).
+# PRODUCTION=1: the production image (secure boot v2, flash encryption in
+# release mode: docs/security.md) into build/firmware-production/, signed
+# with SIGNING_KEY, a key file that must lie outside the project.
+PRODUCTION ?=
+SIGNING_KEY ?=
 firmware: $(STAMP)
-	@$(BIN)/python -m host_tools.image.board_image build --micropy-dir $(MICROPY_DIR)
+	@$(BIN)/python -m host_tools.image.board_image build --micropy-dir $(MICROPY_DIR) \
+	    $(if $(PRODUCTION),--production) $(if $(SIGNING_KEY),--signing-key $(SIGNING_KEY))
 
 # The image at 0x0 (FIRMWARE=<.bin>: another one). The filesystem after the
 # app keeps config, tags, key and counters; ERASE=1 erases the whole flash
 # and writes a filesystem of CONFIG, TAGS (firmware/'s by default) and the
 # table's key from KEY (required; made there if missing) with the image. KEY
 # goes along when given without ERASE too, so that the tool can say it is
-# unused.
+# unused. PRODUCTION=1: the production image and its partition table, on a
+# new board, so with ERASE=1 only (docs/security.md, Provisioning).
 CONFIG ?=
 TAGS ?=
 flash: $(STAMP)
 	@$(BIN)/python -m host_tools.image.board_image flash $(if $(PORT),--port $(PORT)) \
 	    $(if $(FIRMWARE),--bin $(FIRMWARE)) $(if $(ERASE),--erase) \
-	    $(if $(KEY),--key $(KEY)) \
+	    $(if $(KEY),--key $(KEY)) $(if $(PRODUCTION),--production) \
 	    $(if $(CONFIG),--config $(CONFIG)) $(if $(TAGS),--tags $(TAGS))
 
 clean:

@@ -36,12 +36,18 @@ _WATCHDOG_MS = const(2000)
 # small holes below it (864 B of them after the boot, on the twin). A
 # collection of the 32 KB twin heap takes about 16 us on the host.
 _GC_EVERY = const(512)
+# What `TableController` imports that the boot has not, leaves first.
+_CONTROLLER_MODULES = const(("engine_core.dice", "engine_core.wall", "engine_core.hand",
+                             "engine_core.dealer", "firmware.persist",
+                             "firmware.controller.builder", "firmware.controller.follower"))
 
 
 def run(hal, config, tags, root="", required=False, table="esp32"):
-    """`config`, `tags`: the files' paths; `root`: where the code and its manifest.txt are ("" on a board);
-    `required`: a missing manifest is a fault (a board), else a development
-    run; `table`: what `hello` says this table is."""
+    """`config`: the config file's path; `tags`: the tag table's name among
+    the HAL's secrets (hal.secret); `root`: where the code and its
+    manifest.txt are ("" on a board); `required`: a missing manifest is a
+    fault (a board), else a development run; `table`: what `hello` says
+    this table is."""
     # The files first (their parsing leaves garbage, and the config's
     # validator leaves the heap with it), then long-lived buffers, then a
     # collection before the drivers: a small heap must not fragment.
@@ -63,9 +69,9 @@ def run(hal, config, tags, root="", required=False, table="esp32"):
     # and checking leave garbage best collected while the heap is empty.
     try:
         cfg = _load_config(config)
-        path = tags
-        from firmware import tags      # the module, in place of the path
-        tags = tags.load(path)
+        name = tags
+        from firmware import tags      # the module, in place of the name
+        tags = tags.load(name, hal)
     except ValueError as e:                # the config's or the tags': named
         return _boot_fault(hal, LinkServer(hal, _FW_VERSION, build, table, None, frozen),
                            _CONFIG_INVALID, str(e))
@@ -77,7 +83,7 @@ def run(hal, config, tags, root="", required=False, table="esp32"):
     # None: then every service session is refused, saying why.
     key = None
     try:
-        with open(hal.store + "service.key", "rb") as f:
+        with hal.secret("service.key") as f:
             key = f.read()
     except OSError:
         pass
@@ -93,6 +99,15 @@ def run(hal, config, tags, root="", required=False, table="esp32"):
     # controller's objects go in (without it a cycle needs 512 B more on
     # the twin; a collection after each module saves nothing more:
     # docs/heap-idioms.md, 7b).
+    if not frozen:
+        # From .mpy files each module's code goes into the heap as it is
+        # imported: collected after each, the next one's import fills the
+        # holes the last one left (a cycle from `make mpy`'s files needs
+        # 2 KB less). Frozen code is in flash: there it saves nothing
+        # (docs/heap-idioms.md, 7b).
+        for name in _CONTROLLER_MODULES:
+            __import__(name)
+            gc.collect()
     from firmware.controller.table import TableController
     if frozen:                 # .mpy files: their code would be in the heap at once (22 KB)
         _grow_module_tables()

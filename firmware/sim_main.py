@@ -3,9 +3,13 @@
     micropython -m firmware.sim_main BUS_FD LINK_FD CONFIG TAGS STORE_DIR [SEED]
 
 BUS_FD and LINK_FD are pty file descriptors inherited from the launcher
-(host_tools/sim/launcher.py); STORE_DIR stands for the board's flash. With SEED the "hardware" RNG, the
-entropy input of the HAL's DRBG, is a seeded generator, so a virtual table
-run is reproducible from its seed.
+(host_tools/sim/launcher.py); STORE_DIR stands for the board's flash, and
+its files for the table's secrets: TAGS names the tag table's file there
+(hal.secret). With SEED the "hardware" RNG, the entropy input of the HAL's
+DRBG, is a seeded generator, so a virtual table run is reproducible from
+its seed. The twin boots as a production image through
+host_tools/image/mpenv.py's TWIN_BOOT_PRODUCTION instead
+(firmware/entry.py).
 """
 
 import random

@@ -1,4 +1,5 @@
-"""The tag table: RFID tag UID -> tile id, stored on the device (tags.txt).
+"""The tag table: RFID tag UID -> tile id, the table's secret `tags.txt`
+(hal.secret: a file in the store, the encrypted NVS of a production board).
 
 One tag per line, "UID code" (8 hex digits, a tile code); '#' comments.
 Read line by line into two bytearrays kept sorted by UID (4 bytes of UID
@@ -78,22 +79,26 @@ class TagTable:
         return self.ids[i] if self._equal(i, buf, at) else UNKNOWN
 
 
-def load(path):
-    """Read the tag table; ValueError names the first wrong line ("tags...")."""
+def load(name, hal=None):
+    """Read the tag table `name`: a file's path, or with `hal` the name of
+    the HAL's secret (hal.secret), which rfid_learn writes back
+    (link/service.py). ValueError names the first wrong line ("tags..."),
+    or says the table cannot be read."""
     try:
-        n = 0
-        with open(path) as f:
+        f = hal.secret(name) if hal else open(name, "rb")
+        with f:
+            n = 0
             for line in f:
-                if line.split("#")[0].strip():
+                if line.split(b"#")[0].strip():
                     n += 1
-        gc.collect()           # the counting pass left garbage: 1.4 KB must fit whole
-        table = TagTable(n)
-        table.path = path          # rfid_learn writes it (link/service.py)
-        with open(path) as f:
+            gc.collect()           # the counting pass left garbage: 1.4 KB must fit whole
+            table = TagTable(n)
+            table.path = name
+            f.seek(0)
             number = 0
             for line in f:
                 number += 1
-                line = line.split("#")[0].strip()
+                line = line.split(b"#")[0].strip().decode()
                 if not line:
                     continue               # blank, or a comment
                 parts = line.split()
@@ -110,5 +115,5 @@ def load(path):
                     raise ValueError("tags line %d: unknown tile code %r" % (number, parts[1]))
                 table.add(int(parts[0], 16), tid)
     except OSError as e:
-        raise ValueError("tags: cannot read %s (%s)" % (path, e))
+        raise ValueError("tags: cannot read %s (%s)" % (name, e))
     return table

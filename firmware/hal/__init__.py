@@ -29,6 +29,10 @@ Interface (what drivers and the controller may use):
                                 (HalCommon below), never the raw generator's
     hal.flag(name)              a flag kept in flash across power cuts: set?
     hal.set_flag(name, on)      set or clear it (a file in the store)
+    hal.secret(name)            the secret `name` (the service key, the tag
+                                table) open for reading, bytes; OSError when
+                                the table holds none
+    hal.set_secret(name, parts) write it whole from `parts` (str or bytes)
     hal.wdt_start(ms), hal.wdt_feed()
     hal.all_off()               every output off (the safe state)
     hal.tripped                 -1, or an output the guard turned off
@@ -90,7 +94,9 @@ class HalCommon:
 
     Flags kept as files in `self.store` (a folder path ending in "/"):
     both backends' store is a filesystem, the board's flash or a folder
-    standing for it.
+    standing for it. Secrets are files there too, named as they are asked
+    for; the ESP32 backend of a production image keeps them in its
+    encrypted NVS instead (docs/security.md).
 
     The output guard, Klipper's max_duration, below the controller: every
     output is claimed with the longest time it may stay on, and the HAL itself turns
@@ -179,3 +185,15 @@ class HalCommon:
             import os
             os.remove(path)
 
+    def secret(self, name):
+        return open(self.store + name, "rb")
+
+    def set_secret(self, name, parts):
+        """Written to a .new file, then renamed over the old one: a power
+        cut leaves the old secret or the new one, whole."""
+        path = self.store + name
+        with open(path + ".new", "wb") as f:
+            for part in parts:
+                f.write(part)
+        import os
+        os.rename(path + ".new", path)

@@ -12,6 +12,13 @@ radio is stopped again at once. After that, every rising edge (the
 plate's rotation, the lanes' counts, the lifters' switches, the seat keys)
 and every UART read that finds bytes (RFID replies, display ACKs) stirs
 its microsecond time into the DRBG's next block.
+
+Secrets (the service key, the tag table): files in the store, as on the
+sim, or, on a production image (`nvs=True`), blobs in ESP-IDF's NVS,
+which the production build encrypts (docs/security.md). A production
+board is provisioned through its filesystem once: a secret that NVS
+does not hold yet is taken from the file of its name, written whole
+into NVS, and the file is removed.
 """
 
 try:
@@ -34,6 +41,12 @@ from firmware.hal import HalCommon
 
 _PINS = const(49)                     # ESP32-S3 GPIO 0..48
 _PWM_FREQ = const(20000)               # above hearing, below the motor driver's limit
+_NVS_SPACE = const("table")            # the NVS namespace of the table's secrets
+# The longest secret: the tag table, 288 lines of 12 bytes with both tile
+# sets, grows by the tags rfid_learn adds. NVS takes a blob of up to 97.6 %
+# of its partition less 4,000 bytes (ESP-IDF's NVS documentation): some
+# 19 KB of the production table's 24 KB.
+_SECRET_MAX = const(8192)
 
 
 class Esp32Uart:
@@ -73,8 +86,9 @@ class UsbLink:
 
 
 class Esp32Hal(HalCommon):
-    def __init__(self, store):
+    def __init__(self, store, nvs=False):
         self.store = store         # the flash filesystem's folder for flags
+        self.nvs = nvs             # secrets in NVS (a production image), else files
         self._pins: list = [None] * _PINS      # machine.Pin or PWM per claimed pin
         self._outs = []                        # claimed output pins, for all_off
         self._edges = array("I", bytes(4 * _PINS))
@@ -170,3 +184,33 @@ class Esp32Hal(HalCommon):
                 p.duty_u16(0)
             else:
                 p.value(0)
+
+    def secret(self, name):
+        if not self.nvs:
+            return HalCommon.secret(self, name)
+        import esp32
+        import io
+        buf = bytearray(_SECRET_MAX)
+        try:
+            n = esp32.NVS(_NVS_SPACE).get_blob(name, buf)
+        except OSError:                        # not there yet: provisioned by a file?
+            with HalCommon.secret(self, name) as f:    # OSError when there is none either
+                n = f.readinto(buf)
+            if n == _SECRET_MAX:
+                raise OSError("%s: longer than %d bytes" % (name, _SECRET_MAX - 1))
+            self.set_secret(name, (memoryview(buf)[:n],))
+            os.remove(self.store + name)
+        return io.BytesIO(bytes(memoryview(buf)[:n]))
+
+    def set_secret(self, name, parts):
+        if not self.nvs:
+            return HalCommon.set_secret(self, name, parts)
+        import esp32
+        data = bytearray()
+        for part in parts:
+            data += part.encode() if isinstance(part, str) else part
+        if len(data) >= _SECRET_MAX:
+            raise OSError("%s: longer than %d bytes" % (name, _SECRET_MAX - 1))
+        nvs = esp32.NVS(_NVS_SPACE)
+        nvs.set_blob(name, data)
+        nvs.commit()

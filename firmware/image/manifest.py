@@ -9,8 +9,11 @@
 # It freezes what the firmware takes from micropython-lib, then engine_core/
 # and firmware/ without their tests, this folder (build inputs, not
 # modules) or the other target's HAL, and writes firmware/image_build.py:
-# the image's build id, a digest of what it freezes. The firmware imports
-# that module to know it runs frozen (firmware/main.py); no .py tree has it.
+# the image's build id, a digest of what it freezes, and PRODUCTION, whether
+# the image is built for production (the board's manifest_production.py
+# includes this file with production=True; the board's frozen main.py then
+# boots as docs/security.md says). The firmware imports that module to know
+# it runs frozen (firmware/main.py); no .py tree has it.
 # firmware=False: the libraries alone, for the unfrozen build
 # (unfrozen/manifest.py) and the .mpy files of make deploy
 # (host_tools/image/deploy.py reads this file for them).
@@ -18,7 +21,7 @@ import hashlib
 import os
 
 metadata(description="The Fuzhou mahjong table's controller firmware")  # first, for MODE_COMPILE
-options.defaults(hal="sim", firmware=True)
+options.defaults(hal="sim", firmware=True, production=False)
 if options.hal not in ("sim", "esp32"):
     raise ValueError("hal must be sim or esp32, not %r" % (options.hal,))
 
@@ -63,13 +66,17 @@ for _f in _files:
     module(_f, base_path=_gen_src)
 
 if options.firmware:
-    _digest = hashlib.sha256()
+    _digest = hashlib.sha256(b"production\0" if options.production else b"")
     for _f in _files:
         with open(os.path.join(_root, _f), "rb") as _src:
             _digest.update(_f.encode() + b"\0" + _src.read())
-    _gen = os.path.join(_root, "build", "image", "gen-" + options.hal)
+    # Each flavour its own folder: a production build never reads the
+    # module of a bench build made before it, nor the other way round.
+    _gen = os.path.join(_root, "build", "image",
+                        "gen-" + options.hal + ("-production" if options.production else ""))
     os.makedirs(os.path.join(_gen, "firmware"), exist_ok=True)
-    _text = 'BUILD = "image-%s"\n' % _digest.hexdigest()[:12]
+    _text = 'BUILD = "image-%s"\nPRODUCTION = %r\n' % (_digest.hexdigest()[:12],
+                                                      bool(options.production))
     _path = os.path.join(_gen, "firmware", "image_build.py")
     if not os.path.exists(_path) or open(_path).read() != _text:   # unchanged: no rebuild
         with open(_path, "w") as _out:

@@ -388,9 +388,9 @@ def rfid_learn(link, ctl, now, args):
     order (docs/technician.md): slot 0 up holds the ruleset's tiles in
     code order, each kind's copies together. Every slot must hold a tag,
     each a different one. Tags already known keep their line (a tile's tag
-    never changes), with the learned code; the file is written atomically
-    and read when the controller next starts. The scan is used up either
-    way."""
+    never changes), with the learned code; the table's secret is written
+    whole, atomically, and read when the controller next starts. The scan
+    is used up either way."""
     _scanned(ctl, "rfid_learn")
     try:
         return _learn(ctl)
@@ -427,14 +427,18 @@ def _learn(ctl):
         else:
             learned[tags.find(uids, 4 * slot)] = slot
             changed += ids[slot] != order[slot]
-    with open(tags.path + ".new", "w") as f:
-        f.write("# RFID tag table: UID code (written by rfid_learn)\n")
-        for i in range(len(tags)):     # the known tags, learned codes over old
-            tid = tags.ids[i] if learned[i] == 0xFF else order[learned[i]]
-            f.write("%08x %s\n" % (tags.uid(i), tiles.CODES[tid]))
-        for slot in range(len(ids)):
-            if ids[slot] == UNKNOWN:
-                f.write("%08x %s\n" % (ctl.d.rfid.uid(slot), tiles.CODES[order[slot]]))
-    import os
-    os.rename(tags.path + ".new", tags.path)
+    ctl.hal.set_secret(tags.path, _learned(ctl, tags, learned, order))
     return {"ok": True, "tags": len(tags) + new, "new": new, "changed": changed, "restart": True}
+
+
+def _learned(ctl, tags, learned, order):
+    """The learned tag table's lines, one at a time (hal.set_secret writes
+    each as it comes: the whole text is never in the heap)."""
+    yield "# RFID tag table: UID code (written by rfid_learn)\n"
+    for i in range(len(tags)):         # the known tags, learned codes over old
+        tid = tags.ids[i] if learned[i] == 0xFF else order[learned[i]]
+        yield "%08x %s\n" % (tags.uid(i), tiles.CODES[tid])
+    rfid = ctl.d.rfid
+    for slot in range(len(rfid.ids)):
+        if rfid.ids[slot] == UNKNOWN:
+            yield "%08x %s\n" % (rfid.uid(slot), tiles.CODES[order[slot]])

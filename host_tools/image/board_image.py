@@ -1,7 +1,8 @@
 """The board's image (docs/deploy.md, The board's image):
 
     python -m host_tools.image.board_image build [--micropy-dir DIR]
-    python -m host_tools.image.board_image flash --port DEV [--bin FILE]
+                                     [--production --signing-key FILE]
+    python -m host_tools.image.board_image flash --port DEV [--bin FILE] [--production]
                                      [--erase --key FILE [--config FILE] [--tags FILE]]
 
 build: MicroPython's ESP32 port built by ESP-IDF with the board definition
@@ -16,6 +17,14 @@ config.json, tags.txt and the table's service key, made on the PC
 `make firmware` and `make flash PORT=...` run these. Whatever is missing
 (ESP-IDF, a full MicroPython tree, the port, the .bin) is said in one line
 on stderr, exit 2; a failed build exits 1, esptool failing 3, Ctrl-C 130.
+
+--production (make PRODUCTION=1): the production image (docs/security.md),
+the board's PRODUCTION variant (mpconfigvariant_PRODUCTION.cmake): secure
+boot v2 and flash encryption, signed with --signing-key, a file that must
+lie outside the project; built into build/firmware-production/ and
+flashed with its own partition table (partitions-production.csv), only
+whole (--erase): a production board that has booted once takes no serial
+flash.
 """
 
 import argparse
@@ -41,6 +50,17 @@ BOARD_DIR = ROOT / "firmware" / "image" / BOARD
 PARTITIONS = BOARD_DIR / "partitions.csv"
 OUT = ROOT / "build" / "firmware"
 IMAGE = OUT / "firmware.bin"
+# The production image: its own build folder, partition table and the
+# table's offset (sdkconfig.production); the variant the port's make is given.
+VARIANT = "PRODUCTION"
+PRODUCTION_PARTITIONS = BOARD_DIR / "partitions-production.csv"
+PRODUCTION_OUT = ROOT / "build" / "firmware-production"
+PRODUCTION_IMAGE = PRODUCTION_OUT / "firmware.bin"
+TABLE_AT, PRODUCTION_TABLE_AT = 0x8000, 0xD000
+# How mpconfigvariant_PRODUCTION.cmake is told where the signing key is.
+SIGNING_KEY_ENV = "FUZHOU_TABLE_SIGNING_KEY"
+NEEDS_KEY = ("make firmware PRODUCTION=1 signs the image: give SIGNING_KEY=<the secure boot"
+             " signing key (RSA-3072, PEM), a file outside the project> (docs/security.md)")
 # The ESP-IDF versions MicroPython 1.28 supports (ports/esp32/README.md):
 # v5.5.1 recommended, v5.3 and v5.4 also.
 IDF_OLDEST, IDF_NEWEST = (5, 3), (5, 5)
@@ -129,13 +149,18 @@ def _digest(paths):
     return h.hexdigest()
 
 
-def fresh_build_dir(out, mp, idf, version):
+def fresh_build_dir(out, mp, idf, version, signing_key=None):
     """ESP-IDF keeps the sdkconfig it made first over the defaults that made
-    it: an edited board config is read only once that file is gone. Another
-    project folder, MicroPython tree or ESP-IDF: the build starts afresh
-    (CMake's cache holds their absolute paths)."""
+    it: an edited board config (or, for production, another signing key) is
+    read only once that file is gone. Another project folder, MicroPython
+    tree or ESP-IDF: the build starts afresh (CMake's cache holds their
+    absolute paths)."""
     paths = "\n".join([str(BOARD_DIR), str(mp.resolve()), str(Path(idf).resolve()), version])
-    config = _digest([BOARD_DIR / "sdkconfig.board", BOARD_DIR / "mpconfigboard.cmake"])
+    inputs = [BOARD_DIR / "sdkconfig.board", BOARD_DIR / "mpconfigboard.cmake"]
+    if signing_key is not None:
+        inputs += [BOARD_DIR / "sdkconfig.production",
+                   BOARD_DIR / ("mpconfigvariant_%s.cmake" % VARIANT)]
+    config = _digest(inputs) + ("" if signing_key is None else " " + str(signing_key))
     stamp = out / "board.stamp"
     try:
         old = json.loads(stamp.read_text())
@@ -150,9 +175,30 @@ def fresh_build_dir(out, mp, idf, version):
     stamp.write_text(json.dumps({"paths": paths, "config": config}))
 
 
-def build(micropy_dir=None, env=None, out=OUT):
+def signing_key_path(key):
+    """The production image's signing key, checked: given, a file, and
+    outside the project (a key in the tree would travel with every copy
+    of it, and could be committed)."""
+    if not key:
+        raise Missing(NEEDS_KEY)
+    path = Path(key).expanduser().absolute()
+    if not path.is_file():
+        raise Missing("make firmware PRODUCTION=1: no SIGNING_KEY file %s" % key)
+    real = path.resolve()
+    if real.is_relative_to(ROOT.resolve()):
+        raise Missing("make firmware PRODUCTION=1: SIGNING_KEY=%s lies inside the project (%s):"
+                      " keep the signing key outside it, off every board (docs/security.md)"
+                      % (key, _shown(real)))
+    return real
+
+
+def build(micropy_dir=None, env=None, out=None, production=False, signing_key=None):
     """`out`: where the build goes (tests use their own folder)."""
-    out = Path(out)
+    if signing_key and not production:
+        raise Missing("make firmware: SIGNING_KEY signs the production image only:"
+                      " give PRODUCTION=1 too")
+    key = signing_key_path(signing_key) if production else None
+    out = Path(out or (PRODUCTION_OUT if production else OUT))
     image = out / IMAGE.name
     env = dict(os.environ if env is None else env)
     for name in MAKE_ENV:
@@ -160,19 +206,24 @@ def build(micropy_dir=None, env=None, out=OUT):
     version = idf_version(env)
     mp = Path(micropy_dir or env.get("MICROPY_DIR") or micropy_dir_default()).absolute()
     check_micropython(mp)
-    fresh_build_dir(out, mp, env["IDF_PATH"], version)
-    print("building %s with ESP-IDF %s into %s (minutes the first time)"
-          % (BOARD, version, _shown(out)), flush=True)
-    r = subprocess.run(["make", "-C", str(mp / "ports" / "esp32"), "BOARD=" + BOARD,
-                        "BOARD_DIR=" + str(BOARD_DIR), "BUILD=" + str(out.absolute())], env=env)
+    fresh_build_dir(out, mp, env["IDF_PATH"], version, key)
+    print("building %s%s with ESP-IDF %s into %s (minutes the first time)"
+          % (BOARD, " for production" if production else "", version, _shown(out)), flush=True)
+    cmd = ["make", "-C", str(mp / "ports" / "esp32"), "BOARD=" + BOARD,
+           "BOARD_DIR=" + str(BOARD_DIR), "BUILD=" + str(out.absolute())]
+    if production:
+        cmd.append("BOARD_VARIANT=" + VARIANT)
+        env[SIGNING_KEY_ENV] = str(key)
+    r = subprocess.run(cmd, env=env)
     if r.returncode != 0:
         print("make firmware: the ESP32 build failed (its output is above)", file=sys.stderr)
         return 1
     if not image.is_file():
         print("make firmware: the build made no %s" % _shown(image), file=sys.stderr)
         return 1
-    print("firmware: %s (%d KB), the whole image: `make flash PORT=...` writes it at 0x0"
-          % (_shown(image), image.stat().st_size // 1024))
+    print("firmware: %s (%d KB), the whole image%s: `make flash%s PORT=...` writes it at 0x0"
+          % (_shown(image), image.stat().st_size // 1024, ", signed" if production else "",
+             " PRODUCTION=1 ERASE=1" if production else ""))
     return 0
 
 
@@ -187,16 +238,20 @@ def esptool_error(stderr):
     return _last_line(stderr)
 
 
-def filesystem(image, config, tags, key_path):
+def filesystem(image, config, tags, key_path, production=False):
     """(offset, bytes, key made) of the `vfs` partition a board flashed with
     `image` boots into a table from: config and tags checked as the board
-    checks them at boot, the table's key kept or made as make deploy does."""
-    offset, size = vfs_image.partition(PARTITIONS)
-    table = vfs_image.image_partitions(image)
+    checks them at boot, the table's key kept or made as make deploy does.
+    A production board moves the key and the tags from there into its
+    encrypted NVS at its first boot (firmware/hal/esp32.py)."""
+    csv = PRODUCTION_PARTITIONS if production else PARTITIONS
+    offset, size = vfs_image.partition(csv)
+    table = vfs_image.image_partitions(image, PRODUCTION_TABLE_AT if production else TABLE_AT)
     if table is not None and table.get("vfs") != (offset, size):
         raise Missing("make flash: %s's partition table is not %s's (vfs at 0x%x, %d KB):"
-                      " build it with `make firmware`"
-                      % (_shown(image), _shown(PARTITIONS), offset, size // 1024))
+                      " build it with `make firmware%s`"
+                      % (_shown(image), _shown(csv), offset, size // 1024,
+                         " PRODUCTION=1" if production else ""))
     if image.stat().st_size > offset:
         raise Missing("make flash: %s is %d KB, past 0x%x where the filesystem starts"
                       % (_shown(image), image.stat().st_size // 1024, offset))
@@ -222,14 +277,18 @@ def filesystem(image, config, tags, key_path):
     return offset, vfs_image.build(size, contents), made
 
 
-def flash(port, image=None, erase=False, config=None, tags=None, key=None):
+def flash(port, image=None, erase=False, config=None, tags=None, key=None, production=False):
     if not port:
         raise Missing("make flash needs the board's port: make flash PORT=/dev/ttyACM0"
                       " [FIRMWARE=<.bin>] [ERASE=1 [KEY=<file>] [CONFIG=<.json>] [TAGS=<.txt>]]")
-    if image is None and not IMAGE.is_file():
-        raise Missing("make flash: no %s: build it with `make firmware` (or give FIRMWARE=<.bin>)"
-                      % _shown(IMAGE))
-    image = Path(image) if image is not None else IMAGE
+    if production and not erase:
+        raise Missing("make flash PRODUCTION=1 writes a new board whole: give ERASE=1 (a"
+                      " production board that has booted takes no serial flash: docs/security.md)")
+    default = PRODUCTION_IMAGE if production else IMAGE
+    if image is None and not default.is_file():
+        raise Missing("make flash: no %s: build it with `make firmware%s` (or give FIRMWARE=<.bin>)"
+                      % (_shown(default), " PRODUCTION=1 SIGNING_KEY=..." if production else ""))
+    image = Path(image) if image is not None else default
     if not image.is_file():
         raise Missing("make flash: no file %s" % image)
     if not erase and (config or tags or key):
@@ -248,7 +307,7 @@ def flash(port, image=None, erase=False, config=None, tags=None, key=None):
     # owner's only as long as esptool needs it.
     with tempfile.TemporaryDirectory(prefix="mj-flash-") as tmp:
         if erase:
-            offset, data, made = filesystem(image, config, tags, key)
+            offset, data, made = filesystem(image, config, tags, key, production)
             vfs = Path(tmp) / "vfs.bin"
             vfs.write_bytes(data)
             cmd += ["0x%x" % offset, str(vfs)]
@@ -266,6 +325,10 @@ def flash(port, image=None, erase=False, config=None, tags=None, key=None):
     if made:
         print("the table's service key is new, in %s: keep it, only it opens service sessions"
               " on this table" % _shown(key))
+    if production:
+        print("its first boot burns its eFuses, encrypts its flash and moves service.key and"
+              " tags.txt into its encrypted NVS: keep its power on until the table answers"
+              " (docs/security.md)")
     return 0
 
 
@@ -276,6 +339,10 @@ def main(argv=None):
     b = sub.add_parser("build", help="build build/firmware/firmware.bin (needs ESP-IDF)")
     b.add_argument("--micropy-dir", help="the MicroPython v1.28.0 tree (default: $MICROPY_DIR,"
                    " else build/micropython-1.28.0)")
+    b.add_argument("--production", action="store_true",
+                   help="the production image: secure boot v2, flash encryption, signed")
+    b.add_argument("--signing-key", help="with --production: the secure boot signing key"
+                   " (a PEM file outside the project)")
     f = sub.add_parser("flash", help="write the image at 0x0 with esptool")
     f.add_argument("--port", help="the board's USB serial device")
     f.add_argument("--bin", help="the image (default build/firmware/firmware.bin)")
@@ -286,12 +353,16 @@ def main(argv=None):
     f.add_argument("--config", help="with --erase: the config.json to write"
                    " (default firmware/config.json)")
     f.add_argument("--tags", help="with --erase: the tags.txt to write (default firmware/tags.txt)")
+    f.add_argument("--production", action="store_true",
+                   help="the production image (build/firmware-production), with --erase only")
     args = ap.parse_args(argv)
     name = "make firmware" if args.command == "build" else "make flash"
     try:
         if args.command == "build":
-            return build(args.micropy_dir)
-        return flash(args.port, args.bin, args.erase, args.config, args.tags, args.key)
+            return build(args.micropy_dir, production=args.production,
+                         signing_key=args.signing_key)
+        return flash(args.port, args.bin, args.erase, args.config, args.tags, args.key,
+                     args.production)
     except Missing as e:
         print(e, file=sys.stderr)
         return 2

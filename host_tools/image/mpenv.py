@@ -31,6 +31,30 @@ DEVICE_PACKAGES = ("engine_core", "firmware")
 # board (firmware/image/FUZHOU_TABLE_S3/main.py). sys.argv[0] is "-c"
 # then, where `-m` puts the module's name: sim_main reads what follows.
 TWIN_BOOT = "import sys\nsys.path[:] = ['.frozen']\nimport firmware.sim_main\n"
+# The twin booted as a production image: what the board's frozen main.py
+# does (firmware/image/FUZHOU_TABLE_S3/), with the sim HAL made as
+# firmware.sim_main makes it (its own RNG: a production boot is not
+# replayed from a seed). Ctrl-C off first; firmware.entry.start never
+# returns; a reset ends the process with RESET_EXIT, and the launcher
+# starts it again as a board restarts; so does anything that escapes
+# before start.
+RESET_EXIT = 99
+TWIN_BOOT_PRODUCTION = """\
+try:
+    import micropython
+    micropython.kbd_intr(-1)
+    import sys
+    sys.path[:] = ['.frozen']
+    from firmware.hal.sim import SimHal
+    from firmware.entry import start
+
+    def reset():
+        raise SystemExit(%d)
+    a = sys.argv
+    start(SimHal(int(a[1]), int(a[2]), a[5].rstrip('/') + '/'), reset, a[3], a[4], 'sim')
+except BaseException:
+    raise SystemExit(%d)
+""" % (RESET_EXIT, RESET_EXIT)
 
 
 class MissingBuild(RuntimeError):

@@ -53,12 +53,13 @@ def partition(csv, label="vfs"):
     raise LookupError("%s has no %s partition" % (csv, label))
 
 
-def image_partitions(image):
+def image_partitions(image, at=0x8000):
     """{label: (offset, size)} of the partition table an image carries at
-    0x8000 (ESP-IDF's 32-byte entries: magic AA 50, type, subtype, offset,
-    size, label, flags), or None when it has none there."""
+    `at` (0x8000, ESP-IDF's default; a production image's is at 0xD000),
+    ESP-IDF's 32-byte entries: magic AA 50, type, subtype, offset, size,
+    label, flags; or None when it has none there."""
     with open(image, "rb") as f:
-        f.seek(0x8000)
+        f.seek(at)
         table = f.read(0xC00)
     if table[:2] != b"\xaa\x50":
         return None

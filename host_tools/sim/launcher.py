@@ -6,6 +6,12 @@ port built 32-bit, `make image`), from the folder that stands for the
 board's flash. The development forms run it on the unfrozen 32-bit build:
 `form="mpy"` the .mpy files of `make mpy`, `form="source"` the .py files,
 `code_dir` a virtual board's deployed .mpy files (host_tools/sim/vboard.py).
+`production=True` boots the twin as a production image boots
+(firmware/entry.py): a reset (SimHal.reset) starts the firmware again.
+
+The store, a folder that stands for the board's flash, holds the table's
+secrets as files: the service key (`service.key`) and the tag table
+(`tags.txt`), which the firmware reads through the HAL (hal.secret).
 
 Two ptys per table: the sim bus (firmware <-> BusServer) and the link
 (firmware <-> any host client). The firmware holds each pty's master end (an
@@ -22,8 +28,8 @@ import threading
 
 import serial
 
-from host_tools.image.mpenv import (ROOT, TWIN_BOOT, code_root, micropython_binary, raw_pty,
-                               twin_binary)
+from host_tools.image.mpenv import (RESET_EXIT, ROOT, TWIN_BOOT, TWIN_BOOT_PRODUCTION, code_root,
+                                   micropython_binary, raw_pty, twin_binary)
 from host_tools.sim.bus import BusServer
 from host_tools.sim.table import VirtualTable
 
@@ -39,17 +45,21 @@ class SimTable:
 
     def __init__(self, seed=0, faults=(), heap=None, realtime=False,
                  config_path=None, ruleset=None, form="image", speed=1.0, code_dir=None,
-                 key=True):
+                 key=True, production=False):
         """realtime: virtual time follows the wall clock, `speed` times as
         fast (BusServer); otherwise it runs as fast as the two processes talk.
         code_dir: a deployed board's folder (host_tools/sim/vboard.py): the
         firmware runs from its .mpy files with its own config.json and
-        tags.txt, as a board boots from its flash.
+        tags.txt, as a board boots from its flash (the tags a copy in the
+        store, where the secrets are: what rfid_learn writes goes with the
+        store, as the counters do).
         key: the table's service key in its flash (`service.key`, as make
         deploy provisions it): True for random bytes, or bytes, or None
         for a table without one; kept in `self.key`."""
         if form not in ("image", "mpy", "source"):
             raise ValueError("form must be image, mpy or source, not %r" % (form,))
+        if production and (form != "image" or code_dir is not None):
+            raise ValueError("production is a frozen image's boot: form='image', no code_dir")
         if not speed > 0:
             raise ValueError("speed must be > 0, not %r" % (speed,))
         self.config_path = str(config_path or CONFIG)
@@ -60,6 +70,7 @@ class SimTable:
         self.realtime = realtime
         self.speed = speed
         self.form = form
+        self.production = production
         self.code_dir = code_dir
         self.tags_path = str(TAGS)
         self.store = tempfile.mkdtemp(prefix="vtable-")
@@ -79,6 +90,7 @@ class SimTable:
             with open(os.path.join(self.store, "service.key"), "wb") as f:
                 f.write(self.key)
         self.restarts = 0
+        self.resets = 0              # of those, the firmware's own (SimHal.reset)
         self._cut_now = False       # power_cut_now(): the bus closing is the cut
         self.exit_reason = None
         self.proc = None
@@ -94,8 +106,13 @@ class SimTable:
         # The board's flash holds its own config.json and tags.txt, which
         # config_set and rfid_learn rewrite: copies in the store, made once
         # (they outlive the firmware's restarts), never the project's files.
+        # A deployed board keeps its config in its own folder; its tag
+        # table is a secret, in the store with the key.
+        copies = [("tags.txt", self.tags_path)]
         if self.code_dir is None:
-            for name, src in (("config.json", self.config_path), ("tags.txt", self.tags_path)):
+            copies.append(("config.json", self.config_path))
+        for name, src in copies:
+            if os.path.exists(src):
                 shutil.copyfile(src, os.path.join(self.store, name))
         bus = self._spawn()
         self.server = BusServer(bus, self.table, realtime=self.realtime,
@@ -140,13 +157,12 @@ class SimTable:
         bus_master, bus_slave = raw_pty()
         flash = self.code_dir if self.code_dir is not None else self.store
         args = [str(bus_master), str(self._link_master), os.path.join(str(flash), "config.json"),
-                os.path.join(str(flash), "tags.txt"), self.store,
-                str(self.seed + 1000 * self.restarts)]
+                "tags.txt", self.store, str(self.seed + 1000 * self.restarts)]
         cmd = [str(self.binary)]
         if self.heap:
             cmd += ["-X", "heapsize=%d" % self.heap]
         if self.form == "image" and self.code_dir is None:
-            cmd += ["-c", TWIN_BOOT] + args
+            cmd += ["-c", TWIN_BOOT_PRODUCTION if self.production else TWIN_BOOT] + args
         else:
             cmd += ["-m", "firmware.sim_main"] + args
         # The host's end is open before the firmware starts: pyserial
@@ -164,6 +180,14 @@ class SimTable:
         log.close()
         os.close(bus_master)               # the firmware has its own copy
         return port
+
+    def _reset_exit(self):
+        """The firmware process ended by resetting the board (SimHal.reset)."""
+        proc = self.proc
+        try:
+            return proc is not None and proc.wait(timeout=5) == RESET_EXIT
+        except subprocess.TimeoutExpired:
+            return False
 
     def _kill(self):
         if self.proc is not None and self.proc.poll() is None:
@@ -191,14 +215,24 @@ class SimTable:
             try:
                 reason = self.server.serve(stop=self._stop.is_set)
             except (serial.SerialException, OSError):
-                if not self._cut_now:
+                if not self._cut_now and not self._reset_exit():
                     raise
-                reason = "eof"             # killed while the table wrote to it
+                reason = "eof"             # gone while the table wrote to it
+            if reason == "eof" and not self._cut_now and self._reset_exit():
+                reason = "reset"
             if reason == "eof" and self._cut_now and not self._stop.is_set():
                 self._cut_now = False
                 self.server.booted = False     # what the dead firmware sent is ignored
                 self.table.power_cut()
                 reason = "power_cut"
+            if reason == "reset" and not self._stop.is_set():
+                # The firmware reset the board (SimHal.reset): it boots again
+                # at once, as a board does; the table's power stayed on.
+                self.resets += 1
+                self.restarts += 1
+                self.server.booted = False
+                self.server.attach(self._spawn())
+                continue
             if reason in ("power_cut", "watchdog") and not self._stop.is_set():
                 # The board lost power (or its watchdog bit): the process dies,
                 # time goes on without it, then it boots again.

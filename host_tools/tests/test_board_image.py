@@ -60,7 +60,9 @@ def _fake_idf(folder, version="ESP-IDF v5.5.1", build_exit=1):
     tools.mkdir(parents=True)
     script = tools / "idf.py"
     script.write_text('#!/bin/sh\nif [ "$1" = "--version" ]; then echo "%s"; exit 0; fi\n'
-                      'echo "$@" > "$IDF_PATH/args.txt"\nexit %d\n' % (version, build_exit))
+                      'echo "$@" > "$IDF_PATH/args.txt"\n'
+                      'echo "$FUZHOU_TABLE_SIGNING_KEY" > "$IDF_PATH/key.txt"\nexit %d\n'
+                      % (version, build_exit))
     script.chmod(0o755)
     return {"IDF_PATH": str(folder), "PATH": "%s:%s" % (tools, os.environ["PATH"])}
 
@@ -128,6 +130,53 @@ def test_build_runs_the_ports_make_with_this_board(tmp_path, capfd):
                     "-B", str(out), "build"]
     err = capfd.readouterr().err
     assert err.splitlines()[-1] == "make firmware: the ESP32 build failed (its output is above)"
+
+
+def test_make_firmware_production_needs_a_signing_key_outside_the_project(tmp_path):
+    line = _tool_line(_make("firmware", "PRODUCTION=1"), 2)
+    assert line == board_image.NEEDS_KEY
+    line = _tool_line(_make("firmware", "PRODUCTION=1", "SIGNING_KEY=%s" % (tmp_path / "no.pem")), 2)
+    assert line == "make firmware PRODUCTION=1: no SIGNING_KEY file %s" % (tmp_path / "no.pem")
+    inside = ROOT / "build" / "test-signing-key.pem"
+    inside.write_text("-----BEGIN PRIVATE KEY-----\n")
+    linked = tmp_path / "linked.pem"          # a path outside that leads inside
+    linked.symlink_to(inside)
+    try:
+        for given in ("build/test-signing-key.pem", str(linked)):
+            line = _tool_line(_make("firmware", "PRODUCTION=1", "SIGNING_KEY=%s" % given), 2)
+            assert line.startswith("make firmware PRODUCTION=1: SIGNING_KEY=%s lies inside the"
+                                   " project (build/test-signing-key.pem)" % given), line
+    finally:
+        inside.unlink()
+    key = tmp_path / "sb.pem"
+    key.write_text("-----BEGIN PRIVATE KEY-----\n")
+    line = _tool_line(_make("firmware", "SIGNING_KEY=%s" % key), 2)
+    assert line == "make firmware: SIGNING_KEY signs the production image only: give PRODUCTION=1 too"
+    # A key outside, no ESP-IDF: what is missing, in one line, as for the bench image.
+    line = _tool_line(_make("firmware", "PRODUCTION=1", "SIGNING_KEY=%s" % key), 2)
+    assert "IDF_PATH is not set" in line and "export.sh" in line
+
+
+def test_the_production_build_runs_the_ports_make_with_the_variant_and_the_key(tmp_path, capfd):
+    env = _env(**_fake_idf(tmp_path / "idf"))
+    tree = _micropython_tree(tmp_path / "mp")
+    key = tmp_path / "keys" / "sb.pem"
+    key.parent.mkdir()
+    key.write_text("-----BEGIN PRIVATE KEY-----\n")
+    out = tmp_path / "out"
+    assert board_image.build(str(tree), env=env, out=out, production=True,
+                             signing_key=str(key)) == 1
+    args = (tmp_path / "idf" / "args.txt").read_text().split()
+    assert args == ["-D", "MICROPY_BOARD=FUZHOU_TABLE_S3", "-D", "MICROPY_BOARD_DIR=%s" % BOARD_DIR,
+                    "-D", "MICROPY_BOARD_VARIANT=PRODUCTION", "-B", str(out), "build"]
+    assert (tmp_path / "idf" / "key.txt").read_text().strip() == str(key)
+    assert "building FUZHOU_TABLE_S3 for production" in capfd.readouterr().out
+    # Another key: ESP-IDF must make its sdkconfig again to read it.
+    (out / "sdkconfig").write_text("made by ESP-IDF")
+    board_image.fresh_build_dir(out, tree, tmp_path / "idf", "v5.5.1", key)
+    assert (out / "sdkconfig").exists()
+    board_image.fresh_build_dir(out, tree, tmp_path / "idf", "v5.5.1", tmp_path / "other.pem")
+    assert not (out / "sdkconfig").exists()
 
 
 def test_an_edited_board_config_is_read_again_and_another_tree_builds_afresh(tmp_path):
@@ -212,15 +261,15 @@ def _sha(data):
     return hashlib.sha256(data).hexdigest()
 
 
-def _fake_image(path, table=None, size=4096):
+def _fake_image(path, table=None, size=4096, at=0x8000):
     """An image for esptool: 0xE9 and zeros, with a partition table at
-    0x8000 of [(label, offset, size)] when `table` (ESP-IDF's entries)."""
+    `at` of [(label, offset, size)] when `table` (ESP-IDF's entries)."""
     data = bytearray(b"\xe9" + bytes(size - 1))
     if table is not None:
         rows = b"".join(b"\xaa\x50\x01\x81" + offset.to_bytes(4, "little")
                         + length.to_bytes(4, "little") + label.encode().ljust(16, b"\0") + bytes(4)
                         for label, offset, length in table)
-        data[0x8000:0x8000 + len(rows) + 32] = rows + b"\xff" * 32
+        data[at:at + len(rows) + 32] = rows + b"\xff" * 32
     path.write_bytes(bytes(data))
     return path
 
@@ -366,6 +415,48 @@ def test_flash_erase_refuses_an_image_that_does_not_match_partitions_csv(tmp_pat
     assert _flash_erase(tmp_path, monkeypatch, "--key", str(key), image=ours)[0] == 0
 
 
+def test_a_production_board_is_flashed_whole_with_its_own_partition_table(tmp_path, monkeypatch,
+                                                                          capsys):
+    """make flash PRODUCTION=1: only with ERASE=1 (a production board that
+    has booted takes no serial flash); the filesystem with the table's key
+    and tags goes where partitions-production.csv puts vfs, and the image's
+    own table is read at 0xD000."""
+    key = tmp_path / "t.key"
+    line = _tool_line(_make("flash", "PORT=/dev/ttyACM9", "PRODUCTION=1"), 2)
+    assert line.startswith("make flash PRODUCTION=1 writes a new board whole: give ERASE=1")
+    monkeypatch.setattr(board_image, "PRODUCTION_IMAGE", tmp_path / "none.bin")
+    assert board_image.main(["flash", "--port", "/dev/ttyACM9", "--production", "--erase",
+                             "--key", str(key)]) == 2
+    assert capsys.readouterr().err.splitlines() == [
+        "make flash: no %s: build it with `make firmware PRODUCTION=1 SIGNING_KEY=...` (or give"
+        " FIRMWARE=<.bin>)" % (tmp_path / "none.bin")]
+    vfs = {r["name"]: r for r in partitions("partitions-production.csv")}["vfs"]
+    ours = _fake_image(tmp_path / "prod.bin", [("ota_0", 0x20000, 0x300000),
+                                               ("vfs", vfs["offset"], vfs["size"])],
+                       size=0xE000, at=0xD000)
+    status, cmd, files = _flash_erase(tmp_path, monkeypatch, "--key", str(key), "--production",
+                                      image=ours)
+    assert status == 0
+    assert cmd[cmd.index("write-flash") + 1:-1] == ["--erase-all", "0x0", str(ours),
+                                                    "0x%x" % vfs["offset"]]
+    r = _mount(tmp_path, files[cmd[-1]], vfs["size"])
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert [ln.split()[1] for ln in r.stdout.splitlines() if ln.startswith("file ")] == [
+        "config.json", "service.key", "tags.txt"]
+    out = capsys.readouterr().out
+    assert "moves service.key and tags.txt into its encrypted NVS" in out
+    # The bench image's table (vfs elsewhere) is refused for a production board.
+    bench = _fake_image(tmp_path / "bench.bin", [("factory", 0x10000, 0x300000),
+                                                 ("vfs", 0x310000, 0x4F0000)], size=0xE000,
+                        at=0xD000)
+    assert _flash_erase(tmp_path, monkeypatch, "--key", str(key), "--production",
+                        image=bench)[0] == 2
+    assert capsys.readouterr().err.splitlines() == [
+        "make flash: %s's partition table is not firmware/image/FUZHOU_TABLE_S3/"
+        "partitions-production.csv's (vfs at 0x%x, %d KB): build it with `make firmware"
+        " PRODUCTION=1`" % (bench, vfs["offset"], vfs["size"] // 1024)]
+
+
 def test_make_flash_passes_the_key_with_erase_and_says_when_it_goes_unused(tmp_path):
     r = _make("-n", "flash", "PORT=/dev/ttyACM9", "ERASE=1", "KEY=keys/t7.key")
     assert r.returncode == 0 and "--erase" in r.stdout.split()
@@ -402,15 +493,28 @@ def _size(text):
     return int(text[:-1] if unit > 1 else text, 0) * unit
 
 
-def partitions():
+def partitions(csv="partitions.csv"):
     rows = []
-    for line in (BOARD_DIR / "partitions.csv").read_text().splitlines():
+    for line in (BOARD_DIR / csv).read_text().splitlines():
         line = line.split("#")[0].strip()
         if line:
             name, kind, subtype, offset, size, *flags = [f.strip() for f in line.split(",")]
             rows.append({"name": name, "type": kind, "subtype": subtype,
-                         "offset": _size(offset), "size": _size(size)})
+                         "offset": _size(offset), "size": _size(size),
+                         "flags": [f for f in flags if f]})
     return rows
+
+
+def _aligned_in_order(rows, start):
+    """Every partition on ESP-IDF's alignment (apps 64 KB, data 4 KB), in
+    order from `start`, none overlapping, all inside the 8 MB."""
+    end = start
+    for r in rows:
+        align = 0x10000 if r["type"] == "app" else 0x1000
+        assert r["offset"] % align == 0 and r["size"] % 0x1000 == 0, r
+        assert r["offset"] >= end, r
+        end = r["offset"] + r["size"]
+    assert end <= FLASH
 
 
 def test_the_partition_table_fits_8_mb_with_esp_idf_alignment():
@@ -420,13 +524,7 @@ def test_the_partition_table_fits_8_mb_with_esp_idf_alignment():
     # The partition table itself is at 0x8000 (4 KB); makeimg.py takes the
     # nvs partition's offset as the end of the table's room.
     assert rows[0]["name"] == "nvs" and rows[0]["offset"] == 0x9000
-    end = 0x9000
-    for r in rows:
-        align = 0x10000 if r["type"] == "app" else 0x1000
-        assert r["offset"] % align == 0 and r["size"] % 0x1000 == 0, r
-        assert r["offset"] >= end, r                            # in order, no overlap
-        end = r["offset"] + r["size"]
-    assert end <= FLASH
+    _aligned_in_order(rows, 0x9000)
     nvs, phy = by_name["nvs"], by_name["phy_init"]
     assert (nvs["type"], nvs["subtype"]) == ("data", "nvs") and nvs["size"] >= 0x3000
     assert (phy["type"], phy["subtype"]) == ("data", "phy")
@@ -445,12 +543,10 @@ def test_sdkconfig_board_names_the_partition_table_and_8_mb():
     assert "CONFIG_SPIRAM=y" not in lines and "CONFIG_BT_ENABLED=n" in lines
 
 
-def test_the_port_reads_this_board_and_finds_its_partition_table(tmp_path):
+def _port_config(tmp_path, variant=None, key=None):
     """ports/esp32/CMakeLists.txt run by CMake with a stand-in for ESP-IDF's
-    project.cmake: what it gives ESP-IDF (the target, the frozen manifest,
-    the one sdkconfig it makes from the board's list) is this board's, and
-    the partition table's name resolves, as ESP-IDF resolves it (from
-    ports/esp32), to this folder's partitions.csv."""
+    project.cmake: (CMake's result, {setting: value} of the one sdkconfig it
+    makes from the board's list, the last one read winning)."""
     cmake = shutil.which("cmake")
     if cmake is None:
         pytest.skip("no cmake on this machine")
@@ -461,24 +557,105 @@ def test_the_port_reads_this_board_and_finds_its_partition_table(tmp_path):
         "macro(project)\n    _project(${ARGV0} NONE)\n"
         '    message(STATUS "board: ${IDF_TARGET} ${MICROPY_FROZEN_MANIFEST} ${MICROPY_PY_BTREE}")\n'
         "endmacro()\n")
-    port = MP / "ports" / "esp32"
     out = tmp_path / "build"
-    r = subprocess.run([cmake, "-S", str(port), "-B", str(out), "-DMICROPY_BOARD=FUZHOU_TABLE_S3",
-                        "-DMICROPY_BOARD_DIR=%s" % BOARD_DIR],
-                       env=_env(IDF_PATH=str(tmp_path / "idf")), capture_output=True, text=True,
-                       timeout=120)
+    args = [cmake, "-S", str(MP / "ports" / "esp32"), "-B", str(out),
+            "-DMICROPY_BOARD=FUZHOU_TABLE_S3", "-DMICROPY_BOARD_DIR=%s" % BOARD_DIR]
+    if variant:
+        args.append("-DMICROPY_BOARD_VARIANT=%s" % variant)
+    env = _env(IDF_PATH=str(tmp_path / "idf"))
+    if key:
+        env[board_image.SIGNING_KEY_ENV] = key
+    r = subprocess.run(args, env=env, capture_output=True, text=True, timeout=120)
+    settings = {}
+    if r.returncode == 0:
+        for line in (out / "sdkconfig.combined").read_text().splitlines():
+            if line.startswith("CONFIG_") and "=" in line:
+                name, value = line.split("=", 1)
+                settings[name] = value
+    return r, settings
+
+
+def test_the_port_reads_this_board_and_finds_its_partition_table(tmp_path):
+    """What the port gives ESP-IDF (the target, the frozen manifest, the
+    sdkconfig it makes from the board's list) is this board's, and the
+    partition table's name resolves, as ESP-IDF resolves it (from
+    ports/esp32), to this folder's partitions.csv."""
+    r, settings = _port_config(tmp_path)
     assert r.returncode == 0, r.stdout + r.stderr
     assert "board: esp32s3 %s OFF" % (BOARD_DIR / "manifest.py") in r.stdout
-    settings = {}
-    for line in (out / "sdkconfig.combined").read_text().splitlines():
-        if line.startswith("CONFIG_") and "=" in line:
-            key, value = line.split("=", 1)
-            settings[key] = value                        # the last one read wins
     name = settings["CONFIG_PARTITION_TABLE_CUSTOM_FILENAME"].strip('"')
-    assert Path(os.path.join(port, name)).resolve() == BOARD_DIR / "partitions.csv"
+    assert Path(os.path.join(MP / "ports" / "esp32", name)).resolve() == BOARD_DIR / "partitions.csv"
     assert settings["CONFIG_ESPTOOLPY_FLASHSIZE_8MB"] == "y"
     assert settings["CONFIG_ESPTOOLPY_FLASHSIZE_4MB"] == ""
     assert "CONFIG_BT_NIMBLE_ENABLED" not in settings and "CONFIG_SPIRAM_MODE_QUAD" not in settings
+    assert "CONFIG_SECURE_BOOT" not in settings and "CONFIG_SECURE_FLASH_ENC_ENABLED" not in settings
+
+
+# -- the production image (docs/security.md) ----------------------------------------
+
+# What sdkconfig.production sets, each name checked against ESP-IDF v5.5.1's
+# Kconfig (components/bootloader/Kconfig.projbuild, nvs_flash, nvs_sec_provider,
+# partition_table) when it was written: ESP-IDF is not on this machine.
+PRODUCTION_SETTINGS = {
+    "CONFIG_SECURE_BOOT": "y", "CONFIG_SECURE_BOOT_V2_ENABLED": "y",
+    "CONFIG_SECURE_SIGNED_APPS_RSA_SCHEME": "y", "CONFIG_SECURE_BOOT_BUILD_SIGNED_BINARIES": "y",
+    "CONFIG_SECURE_FLASH_ENC_ENABLED": "y", "CONFIG_SECURE_FLASH_ENCRYPTION_AES128": "y",
+    "CONFIG_SECURE_FLASH_ENCRYPTION_MODE_RELEASE": "y", "CONFIG_SECURE_FLASH_CHECK_ENC_EN_IN_APP": "y",
+    "CONFIG_SECURE_DISABLE_ROM_DL_MODE": "y",
+    "CONFIG_NVS_ENCRYPTION": "y", "CONFIG_NVS_SEC_KEY_PROTECT_USING_FLASH_ENC": "y",
+    "CONFIG_PARTITION_TABLE_OFFSET": "0xD000", "CONFIG_PARTITION_TABLE_CUSTOM": "y"}
+
+
+def test_the_production_variant_turns_on_secure_boot_and_flash_encryption(tmp_path):
+    """BOARD_VARIANT=PRODUCTION (make firmware PRODUCTION=1): the board's
+    settings, then sdkconfig.production's over them, with the signing key
+    given and this folder's production partition table; its own freeze.
+    Nothing that leaves JTAG, the ROM's download mode or plaintext flash
+    writes open is set."""
+    key = str(tmp_path / "outside" / "signing key.pem")
+    r, settings = _port_config(tmp_path, "PRODUCTION", key)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "board: esp32s3 %s OFF" % (BOARD_DIR / "manifest_production.py") in r.stdout
+    for name, value in PRODUCTION_SETTINGS.items():
+        assert settings.get(name) == value, name
+    assert settings["CONFIG_SECURE_BOOT_SIGNING_KEY"] == '"%s"' % key
+    name = settings["CONFIG_PARTITION_TABLE_CUSTOM_FILENAME"].strip('"')
+    assert (Path(os.path.join(MP / "ports" / "esp32", name)).resolve()
+            == BOARD_DIR / "partitions-production.csv")
+    assert settings["CONFIG_ESPTOOLPY_FLASHSIZE_8MB"] == "y"        # the board's, kept
+    for insecure in ("CONFIG_SECURE_BOOT_INSECURE", "CONFIG_SECURE_BOOT_ALLOW_JTAG",
+                     "CONFIG_SECURE_FLASH_ENCRYPTION_MODE_DEVELOPMENT",
+                     "CONFIG_SECURE_INSECURE_ALLOW_DL_MODE", "CONFIG_SECURE_ENABLE_SECURE_ROM_DL_MODE",
+                     "CONFIG_SECURE_FLASH_UART_BOOTLOADER_ALLOW_ENC"):
+        assert insecure not in settings, insecure
+    assert "@" not in "".join(settings.values())
+    assert int(settings["CONFIG_PARTITION_TABLE_OFFSET"], 16) == board_image.PRODUCTION_TABLE_AT
+    # Without the key's path the variant stops CMake, saying how to build it.
+    r, _ = _port_config(tmp_path / "again", "PRODUCTION")
+    assert r.returncode != 0
+    assert "make firmware PRODUCTION=1 SIGNING_KEY=" in " ".join(r.stderr.split())   # CMake wraps it
+
+
+def test_the_production_partition_table_has_nvs_keys_and_two_ota_slots():
+    rows = partitions("partitions-production.csv")
+    by_name = {r["name"]: r for r in rows}
+    assert [r["name"] for r in rows] == ["nvs", "nvs_keys", "otadata", "phy_init", "ota_0",
+                                         "ota_1", "vfs"]
+    # After the partition table at 0xD000 (4 KB); makeimg.py takes the nvs
+    # partition's offset as the end of the table's room (3 KB at most).
+    _aligned_in_order(rows, board_image.PRODUCTION_TABLE_AT + 0x1000)
+    keys = by_name["nvs_keys"]
+    assert (keys["type"], keys["subtype"], keys["size"]) == ("data", "nvs_keys", 0x1000)
+    assert keys["flags"] == ["encrypted"]                 # ESP-IDF requires it
+    assert by_name["nvs"]["subtype"] == "nvs" and by_name["nvs"]["flags"] == []   # NVS's own scheme
+    assert (by_name["otadata"]["subtype"], by_name["otadata"]["size"]) == ("ota", 0x2000)
+    apps = [r for r in rows if r["type"] == "app"]
+    assert [r["subtype"] for r in apps] == ["ota_0", "ota_1"]
+    assert apps[0]["size"] == apps[1]["size"] >= 2 * 1024 * 1024
+    vfs = by_name["vfs"]
+    assert vfs["type"] == "data" and vfs["offset"] + vfs["size"] == FLASH
+    assert vfs_image.partition(BOARD_DIR / "partitions-production.csv") == (vfs["offset"],
+                                                                             vfs["size"])
 
 
 def test_mpconfigboard_names_the_board():
@@ -527,6 +704,32 @@ def test_the_twin_freezes_the_sim_hal_and_not_the_boards_entry_points():
     assert "firmware/hal/esp32.py" not in files
     assert "main.py" not in files and "boot.py" not in files
     assert "firmware/image_build.py" in files
+    assert _build_info(files)["PRODUCTION"] is False
+
+
+def _build_info(files):
+    """The names firmware/image_build.py defines in a freeze."""
+    names = {}
+    exec(files["firmware/image_build.py"].read_text(), names)
+    return {k: v for k, v in names.items() if k in ("BUILD", "PRODUCTION")}
+
+
+def test_the_production_freeze_says_so_and_leaves_out_what_serves_or_fetches_code():
+    """manifest_production.py: the firmware, the ESP32 HAL and the entry
+    points as the bench image has them, firmware/image_build.py with
+    PRODUCTION = True (what the frozen main.py reads), and of the port's
+    standard modules only its own folder: no WebREPL, mip or upysh."""
+    prod = frozen(BOARD_DIR / "manifest_production.py", "esp32")
+    bench = frozen(BOARD_DIR / "manifest.py", "esp32")
+    assert _build_info(prod)["PRODUCTION"] is True and _build_info(bench)["PRODUCTION"] is False
+    assert _build_info(prod)["BUILD"] != _build_info(bench)["BUILD"]        # two builds, two ids
+    assert prod["main.py"] == BOARD_DIR / "main.py" and prod["boot.py"] == BOARD_DIR / "boot.py"
+    assert prod["_boot.py"] == MP / "ports" / "esp32" / "modules" / "_boot.py"
+    assert "firmware/entry.py" in prod and "firmware/hal/esp32.py" in prod
+    ours = {t for t in prod if t.startswith(("firmware/", "engine_core/"))}
+    assert ours == {t for t in bench if t.startswith(("firmware/", "engine_core/"))}
+    for served in ("webrepl.py", "mip/__init__.py", "upysh.py", "asyncio/core.py"):
+        assert served in bench and served not in prod, served
 
 
 def test_the_frozen_entry_points_compile_with_mpy_cross():
