@@ -169,23 +169,34 @@ def _load_config(path):
 
 
 def _grow_module_tables():
-    """Import what a technician's visit imports for a moment (the service
-    and readout requests, the config's checker, hmac), all at once, and
-    forget it. The tables that name modules (sys.modules, each package's
-    names) grow when the visit's imports would overfill them, and a grown
-    table stays for good: grown here it sits among the controller's
-    buffers; grown during a visit it lands in the middle of the free heap
-    and splits it (on the twin: a 304-byte sys.modules table and two
-    package tables; the largest free block after a visit fell from 4.2 KB
-    to under 1 KB, docs/heap-idioms.md). Frozen code only: from .mpy
-    files (a development deploy) the modules' code loads into the heap,
-    and a cycle would need 22 KB more for the moment they are all there."""
+    """Import the most that one request imports for a moment, and forget
+    it: config_set's link/service.py, the config's checker and the
+    rulesets, all at once; and controller/work.py, the one module a
+    request adds to the controller's package (a jog, a scan, a clear).
+    The tables that name modules (sys.modules, each package's names) grow
+    when a request's imports would overfill them, and a grown table stays
+    for good: grown here it sits among the controller's buffers; grown
+    during a visit it lands in the middle of the free heap and splits it
+    (on the twin: a 304-byte sys.modules table and two package tables; the
+    largest free block after a visit fell from 4.2 KB to under 1 KB,
+    docs/heap-idioms.md). A name forgotten leaves its slot to the next
+    one, so the other requests' modules (commands, readouts, hmac, the
+    DRBG's: fewer at once, in the same packages) find room; importing them
+    here too would grow the tables past what any request needs
+    (docs/heap-idioms.md, 12d). Their dotted names are spelled below: a
+    name spelled in the frozen code, under 25 characters, is one of the
+    image's, and importing the module then makes no name in the heap
+    (12g). Frozen code only: from .mpy files (a development deploy) the
+    modules' code loads into the heap, and a cycle would need it all for
+    the moment they are all there."""
+    from firmware.controller import work
+    del work
+    forget("firmware.controller.work")
     from firmware import config
-    from firmware.link import readouts, service
-    import hmac
-    del config, readouts, service, hmac
-    for name in ("hmac", "firmware.config", "engine_core.rulesets", "firmware.link.readouts",
-                 "firmware.link.service"):
+    from firmware.link import service
+    del config, service
+    for name in ("firmware.config", "engine_core.rulesets", "firmware.link.service",
+                 "firmware.link.commands", "firmware.link.readouts"):
         forget(name)
 
 

@@ -4,7 +4,7 @@ its fault log, in one file of the board's flash.
 Written whole to NAME.new, then renamed over NAME: the rename is atomic
 (littlefs on the board, a POSIX file system on the PC), so a cut leaves
 the old file or the new one, never a mix. The text carries its CRC-16
-(the link's, firmware/link/frame.py): a file damaged on the flash is found
+(the link's, firmware/frame.py): a file damaged on the flash is found
 and said so, never read as counters.
 
 Both ways the JSON streams through the file: json writes and reads it in
@@ -21,7 +21,7 @@ import io
 import json
 import os
 
-from firmware.link.frame import crc16
+from firmware.frame import crc16
 
 _HEAD = b"0000 "                # the CRC in 4 hex digits and a space, then the JSON
 

@@ -24,7 +24,7 @@ import time
 from collections import Counter
 
 from host_tools.texts import faults as fault_table
-from firmware.link import frame
+from firmware import frame
 from host_tools.link import codec as link_codec
 from host_tools.link.client import LinkClient, LinkError
 from host_tools.cli.ops import describe_fault

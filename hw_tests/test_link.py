@@ -4,7 +4,8 @@ import re
 
 import pytest
 
-from firmware.link import codec, frame
+from firmware import frame
+from firmware.link import codec
 from host_tools.link import codec as link_codec
 from host_tools.qa import linkfuzz
 from host_tools.link.client import LinkError

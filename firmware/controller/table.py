@@ -14,6 +14,23 @@ NAMES gives them their link names.
 With two tile sets the builder makes the next set during the hand (the
 walls in play sit on the table top, the lifters go back down empty).
 Every state change and fault is an event on the link (public facts only).
+
+The controller by concern (TableController's sections below, and the
+modules beside it):
+
+    the cycle          the state machine, its commands and its tick (here)
+    the seat keys      what a press or a gesture means in each state (here)
+    a technician's     started for a request by work.py (a jog, a scan),
+      work             run to its end by the tick (here)
+    faults             raised at the tick (here), cleared by work.py
+    saved counters     read at boot, saved at each lift, dice, hand end
+                       and fault (here, through persist.py)
+    building a set     builder.py; following a hand: follower.py
+
+What runs at the tick is resident; what only a request starts (work.py)
+is loaded for the request and forgotten after it (docs/heap-idioms.md,
+12: a concern in a class or module of its own, resident, costs the heap
+more than the targets leave).
 """
 
 try:
@@ -23,8 +40,7 @@ except ImportError:  # CPython (host-side tests)
         return x
 
 from firmware import faults, persist
-from firmware.faults import (AUDIT_FAULTS as _AUDIT_FAULTS, DISPLAY_UNPLUGGED as _DISPLAY_UNPLUGGED,
-                             FIRMWARE_ERROR as _FIRMWARE_ERROR, OUTPUT_TIMEOUT as _OUTPUT_TIMEOUT,
+from firmware.faults import (FIRMWARE_ERROR as _FIRMWARE_ERROR, OUTPUT_TIMEOUT as _OUTPUT_TIMEOUT,
                              POWER_LOST as _POWER_LOST)
 from firmware.controller import builder
 from firmware.controller.follower import HandFollower
@@ -51,6 +67,7 @@ _COUNTERS = const("counters.json")    # counters and fault log, kept across powe
 
 
 _FAULT_LOG = const(16)         # faults kept for `mjctl faults`
+_NO_TILE = const(0xFF)         # = tiles.NO_TILE: an empty slot of the walls
 
 
 class TableController:
@@ -74,17 +91,16 @@ class TableController:
         self.resume_state = _IDLE  # where a cleared fault goes back to
         self.lost = None           # why the counters start from zero (a damaged file)
         self.unsaved = 0           # saves that failed (the flash)
-        # A technician's work (link/service.py starts it, the tick ends it):
-        # a jog's driver, deadline and [name, n, started, count before]
-        # (filled in place: a list made per jog stayed in the heap until the
-        # next one); an RFID scan of the walls in the lanes, side by side
-        # (-1: none).
+        # A technician's work (controller/work.py starts it for a request,
+        # the tick ends it): a jog's driver, deadline and [name, n,
+        # started, count before] (filled in place: a list made per jog would
+        # stay in the heap until the next one); an RFID scan of the walls in
+        # the lanes, side by side (-1: none).
         self.jogging = None
         self.jog_until = 0
         self.jog = ["", 0, 0, 0]
         self.scan_side = -1
         self.cycles = 0
-        self.cycle_started = 0
         self.follower = HandFollower(cfg.rules, devices.rfid, self.builder,
                                      devices.display, devices.buzzer, emit,
                                      cfg.timings["draw_grace_ms"])
@@ -98,7 +114,7 @@ class TableController:
         self.next_ready = False    # a second set is built and audited in the lanes
         self.scanned = False       # rfid.seen/ids hold a whole scan, nothing moved since
 
-    # -- commands (link or keys) ---------------------------------------------
+    # -- the cycle: commands (the link, the keys) and the tick ----------------
 
     def boot(self, now):
         for lifter in self.d.lifters:  # where they are, before anyone asks
@@ -141,7 +157,6 @@ class TableController:
         """Begin a table cycle; a refusal text, or None when started."""
         if self.state != _IDLE:
             return "the table is %s, not idle" % NAMES[self.state]
-        self.cycle_started = now
         self.hal.set_flag(_MARK, True)
         self.builder.state = builder.EMPTY
         self._lower_all(now)           # the builder starts once the platforms are down
@@ -163,7 +178,6 @@ class TableController:
         self.emit("result", {"winner": winner, "dealer": ds.dealer, "wins_in_row": ds.wins_in_row,
                              "streak": ds.streak})
         self.d.display.show_alert(now, panel.ALERT_NONE)
-        self.cycle_started = now
         self._start_next(now)
         return None
 
@@ -180,54 +194,6 @@ class TableController:
         if self.state != _IN_HAND:
             return "no hand is being played (state %s)" % NAMES[self.state]
         return self.follower.kong(now, seat, concealed)
-
-    def clear(self, now):
-        if self.state != _FAULT:
-            return "no active fault"
-        code = self.fault
-        self.fault = 0
-        self.fault_detail = None
-        self.builder.clear()
-        for dev in self.d.fault_sources:
-            dev.fault = 0
-            dev.detail = None      # else the dict stays in the heap until that device's next fault
-        if code == _DISPLAY_UNPLUGGED:
-            # Else the frame never ACKed raises the fault again at once; and
-            # the board comes back blank: show again what the players need.
-            d = self.d
-            d.display.replugged()
-            state = self.resume_state
-            if state == _DEALER or state == _ROLLING or state == _IN_HAND:
-                d.display.show_dealer(now, self.dealership.dealer, self.dealership.streak)
-            if state == _ROLLING:
-                d.display.show_dice(now, 0, 0, True)
-            elif state == _IN_HAND:
-                d.display.show_dice(now, d.dice.a, d.dice.b, False)
-                self.follower.show_again(now)
-        self.emit("cleared", {"code": code, "resume": NAMES[self.resume_state]})
-        target = self.resume_state
-        b = self.builder           # building now, or the next set during a hand
-        if code in _AUDIT_FAULTS:
-            # The technician fixed a tile and tipped the lanes into the tray
-            # (faults.py): build this set again from the start.
-            b.state = builder.EMPTY
-        elif b.state == builder.AUDITING:
-            b.audit_again(now)
-        elif b.state != builder.EMPTY and b.state != builder.READY:
-            b.resume(now)              # reads every wall again, then feeds
-        if target == _LIFTING:
-            # The set was lifted and counted when the lift began: only the
-            # move again, so that lifts and tiles_fed count it once.
-            for lifter in self.d.lifters:
-                lifter.lift(now)
-            self._enter(now, _LIFTING)
-            return None
-        if target == _IDLE:
-            self.hal.set_flag(_MARK, False)
-        self._enter(now, target)
-        return None
-
-    # -- the tick ------------------------------------------------------------
 
     def step(self, now):
         d = self.d
@@ -286,6 +252,79 @@ class TableController:
                 if d.keys.take_press(seat):
                     self._refuse(now, seat, "no hand is on (the table is %s)" % NAMES[state])
 
+    def _build(self, now):
+        b = self.builder
+        if b.state == builder.EMPTY:
+            if self._all(motion.BOTTOM):
+                b.start(now)
+            return
+        b.step(now)
+        if b.fault:
+            self._fault(now, b.fault, b.detail)
+        elif b.state == builder.READY and self.state == _BUILDING:
+            self.emit("walls", {"tiles_per_side": b.tiles_per_side()})
+            self._lift(now)
+        elif b.state == builder.READY and not self.next_ready:
+            self.next_ready = True
+            self.emit("walls", {"tiles_per_side": b.tiles_per_side(), "next": True})
+
+    def _start_next(self, now):
+        if self.next_ready:
+            self.next_ready = False
+            self._lift(now)
+        elif self.builder.state != builder.EMPTY:
+            # Two sets, the next one half built when the hand ended: go on
+            # building it (the lanes hold its tiles; counting again from
+            # zero would overfill them and end in a false lane_jam).
+            self._enter(now, _BUILDING)
+        else:
+            self.builder.state = builder.EMPTY
+            self._lower_all(now)
+            self._enter(now, _BUILDING)
+
+    def _lower_all(self, now):
+        for lifter in self.d.lifters:
+            lifter.lower(now)
+
+    def _lift(self, now):
+        self.in_play[:] = self.builder.wall      # the next audit writes over it
+        self.lifts += 1
+        per = len(self.in_play) // 4
+        for slot in range(len(self.in_play)):
+            if self.in_play[slot] != _NO_TILE:
+                self.tiles_fed[slot // per] += 1
+        self.builder.state = builder.EMPTY
+        for lifter in self.d.lifters:
+            lifter.lift(now)
+        self._save()
+        self._enter(now, _LIFTING)
+
+    def _all(self, position):
+        for lifter in self.d.lifters:
+            if lifter.state != position:
+                return False
+        return True
+
+    def _enter(self, now, state):
+        self.state = state
+        self.scanned = False           # the walls may change from here
+        self.d.rfid.raw = None         # so a technician's scan is stale: its UIDs go
+        self.emit("state", {"state": NAMES[state]})
+
+    # -- the seat keys: what a press or a gesture means now -------------------
+
+    def _wait_dice_key(self, now):
+        d = self.d
+        dealer = self.dealership.dealer
+        for seat in range(4):
+            if d.keys.take_press(seat):
+                if seat == dealer:
+                    d.dice.start(now)
+                    d.display.show_dice(now, 0, 0, True)
+                    self._enter(now, _ROLLING)
+                    return
+                self._refuse(now, seat, "only the dealer rolls")
+
     def _follow(self, now):
         d = self.d
         f = self.follower
@@ -319,6 +358,13 @@ class TableController:
                     self._refuse(now, seat, why)
         if f.active and f.phase == DRAW:       # nothing left to draw: 和局
             self.hand_end(now, None)
+
+    def _refuse(self, now, seat, reason):
+        """A key pressed when it means nothing: a beep and an event, no change."""
+        self.d.buzzer.beep(now, 150)
+        self.emit("refused", {"seat": seat, "reason": reason})
+
+    # -- a technician's work, run to its end (started by work.py) -------------
 
     def _service_work(self, now):
         """A technician's jog ends at its deadline, or at its switch for a
@@ -358,77 +404,7 @@ class TableController:
         elif r.state == rfid.IDLE:
             r.scan(now, side, 0)
 
-    def _refuse(self, now, seat, reason):
-        """A key pressed when it means nothing: a beep and an event, no change."""
-        self.d.buzzer.beep(now, 150)
-        self.emit("refused", {"seat": seat, "reason": reason})
-
-    def _build(self, now):
-        b = self.builder
-        if b.state == builder.EMPTY:
-            if self._all(motion.BOTTOM):
-                b.start(now)
-            return
-        b.step(now)
-        if b.fault:
-            self._fault(now, b.fault, b.detail)
-        elif b.state == builder.READY and self.state == _BUILDING:
-            self.emit("walls", {"tiles_per_side": b.tiles_per_side()})
-            self._lift(now)
-        elif b.state == builder.READY and not self.next_ready:
-            self.next_ready = True
-            self.emit("walls", {"tiles_per_side": b.tiles_per_side(), "next": True})
-
-    def _wait_dice_key(self, now):
-        d = self.d
-        dealer = self.dealership.dealer
-        for seat in range(4):
-            if d.keys.take_press(seat):
-                if seat == dealer:
-                    d.dice.start(now)
-                    d.display.show_dice(now, 0, 0, True)
-                    self._enter(now, _ROLLING)
-                    return
-                self._refuse(now, seat, "only the dealer rolls")
-
-    def _start_next(self, now):
-        if self.next_ready:
-            self.next_ready = False
-            self._lift(now)
-        elif self.builder.state != builder.EMPTY:
-            # Two sets, the next one half built when the hand ended: go on
-            # building it (the lanes hold its tiles; counting again from
-            # zero would overfill them and end in a false lane_jam).
-            self._enter(now, _BUILDING)
-        else:
-            self.builder.state = builder.EMPTY
-            self._lower_all(now)
-            self._enter(now, _BUILDING)
-
-    def _lower_all(self, now):
-        for lifter in self.d.lifters:
-            lifter.lower(now)
-
-    def _lift(self, now):
-        self.in_play[:] = self.builder.wall      # the next audit writes over it
-        self.lifts += 1
-        per = len(self.in_play) // 4
-        for slot in range(len(self.in_play)):
-            if self.in_play[slot] != 0xFF:       # tiles.NO_TILE
-                self.tiles_fed[slot // per] += 1
-        self.builder.state = builder.EMPTY
-        for lifter in self.d.lifters:
-            lifter.lift(now)
-        self._save()
-        self._enter(now, _LIFTING)
-
-    def _all(self, position):
-        for lifter in self.d.lifters:
-            if lifter.state != position:
-                return False
-        return True
-
-    # -- faults and events ---------------------------------------------------
+    # -- faults: raised here, cleared by work.py ------------------------------
 
     def crashed(self, now, exc):
         """A bug raised in the loop: the safe state, and the bug on the link."""
@@ -454,7 +430,7 @@ class TableController:
         self._enter(now, _FAULT)
         self.emit("fault", {"code": code, "name": name, "detail": detail or {}})
 
-    # -- what survives a power cut ------------------------------------------
+    # -- what survives a power cut --------------------------------------------
 
     def _save(self, fault=None):
         """Counters and the fault log (with `fault`, a new entry, at its
@@ -492,9 +468,3 @@ class TableController:
         log = saved["log"] if type(saved) is dict and type(saved.get("log")) is list else []
         log.reverse()
         return log
-
-    def _enter(self, now, state):
-        self.state = state
-        self.scanned = False           # the walls may change from here
-        self.d.rfid.raw = None         # so a technician's scan is stale: its UIDs go
-        self.emit("state", {"state": NAMES[state]})

@@ -15,7 +15,7 @@ from array import array
 from micropython import const
 
 from firmware.hal import HalCommon
-from firmware.link import frame
+from firmware import frame
 
 _B_HELLO = const(0x01)
 _B_OUT = const(0x02)

@@ -23,9 +23,9 @@ except ImportError:  # CPython
 
 import json
 
-from firmware.link import frame
+from firmware import frame
 
-PROTO_VERSION = 7          # bumped by any change of the tables below
+PROTO_VERSION = 7          # bumped by any change of what the tables below put on the wire
 # The frame kinds and the tables below are private constants: compiled
 # into the functions that use them, they leave no global and no interned
 # name on the controller (docs/firmware.md, Memory). The host reads them
@@ -39,56 +39,53 @@ _ERROR = const(0x13)
 # field but the head ("op" of a request, "ok" of a response, "ev" of an
 # event). Types: int str bool list dict any; "?" may be null, "*" may be
 # absent. Fields are listed sorted; the writer sorts the keys it writes.
+#
+# A request is declared once, on its line of _REQUESTS: its op, who may
+# send it, where its handler is, its arguments, then ">" and the fields of
+# its answer ("op" echoes the request's):
+#   who   anyone   anyone, at any time
+#         no_hand  anyone, but never during a hand
+#         session  a technician's service session (link/service.py), never
+#                  during a hand; what it did goes into the service log
+#   home  the module whose function named after the op answers it:
+#         server   a method of LinkServer (link/server.py), resident: hello
+#                  and status, asked at once and all the time
+#         commands link/commands.py, readouts link/readouts.py, service
+#                  link/service.py: each loaded for its request and
+#                  forgotten after it; a request not for anyone lives in
+#                  service.py, which checks who sent it
+# The server's dispatcher reads the line (route) and calls the handler.
 _REQUESTS = const(
-    "hello proto:int\n"
-    "status\n"
-    "start\n"
-    "clear\n"
-    "faults n:int*\n"
-    "config_get key:str*\n"
-    "hand_end winner:int?*\n"
-    "kong kind:str seat:int\n"
-    "service_open\n"
-    "service_auth mac:str nonce:str\n"
-    "service_close\n"
-    "service_log n:int* start:int*\n"
-    "jog actuator:str ms:int n:int* session:str*\n"
-    "hand\n"
-    "counters\n"
-    "sensors\n"
-    "dice_test n:int\n"
-    "config_set key:str session:str* value:any\n"
-    "rfid_scan session:str*\n"
-    "rfid_audit session:str*\n"
-    "rfid_learn session:str*\n"
+    "hello anyone server proto:int > build:str fw:str op:str proto:int runtime:dict table:str\n"
+    "status anyone server > cycles:int dealer:int? dice:list? fault:dict? heap:dict* lanes:list"
+    " lifters:list link:dict* op:str phase:str runtime:dict state:str tiles_per_side:list"
+    " uptime:int\n"
+    "start anyone commands > op:str state:str\n"
+    "clear anyone commands > cleared:int? op:str\n"
+    "faults anyone readouts n:int* > faults:list op:str total:int\n"
+    "config_get anyone readouts key:str* > key:str* keys:list* op:str value:any*\n"
+    "hand_end anyone commands winner:int?* > op:str state:str\n"
+    "kong anyone commands kind:str seat:int > op:str state:str\n"
+    "service_open anyone service > nonce:str op:str ttl_ms:int\n"
+    "service_auth no_hand service mac:str nonce:str > expires_ms:int op:str session:str\n"
+    "service_close anyone service > closed:bool op:str\n"
+    "service_log anyone service n:int* start:int* > counts:list entries:list op:str total:int\n"
+    "jog session service actuator:str ms:int n:int* session:str* > op:str state:str\n"
+    "hand anyone readouts > active:bool drawable:int* gold:str?* head:list?* marker:list?* n:int*"
+    " op:str phase:str* reserve:int* tail:list?* turn:int* wall:int*\n"
+    "counters anyone readouts > cycles:int faults:list hands:int lifts:int lost:str* op:str"
+    " tiles_fed:list unsaved:int\n"
+    "sensors anyone readouts > buzzer:int keys:list lanes:list lifters:list motors:list"
+    " moving:list op:str plate:list\n"
+    "dice_test anyone readouts n:int > counts:list op:str\n"
+    "config_set session service key:str session:str* value:any > key:str op:str restart:bool"
+    " value:any\n"
+    "rfid_scan session service session:str* > op:str state:str\n"
+    "rfid_audit session service session:str* > kinds:int op:str tags:int tiles:list unknown:int\n"
+    "rfid_learn session service session:str* > changed:int new:int op:str restart:bool tags:int\n"
 )
-_RESPONSES = const(        # "op" echoes the request's
-    "hello build:str fw:str op:str proto:int runtime:dict table:str\n"
-    "status cycles:int dealer:int? dice:list? fault:dict? heap:dict* lanes:list lifters:list"
-    " link:dict* op:str phase:str runtime:dict state:str tiles_per_side:list uptime:int\n"
-    "start op:str state:str\n"
-    "clear cleared:int? op:str\n"
-    "faults faults:list op:str total:int\n"
-    "hand_end op:str state:str\n"
-    "kong op:str state:str\n"
-    "service_open nonce:str op:str ttl_ms:int\n"
-    "service_auth expires_ms:int op:str session:str\n"
-    "service_close closed:bool op:str\n"
-    "service_log counts:list entries:list op:str total:int\n"
-    "jog op:str state:str\n"
-    "counters cycles:int faults:list hands:int lifts:int lost:str* op:str tiles_fed:list"
-    " unsaved:int\n"
-    "sensors buzzer:int keys:list lanes:list lifters:list motors:list moving:list op:str"
-    " plate:list\n"
-    "dice_test counts:list op:str\n"
-    "hand active:bool drawable:int* gold:str?* head:list?* marker:list?* n:int* op:str"
-    " phase:str* reserve:int* tail:list?* turn:int* wall:int*\n"
-    "config_get key:str* keys:list* op:str value:any*\n"
-    "config_set key:str op:str restart:bool value:any\n"
-    "rfid_scan op:str state:str\n"
-    "rfid_audit kinds:int op:str tags:int tiles:list unknown:int\n"
-    "rfid_learn changed:int new:int op:str restart:bool tags:int\n"
-)
+_WHO = const(("anyone", "no_hand", "session"))
+_HOMES = const(("server", "commands", "readouts", "service"))
 _EVENTS = const(           # "t": ms since boot; the other fields are public facts
     "state phase:str* state:str t:int\n"
     "fault code:int detail:dict name:str t:int\n"
@@ -146,6 +143,23 @@ def find(spec, k, lo, e, sep):
     return -1
 
 
+def route(op):
+    """Who may send the request `op` and where its handler is, as its line
+    of _REQUESTS says: (a word of _WHO, a word of _HOMES); (None, None) for
+    an op that is not in the table."""
+    p = find(_REQUESTS, op, 0, len(_REQUESTS), "\n") + 1
+    who = home = None
+    if p:
+        for w in _WHO:
+            if _REQUESTS.startswith(w, p) and _REQUESTS.startswith(" ", p + len(w)):
+                who = w
+        p = _REQUESTS.find(" ", p) + 1
+        for w in _HOMES:
+            if _REQUESTS.startswith(w, p) and _REQUESTS.startswith(" ", p + len(w)):
+                home = w
+    return who, home
+
+
 def _fits(v, spec, q):
     """v against the type at spec[q:] ("int", "list?*", ...): 0 if it does
     not fit, else 1 (a required field) or 2 (optional: "*")."""
@@ -170,12 +184,11 @@ def _fits(v, spec, q):
     return 0 if not ok else 2 if spec.startswith("*", q + n) else 1
 
 
-def check(obj, spec, p, head, code):
-    """obj (a message) against its entry, whose name ends at spec[p] (-1:
-    spec is a field list): each key but the head declared, of its type,
-    present unless optional; else LinkError(code, why): the least undeclared
-    key, else the first field (in table order) missing or ill-typed."""
-    lo, e = p + 1, spec.find("\n", p) if p >= 0 else len(spec)
+def check(obj, spec, lo, e, head, code):
+    """obj (a message) against the fields declared in spec[lo:e]: each key
+    but the head declared, of its type, present unless optional; else
+    LinkError(code, why): the least undeclared key, else the first field
+    (in table order) missing or ill-typed."""
     req, bad, ill = 0, None, False
     for k in obj:
         if k != head:
@@ -209,6 +222,32 @@ def check(obj, spec, p, head, code):
 _SHORT = const(64)
 _text = bytearray(_SHORT)
 
+# The bytes the writer puts down, by name (ASCII; compiled in, no heap).
+_SPACE = const(0x20)            # below it: control characters, escaped
+_QUOTE = const(0x22)            # "
+_COMMA = const(0x2C)            # ,
+_MINUS = const(0x2D)            # -
+_ZERO = const(0x30)             # 0, the digits follow
+_SEVEN = const(0x37)            # 7
+_COLON = const(0x3A)            # :
+_OPEN_LIST = const(0x5B)        # [
+_BACKSLASH = const(0x5C)        # \
+_CLOSE_LIST = const(0x5D)       # ]
+_HEX_LETTER = const(0x61 - 10)  # a hex digit 10..15 as a..f
+_U = const(0x75)                # u, of \uXXXX
+_OPEN_OBJECT = const(0x7B)      # {
+_CLOSE_OBJECT = const(0x7D)     # }
+_NOT_ASCII = const(0x80)        # from here a byte is not ASCII
+_ESCAPES = const(b"btn_fr")     # \b \t \n \v \f \r as written: 0x08..0x0D, \v as \u000b
+# A lone surrogate, as MicroPython holds it: ED A0..BF xx (UTF-8 of
+# U+D800..DFFF), written \uDXXX.
+_SURROGATE_LEAD = const(0xED)
+_SURROGATE_MIN = const(0xA0)
+# What the keys of the objects in a value may be (_value's `mode`).
+_ANY_KEYS = const(0)            # any str: inside an "any" field
+_PUBLIC = const(1)              # declared in _NESTED
+_REVEALED = const(2)            # declared in _NESTED, or SECRET (reveal=True)
+
 
 def _utf8(v):
     """The UTF-8 bytes of the str v (a lone surrogate as ED Ax xx, as
@@ -238,7 +277,8 @@ def _value(buf, i, v, mode, spec=None, lo=0, e=0, head=None):
     \\" \\\\ \\b \\f \\n \\r \\t, \\u00XX for other control characters, \\uXXXX
     for a lone surrogate (MicroPython's json makes them). An object's keys
     are written sorted; they must be, by mode (for the objects in v): 0 any
-    str (in an "any" field), 1 NESTED, 2 NESTED or SECRET (reveal). A message
+    str (_ANY_KEYS, in an "any" field), _PUBLIC NESTED, _REVEALED NESTED or
+    SECRET (reveal). A message
     (spec: its entry is spec[lo:e]) has its "{" and head written already; its
     other keys must be declared in the entry and of their type. Undeclared
     or secret keys are "not_public" at once; ill-typed values and missing
@@ -246,32 +286,32 @@ def _value(buf, i, v, mode, spec=None, lo=0, e=0, head=None):
     t = type(v)
     if t is str:
         b, j = _utf8(v), 0
-        buf[i] = 34
+        buf[i] = _QUOTE
         i += 1
         while j < len(b):
             c = b[j]
             j += 1
-            if c == 0xED and j + 1 < len(b) and b[j] >= 0xA0:   # a lone surrogate
-                c = 0xD000 | (b[j] & 63) << 6 | b[j + 1] & 63
+            if c == _SURROGATE_LEAD and j + 1 < len(b) and b[j] >= _SURROGATE_MIN:
+                c = 0xD000 | (b[j] & 0x3F) << 6 | b[j + 1] & 0x3F     # its code point
                 j += 2
-            elif c >= 32 and c != 34 and c != 92:           # UTF-8 bytes as they are
+            elif c >= _SPACE and c != _QUOTE and c != _BACKSLASH:   # UTF-8 bytes as they are
                 buf[i] = c
                 i += 1
                 continue
-            buf[i] = 92
-            if c == 34 or c == 92:
+            buf[i] = _BACKSLASH
+            if c == _QUOTE or c == _BACKSLASH:
                 buf[i + 1] = c
                 i += 2
-            elif 8 <= c <= 13 and c != 11:
-                buf[i + 1] = b"btn_fr"[c - 8]
+            elif 0x08 <= c <= 0x0D and c != 0x0B:
+                buf[i + 1] = _ESCAPES[c - 0x08]
                 i += 2
-            else:
-                buf[i + 1] = 117   # u
+            else:                      # \uXXXX, hex digits in lower case as json.dumps has them
+                buf[i + 1] = _U
                 for k in range(4):
-                    n = (c >> 12 - 4 * k) & 15
-                    buf[i + 2 + k] = n + (48 if n < 10 else 87)
+                    n = (c >> 12 - 4 * k) & 0xF
+                    buf[i + 2 + k] = n + (_ZERO if n < 10 else _HEX_LETTER)
                 i += 6
-        buf[i] = 34
+        buf[i] = _QUOTE
         return i + 1
     if v is None or t is bool:
         b = _utf8("null" if v is None else "true" if v else "false")
@@ -280,7 +320,7 @@ def _value(buf, i, v, mode, spec=None, lo=0, e=0, head=None):
         return i + len(b)
     if t is int:
         if v < 0:
-            buf[i] = 45
+            buf[i] = _MINUS
             i += 1
             v = -v
         j = v
@@ -289,24 +329,24 @@ def _value(buf, i, v, mode, spec=None, lo=0, e=0, head=None):
             i += 1
         j = i + 1
         while True:                    # the digits, last first
-            buf[i] = 48 + v % 10
+            buf[i] = _ZERO + v % 10
             v //= 10
             if not v:
                 return j
             i -= 1
     start = i                          # no comma before the first item
     if t is list or t is tuple:
-        buf[i] = 91
+        buf[i] = _OPEN_LIST
         for j in range(len(v)):
             if i != start:
-                buf[i] = 44
+                buf[i] = _COMMA
             i = _value(buf, i + 1, v[j], mode)
-        buf[i + (i == start)] = 93
+        buf[i + (i == start)] = _CLOSE_LIST
         return i + 1 + (i == start)
     if t is not dict:
         raise LinkError("bad_value", "a %s cannot go on the link" % t.__name__)
     if head is None:
-        buf[i] = 123
+        buf[i] = _OPEN_OBJECT
     else:                              # a message: a comma before each key
         start = -1
     prev, req, bad = None, 0, False
@@ -314,7 +354,7 @@ def _value(buf, i, v, mode, spec=None, lo=0, e=0, head=None):
         k = None                       # the next key: the least one after prev
         for key in v:
             if type(key) is not str:
-                if mode:
+                if mode != _ANY_KEYS:
                     raise LinkError("not_public", "field %s is not declared" % repr(key)[:32])
                 raise LinkError("bad_value", "a %s key cannot go on the link" % type(key).__name__)
             if key != head and (prev is None or key > prev) and (k is None or key < k):
@@ -323,7 +363,7 @@ def _value(buf, i, v, mode, spec=None, lo=0, e=0, head=None):
             break
         prev = k
         sub = mode
-        if mode == 1 and k in _SECRET:
+        if mode == _PUBLIC and k in _SECRET:
             raise LinkError("not_public", "field %s is not public" % k)
         if spec is not None:
             q = find(spec, k, lo, e, " ")
@@ -333,24 +373,27 @@ def _value(buf, i, v, mode, spec=None, lo=0, e=0, head=None):
             req += f == 1
             bad = bad or not f
             if spec.startswith("any", q + 1):
-                sub = 0
-        elif mode and k not in _SECRET and find(_NESTED, k, 0, len(_NESTED), " ") < 0:
+                sub = _ANY_KEYS
+        elif mode != _ANY_KEYS and k not in _SECRET and find(_NESTED, k, 0, len(_NESTED), " ") < 0:
             raise LinkError("not_public", "field %s is not declared" % k[:32])
         if i != start:
-            buf[i] = 44
-        i = _value(buf, i + 1, k, 0)
-        buf[i] = 58
+            buf[i] = _COMMA
+        i = _value(buf, i + 1, k, _ANY_KEYS)
+        buf[i] = _COLON
         i = _value(buf, i + 1, v[k], sub)
     if spec is not None and (bad or req != spec.count(":", lo, e) - spec.count("*", lo, e)):
-        check(v, spec, lo - 1, head, "bad_value")     # raises: what is wrong
-    buf[i + (i == start)] = 125
+        check(v, spec, lo, e, head, "bad_value")     # raises: what is wrong
+    buf[i + (i == start)] = _CLOSE_OBJECT
     return i + 1 + (i == start)
 
 
-def write(buf, kind, seq, obj, spec, key, head, value, reveal, code="bad_value"):
-    """obj as a message sealed in buf; its length. Its entry in spec: the one
-    named by obj[key] (else LinkError(code)), or all of spec (key None).
-    `head` goes first; its value: obj's, else value (which it must be)."""
+def write(buf, kind, seq, obj, spec, key, head, value, reveal, code):
+    """obj as a message of frame kind `kind` sealed in buf; its length.
+    Called with keywords (the arguments are many, and alike). Its entry in
+    spec: the line named by obj[key] (else LinkError(code)), or all of spec
+    (key None); on a line of _REQUESTS, its answer's fields (after ">").
+    `head` goes first; its value: obj's, else value (which it must be).
+    reveal: SECRET keys may be written."""
     p = -1
     if key is not None:
         p = find(spec, obj.get(key), 0, len(spec), "\n")
@@ -358,19 +401,22 @@ def write(buf, kind, seq, obj, spec, key, head, value, reveal, code="bad_value")
             v = obj.get(key)
             raise LinkError(code, "%s %r is not in the table" % (key, v[:32] if type(v) is str else v))
     lo, e = p + 1, spec.find("\n", p) if p >= 0 else len(spec)
-    h, mode = frame.HEADER, 2 if reveal else 1
+    q = spec.find(">", lo, e)
+    if q >= 0:                          # a request's line: what its answer holds
+        lo = q + 2
+    h, mode = frame.HEADER, _REVEALED if reveal else _PUBLIC
     try:                                # an undeclared key: "not_public" here
-        buf[h] = 123
-        i = _value(buf, h + 1, head, 0)
-        buf[i] = 58
+        buf[h] = _OPEN_OBJECT
+        i = _value(buf, h + 1, head, _ANY_KEYS)
+        buf[i] = _COLON
         i = _value(buf, i + 1, obj.get(head, value), mode)
         i = _value(buf, i, obj, mode, spec, lo, e, head)
     except (IndexError, RuntimeError):  # past the buffer (a cycle ends there too)
         for k in obj:                   # the guard first, as when it fits
             if k != head and (type(k) is not str or find(spec, k, lo, e, " ") < 0
-                              or (mode == 1 and k in _SECRET)):
+                              or (mode == _PUBLIC and k in _SECRET)):
                 raise LinkError("not_public", "field %s is not declared" % str(k)[:32])
-        check(obj, spec, p, head, "bad_value")
+        check(obj, spec, lo, e, head, "bad_value")
         i = len(buf)
     if value is not None and obj.get(head, value) is not value:
         raise LinkError("bad_value", "field %s: must be %s" % (head, value))
@@ -390,16 +436,17 @@ def decode_request(reader):
     b, i, e = reader.buf, frame.HEADER, frame.HEADER + reader.length
     while i < e:
         c = b[i]
-        if c == 92 and i + 1 < e and b[i + 1] == 117:            # \uXXXX
-            if i + 5 >= e or b[i + 2] != 48 or b[i + 3] != 48 or not 48 <= b[i + 4] <= 55:
+        if c == _BACKSLASH and i + 1 < e and b[i + 1] == _U:            # \uXXXX
+            if (i + 5 >= e or b[i + 2] != _ZERO or b[i + 3] != _ZERO
+                    or not _ZERO <= b[i + 4] <= _SEVEN):
                 raise LinkError("bad_request", "requests are ASCII: a \\u escape above"
                                 " U+007F at byte %d" % (i - frame.HEADER))
             i += 6
-        elif c >= 128:
+        elif c >= _NOT_ASCII:
             raise LinkError("bad_request", "requests are ASCII: byte 0x%02x at %d"
                             % (c, i - frame.HEADER))
         else:
-            i += 2 if c == 92 else 1   # an escaped pair: "\\u" is a backslash and a u
+            i += 2 if c == _BACKSLASH else 1   # an escaped pair: "\\u" is a backslash and a u
     try:
         obj = json.loads(str(reader.buf[frame.HEADER:frame.HEADER + reader.length], "utf-8"))
     except Exception as e:             # never a crash, whatever the bytes are
@@ -414,7 +461,9 @@ def decode_request(reader):
     p = find(_REQUESTS, op, 0, len(_REQUESTS), "\n")
     if p < 0:
         raise LinkError("unknown_op", "%s %r is not in the table" % ("op", op[:32]))
-    check(obj, _REQUESTS, p, "op", "bad_request")
+    e = _REQUESTS.find(" >", p)          # its arguments: after who and home, before ">"
+    lo = _REQUESTS.find(" ", _REQUESTS.find(" ", p + 1) + 1) + 1
+    check(obj, _REQUESTS, min(lo, e), e, "op", "bad_request")
     del obj["op"]
     if op == "hello" and obj["proto"] != PROTO_VERSION:
         raise LinkError("proto_mismatch", "host speaks protocol %d, controller %d" % (
@@ -424,16 +473,19 @@ def decode_request(reader):
 
 def write_response(buf, seq, obj, reveal=False):
     """RESPONSE {"ok": true, "op": .., results} sealed in buf; its length."""
-    return write(buf, _RESPONSE, seq, obj, _RESPONSES, "op", "ok", True, reveal)
+    return write(buf, kind=_RESPONSE, seq=seq, obj=obj, spec=_REQUESTS, key="op", head="ok",
+                 value=True, reveal=reveal, code="bad_value")
 
 
 def write_event(buf, seq, obj, reveal=False):
     """EVENT {"ev": .., "t": ms, public fields} sealed in buf; its length."""
-    return write(buf, _EVENT, seq, obj, _EVENTS, "ev", "ev", None, reveal)
+    return write(buf, kind=_EVENT, seq=seq, obj=obj, spec=_EVENTS, key="ev", head="ev",
+                 value=None, reveal=reveal, code="bad_value")
 
 
 def write_error(buf, seq, obj):
     """ERROR {"ok": false, "error": .., "message": ..} from a dict or LinkError."""
     if isinstance(obj, LinkError):
         obj = dict(obj.info or {}, error=obj.code, message=obj.message)
-    return write(buf, _ERROR, seq, obj, _ERROR_FIELDS, None, "ok", False, False)
+    return write(buf, kind=_ERROR, seq=seq, obj=obj, spec=_ERROR_FIELDS, key=None, head="ok",
+                 value=False, reveal=False, code="bad_value")

@@ -1,9 +1,13 @@
-"""The technician's readings that need no session: counters, sensors, the
-dice test and the config file (docs/protocol.md, Requests).
+"""What anyone may read that `status` does not tell: the hand's public
+state, the fault log, the counters, the sensors, the dice test and the
+config file (docs/protocol.md, Requests). Each is declared on its line of
+the codec's table (codec._REQUESTS) and answered by the function named
+after it, called by the server's dispatcher as handler(link, ctl, now,
+args): the arguments are checked against the table by then.
 
 Memory: like link/service.py, not resident: the link imports this module
-for one request and forgets it after the answer (LinkServer._technician),
-so that a table in play carries none of it.
+for one request and forgets it after the answer (LinkServer._answer), so
+that a table in play carries none of it.
 """
 
 try:
@@ -21,38 +25,46 @@ from firmware.link.codec import LinkError
 _DICE_TEST_MAX = const(500)        # rolls per request: the loop waits for them
 
 
-def answer(ctl, op, args):
-    """The answer to counters, sensors, dice_test or config_get."""
-    if op == "counters":
-        return counters(ctl)
-    if op == "sensors":
-        return sensors(ctl)
-    if op == "dice_test":
-        n = args["n"]
-        if n < 1 or n > _DICE_TEST_MAX:
-            raise LinkError("bad_request", "n must be 1..%d" % _DICE_TEST_MAX)
-        if not ctl.still():
-            raise LinkError("busy", "a dice test only while the table is idle or stopped")
-        return {"ok": True, "counts": dice_test(ctl.hal.rand, n)}
-    return config_get(ctl.cfg, args.get("key"))                # config_get
+def hand(link, ctl, now, args):
+    """The hand's last published state (public facts only), if one is
+    followed."""
+    st = ctl.follower.public()
+    out = {"ok": True, "active": st is not None}
+    if st is not None:
+        for k in st:
+            if k != "op":
+                out[k] = st[k]
+    return out
 
 
-def counters(ctl):
+def faults(link, ctl, now, args):
+    """The fault log, newest first, at most `n` entries."""
+    log = ctl.faults_logged()
+    n = args.get("n", len(log))    # any int the codec let through: compared, never sliced
+    out = []
+    for t, code, name, detail in log:
+        if len(out) >= n:
+            break
+        out.append({"t": t, "code": code, "name": name, "detail": detail})
+    return {"ok": True, "faults": out, "total": len(log)}
+
+
+def counters(link, ctl, now, args):
     """What the table has done, kept across power cuts (persist.py):
     cycles, hands, lifts, tiles fed by lane, faults by code; `unsaved`:
     saves that failed; `lost`: why they started again from zero."""
-    faults = []
+    by_code = []
     for code in range(len(ctl.fault_counts)):
         if ctl.fault_counts[code]:
-            faults.append([code, ctl.fault_counts[code]])
+            by_code.append([code, ctl.fault_counts[code]])
     out = {"ok": True, "cycles": ctl.cycles, "hands": ctl.hands, "lifts": ctl.lifts,
-           "tiles_fed": list(ctl.tiles_fed), "faults": faults, "unsaved": ctl.unsaved}
+           "tiles_fed": list(ctl.tiles_fed), "faults": by_code, "unsaved": ctl.unsaved}
     if ctl.lost:
         out["lost"] = ctl.lost
     return out
 
 
-def sensors(ctl):
+def sensors(link, ctl, now, args):
     """Every input as it reads now: the plate's rotation level and
     revolutions, each lane's count sensor and count, each lifter's top
     and bottom switch, each seat key; and the motors: the plate's and
@@ -68,22 +80,29 @@ def sensors(ctl):
             "buzzer": int(d.buzzer.on)}
 
 
-def dice_test(rand, n):
+def dice_test(link, ctl, now, args):
     """n rolls of the two dice as the table rolls them: the count of each
-    face 1..6 over the 2n dice (the rolls hold up the control loop)."""
+    face 1..6 over the 2n dice; only while the table is still (the rolls
+    hold up the control loop)."""
+    n = args["n"]
+    if n < 1 or n > _DICE_TEST_MAX:
+        raise LinkError("bad_request", "n must be 1..%d" % _DICE_TEST_MAX)
+    if not ctl.still():
+        raise LinkError("busy", "a dice test only while the table is idle or stopped")
     counts = [0, 0, 0, 0, 0, 0]
     for _ in range(n):
-        a, b = roll(rand)
+        a, b = roll(ctl.hal.rand)
         counts[a - 1] += 1
         counts[b - 1] += 1
-    return counts
+    return {"ok": True, "counts": counts}
 
 
-def config_get(cfg, key):
+def config_get(link, ctl, now, args):
     """The config file's keys, or one key's value. The file is read with
     json alone: importing firmware.config again would bring back the
     validator (and the rulesets) that boot forgot to save heap."""
-    with open(cfg.path) as f:
+    key = args.get("key")
+    with open(ctl.cfg.path) as f:
         data = json.load(f)
     if key is None:
         return {"ok": True, "keys": sorted(data)}

@@ -18,7 +18,8 @@ from array import array
 from firmware import faults
 from firmware.faults import AUDIT_FAULTS as _AUDIT_FAULTS
 from firmware.hal import forget, ticks_diff
-from firmware.link import codec, frame
+from firmware import frame
+from firmware.link import codec
 
 _RX = const(32)
 _NONCES = const(4)                    # service challenges outstanding at once
@@ -26,17 +27,8 @@ _REQUEST_MAX = const(160)             # requests are small: the longest is a con
 _EVENT_MAX = const(200)               # events are small: a fault with its detail
 # Constant tuples: no module global (no interned name, no slot) for them.
 _SECRET = const(("tile", "tiles", "uid"))    # = codec's (tile identities)
-_READOUTS = const(("counters", "sensors", "dice_test", "config_get"))
-_TECHNICIAN = const(("counters", "sensors", "dice_test", "config_get", "jog", "config_set"))
 _POLL_ANSWERS = const(2)              # answers per poll: each parses and writes JSON
 _POLL_READS = const(8)                # x _RX bytes per poll (a garbage flood)
-_IN_PENDING = const(0)          # request bytes left in rx after a frame
-_IN_AT = const(1)               # the next of them
-_IN_RX_AT = const(2)            # when the last bytes arrived
-_IN_LAST_SEQ = const(3)         # the last request answered: its seq,
-_IN_LAST_CRC = const(4)         # its CRC,
-_IN_LAST_AT = const(5)          # when,
-_IN_LAST_N = const(6)           # and the answer's length in tx
 _QUIET_MS = const(100)                 # a frame's bytes come together; a gap this long ends it
 _RETRY_MS = const(5000)                # same seq and payload this soon: a retry, answered again
 
@@ -85,9 +77,13 @@ class LinkServer:
         self.dropped = 0
         self.overruns = 0          # control ticks that ran late (counted by main)
         self.retries = 0
-        # The reading and the last answer's state, by _IN_*: small ints in
-        # one array (one object, no interned name each).
-        self._in = array("i", (0, 0, 0, -1, -1, 0, 0))
+        self.rx_n = 0              # request bytes read into rx,
+        self.rx_next = 0           # the next of them to the reader,
+        self.rx_time = 0           # when the last ones arrived
+        self.last_seq = -1         # the last request answered: its seq,
+        self.last_crc = -1         # its CRC,
+        self.last_time = 0         # when,
+        self.last_n = 0            # and its answer's length in tx
 
     def boot_fault(self, code, reason):
         """Nothing may move (a bad config, a changed firmware): only `hello`
@@ -169,23 +165,22 @@ class LinkServer:
         reads = 0
         answers = 0
         while True:
-            st = self._in
-            if st[_IN_AT] >= st[_IN_PENDING] and not r.backlog():
+            if self.rx_next >= self.rx_n and not r.backlog():
                 if reads == _POLL_READS:
                     return
                 reads += 1
-                st[_IN_PENDING] = link.readinto(self.rx)
-                st[_IN_AT] = 0
-                if not st[_IN_PENDING]:
+                self.rx_n = link.readinto(self.rx)
+                self.rx_next = 0
+                if not self.rx_n:
                     # A frame half received on a quiet line will never end
                     # (its length was damaged): give it up so its bytes are
                     # rescanned and the host's next request gets through.
-                    if r.n and ticks_diff(now, st[_IN_RX_AT]) > _QUIET_MS:
+                    if r.n and ticks_diff(now, self.rx_time) > _QUIET_MS:
                         r.flush()
                         continue
                     return
-                st[_IN_RX_AT] = now
-            st[_IN_AT] = r.feed(self.rx, st[_IN_AT], st[_IN_PENDING])
+                self.rx_time = now
+            self.rx_next = r.feed(self.rx, self.rx_next, self.rx_n)
             if r.ready:
                 self._request(now, r)
                 answers += 1
@@ -195,11 +190,10 @@ class LinkServer:
     def _request(self, now, r):
         seq = r.seq
         crc = frame.crc16(r.buf, 0xFFFF, frame.HEADER, frame.HEADER + r.length)
-        st = self._in
-        if seq == st[_IN_LAST_SEQ] and crc == st[_IN_LAST_CRC] \
-                and ticks_diff(now, st[_IN_LAST_AT]) < _RETRY_MS and st[_IN_LAST_N]:
+        if seq == self.last_seq and crc == self.last_crc \
+                and ticks_diff(now, self.last_time) < _RETRY_MS and self.last_n:
             self.retries += 1          # the host lost our answer: send it again, do nothing
-            self._send(self.tx, st[_IN_LAST_N])
+            self._send(self.tx, self.last_n)
             return
         self.requests += 1
         try:
@@ -230,93 +224,59 @@ class LinkServer:
             except MemoryError:
                 self.dropped += 1
                 return
-        st[_IN_LAST_SEQ] = seq
-        st[_IN_LAST_CRC] = crc
-        st[_IN_LAST_AT] = now
-        st[_IN_LAST_N] = n
+        self.last_seq = seq
+        self.last_crc = crc
+        self.last_time = now
+        self.last_n = n
         self._send(self.tx, n)
 
     def _answer(self, now, op, args):
-        if op == "hello":
-            if args.get("proto") != codec.PROTO_VERSION:
-                raise codec.LinkError("proto_mismatch", "controller speaks %d, host %r"
-                                      % (codec.PROTO_VERSION, args.get("proto")),
-                                      {"proto": codec.PROTO_VERSION})
-            return {"ok": True, "proto": codec.PROTO_VERSION, "fw": self.fw_version,
-                    "build": self.build, "table": self.table, "runtime": self.runtime()}
+        """The answer to a request (LinkError if refused), as its line of
+        the codec's table says (codec.route): its handler is the function
+        named after it in its home, a method of this class (hello and
+        status, asked at once and all the time) or a function of
+        link/commands.py, readouts.py or service.py, each loaded for this
+        request and forgotten after it. service.py checks first who may
+        send what it answers."""
+        home = codec.route(op)[1]
         ctl = self.controller
-        if ctl is None:
-            if op == "status":         # what stopped the boot
-                return {"ok": True, "state": "fault", "phase": "none", "cycles": 0,
-                        "fault": {"code": self.fault_code, "name": self.fault_name,
-                                  "detail": {"reason": self.fault_reason}},
-                        "uptime": now, "dealer": None, "dice": None, "runtime": self.runtime(),
-                        "tiles_per_side": [0, 0, 0, 0], "lanes": [0, 0, 0, 0], "lifters": []}
+        if ctl is None and op != "hello" and op != "status":
+            # A boot fault (main._boot_fault): nothing else is answered.
             raise codec.LinkError(self.fault_name or "internal",
                                   self.fault_reason or "no controller")
-        if op == "status":
-            return self._status(now, ctl)
-        if op == "start":
-            why = ctl.start(now)
-            if why:
-                raise codec.LinkError("busy", why)
-            return {"ok": True, "state": "building"}
-        if op == "clear":
-            code = ctl.fault
-            ctl.clear(now)
-            return {"ok": True, "cleared": code or None}
-        if op == "hand_end":
-            winner = args.get("winner")
-            why = ctl.hand_end(now, winner)
-            if why:
-                raise codec.LinkError("busy", why)
-            return {"ok": True, "state": "next"}
-        if op.startswith("service_") or op.startswith("rfid_") or op in _TECHNICIAN:
-            # Loaded for this request and forgotten after it: link/readouts.py
-            # (no session needed), link/service.py (the rest).
-            gc.collect()
-            if op in _READOUTS:
-                from firmware.link import readouts
-                try:
-                    return readouts.answer(ctl, op, args)
-                finally:
-                    forget("firmware.link.readouts")
+        if home == "server":
+            return getattr(self, op)(ctl, now, args)
+        gc.collect()               # the module goes into the holes the last one left
+        if home == "service":
             from firmware.link import service
             try:
                 return service.answer(self, ctl, now, op, args)
             finally:
                 forget("firmware.link.service")
-        if op == "hand":
-            st = ctl.follower.public()
-            out = {"ok": True, "active": st is not None}
-            if st is not None:
-                for k in st:
-                    if k != "op":
-                        out[k] = st[k]
-            return out
-        if op == "kong":
-            kind = args["kind"]
-            if kind != "exposed" and kind != "concealed":
-                raise codec.LinkError("bad_request", "kind must be exposed or concealed")
-            seat = args["seat"]
-            if seat < 0 or seat > 3:
-                raise codec.LinkError("bad_request", "seat must be 0..3")
-            why = ctl.kong(now, seat, kind == "concealed")
-            if why:
-                raise codec.LinkError("refused", why)
-            return {"ok": True, "state": "in_hand"}
-        if op == "faults":
-            log = ctl.faults_logged()
-            n = args.get("n", len(log))    # any int the codec let through: compared, never sliced
-            out = []
-            for t, code, name, detail in log:
-                if len(out) >= n:
-                    break
-                out.append({"t": t, "code": code, "name": name, "detail": detail})
-            return {"ok": True, "faults": out, "total": len(log)}
-        raise codec.LinkError("unknown_op", "no request %r" % op)
+        if home == "commands":
+            from firmware.link import commands as handlers
+        else:
+            from firmware.link import readouts as handlers
+        try:
+            return getattr(handlers, op)(self, ctl, now, args)
+        finally:
+            forget(handlers.__name__)
 
-    def _status(self, now, ctl):
+    def hello(self, ctl, now, args):
+        """The firmware, its build and what it runs on, the table's name (a
+        host of another protocol is refused before: codec.decode_request)."""
+        return {"ok": True, "proto": codec.PROTO_VERSION, "fw": self.fw_version,
+                "build": self.build, "table": self.table, "runtime": self.runtime()}
+
+    def status(self, ctl, now, args):
+        """What the table is doing; with no controller (a boot fault),
+        what stopped the boot."""
+        if ctl is None:
+            return {"ok": True, "state": "fault", "phase": "none", "cycles": 0,
+                    "fault": {"code": self.fault_code, "name": self.fault_name,
+                              "detail": {"reason": self.fault_reason}},
+                    "uptime": now, "dealer": None, "dice": None, "runtime": self.runtime(),
+                    "tiles_per_side": [0, 0, 0, 0], "lanes": [0, 0, 0, 0], "lifters": []}
         from firmware.controller.builder import NAMES as BUILDER
         from firmware.controller.table import NAMES
         from firmware.drivers.motion import NAMES as LIFT

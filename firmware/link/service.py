@@ -14,12 +14,22 @@ every jog, config change and scan with its details and outcome, goes into
 the service log, a file kept across power cuts; challenges and refusals
 are counted by kind (below, The service log).
 
+Each request is declared on its line of the codec's table
+(codec._REQUESTS), with who may send it: anyone, no_hand (never during a
+hand) or session. `answer` checks that first, then calls the function
+named after the request, and logs what a session did with its outcome.
+The table itself moves only through the controller's own functions
+(controller/work.py: jog, scan).
+
 Memory: a parlour table plays for hours between two technician visits, so
 this module is not resident. The link imports it for one such request and
-forgets it after the answer (LinkServer._technician); what must outlive a
-request (the session, the outstanding nonces, the counts, the key) is kept
-on the LinkServer as plain data, allocated at boot, and a jog's deadline on the controller, whose
-tick stops it. Its names stay interned once used; its functions leave.
+forgets it after the answer (LinkServer._answer), and controller/work.py
+with it when a handler needed it (only those that move the table import
+it: config_set, the visit's fullest request, has no room for it); what
+must outlive a request (the session, the outstanding nonces, the counts,
+the key) is kept on the LinkServer as plain data, allocated at boot, and
+a jog's deadline on the controller, whose tick stops it. Its names stay
+interned once used; its functions leave.
 """
 
 try:
@@ -34,7 +44,7 @@ import json
 from engine_core import tiles
 from firmware.controller.table import NAMES
 from firmware.hal import forget, ticks_add, ticks_diff
-from firmware.link.codec import LinkError
+from firmware.link.codec import LinkError, route
 from firmware.tags import UNKNOWN
 
 NONCE_MS = const(30000)            # a challenge must be answered within this
@@ -51,93 +61,116 @@ _AUDIT_KINDS = const(24)           # kinds listed by rfid_audit: 24 x 13 bytes f
 
 
 def answer(link, ctl, now, op, args):
-    """The answer to a request that needs a service session: service_*,
-    jog, config_set, rfid_* (LinkError if refused)."""
-    if op == "service_open":
-        return {"ok": True, "nonce": challenge(link, now), "ttl_ms": NONCE_MS}
-    if op == "service_auth":
-        token = authenticate(link, now, args["nonce"], args["mac"], ctl.in_hand())
-        return {"ok": True, "session": token, "expires_ms": SESSION_MS}
-    if op == "service_close":
-        if ctl.jogging is not None:
-            ctl.jog_until = now        # the next tick stops it and says so (`jogged`)
-        return {"ok": True, "closed": close(link, now, "by the host")}
-    if op == "service_log":
-        # A page: the whole log with its details does not fit one frame.
-        start = args.get("start", 0)
-        n = args.get("n", _LOG_PAGE)
-        if start < 0 or n < 1 or n > _LOG_PAGE:
-            raise LinkError("bad_request", "start >= 0, n 1..%d" % _LOG_PAGE)
-        log = _entries(link)
-        counts = []
-        for k in range(len(link.service_counts)):
-            if link.service_counts[k]:
-                counts.append([_COUNTED[k] if k < len(_COUNTED) else
-                               "unsaved" if k == len(_COUNTED) else "other",
-                               link.service_counts[k]])
-        page = log[start:start + n] if start < len(log) else []   # never a huge slice
-        return {"ok": True, "entries": page, "total": len(log),
-                "counts": counts}
-    if op == "jog" or op.startswith("rfid_") or op == "config_set":
-        check(link, now, args.get("session"), ctl.in_hand(), op)
+    """The answer to a request whose home is here (LinkError if refused):
+    who may send it first, as its line in the codec's table says; then the
+    function named after it; what a session did goes into the log, with
+    its outcome ("ok" or the refusal's code)."""
+    who = route(op)[0]
+    try:
+        if who == "session":           # never in a hand, and the open session's
+            check(link, now, args.get("session"), ctl.in_hand(), op)
+        elif who == "no_hand" and ctl.in_hand():
+            raise _refused(link, "busy", "%s is refused during a hand" % op)
+        handler = globals()[op]
+        if who != "session":
+            return handler(link, ctl, now, args)
         try:
-            out = act(ctl, now, op, args)
+            out = handler(link, ctl, now, args)
         except LinkError as e:
             _note_act(link, now, op, args, e.code)
             raise
         _note_act(link, now, op, args, "ok")
         return out
-    raise LinkError("unknown_op", "no request %r" % op)
+    finally:
+        forget("firmware.controller.work")     # if a handler loaded it
 
 
-def act(ctl, now, op, args):
-    """What a session allows: jog, config_set, rfid_* (LinkError if refused)."""
-    n = 0
-    if op == "jog":
-        # The arguments first: a wrong call names what is wrong whatever
-        # the table is doing, and never falls back to lane or lifter 0.
-        # (Checked here, in no function or table of their own: each name
-        # this module defines is heap at every request that loads it.)
-        actuator = args["actuator"]
-        ms = args["ms"]
-        if actuator not in ("plate", "lane", "lift_up", "lift_down"):
-            raise LinkError("bad_request", "no actuator %r: plate, lane, lift_up or lift_down"
-                            % actuator)
-        if ms < 1 or ms > _JOG_MAX_MS:
-            raise LinkError("bad_request", "ms must be 1..%d, not %d" % (_JOG_MAX_MS, ms))
-        if actuator != "plate":
-            n = args.get("n")
-            if n is None:
-                raise LinkError("bad_request", "jog %s needs n: which one, 0..3" % actuator)
-            if n < 0 or n > 3:
-                raise LinkError("bad_request", "n must be 0..3, not %d" % n)
+def _still(ctl, op):
+    """LinkError unless the table is still: idle, or stopped by a fault
+    (what moving an actuator, changing the config or reading tags needs)."""
     if not ctl.still():
         raise LinkError("refused", "%s only when idle or stopped by a fault (the table is %s)"
                         % (op, NAMES[ctl.state]))
-    if op == "config_set":
-        return config_set(ctl.cfg, args["key"], args["value"])
-    if op == "rfid_scan":
-        if ctl.jogging is not None or ctl.scan_side >= 0:
-            raise LinkError("busy", "a jog or a scan is running")
-        ctl.scanned = False
-        ctl.scan_side = 0
-        # The UIDs too, for rfid_learn: kept until the learn, the session's
-        # close or the table's next move (_done_with_scan).
-        ctl.d.rfid.raw = bytearray(4 * len(ctl.d.rfid.seen))
-        return {"ok": True, "state": "scanning"}
-    if op != "jog":
-        if not ctl.scanned:
-            raise LinkError("refused", "scan the walls first (rfid_scan), and move nothing after")
-        if op == "rfid_audit":
-            return rfid_audit(ctl)
-        try:
-            return rfid_learn(ctl)
-        finally:
-            _done_with_scan(ctl)
-    why = jog(ctl, now, args["actuator"], n, args["ms"])
+
+
+def _scanned(ctl, op):
+    """LinkError unless the table is still and the walls were scanned
+    whole, nothing moved since."""
+    _still(ctl, op)
+    if not ctl.scanned:
+        raise LinkError("refused", "scan the walls first (rfid_scan), and move nothing after")
+
+
+# -- the requests -------------------------------------------------------------
+
+def service_open(link, ctl, now, args):
+    return {"ok": True, "nonce": challenge(link, now), "ttl_ms": NONCE_MS}
+
+
+def service_auth(link, ctl, now, args):
+    return {"ok": True, "session": authenticate(link, now, args["nonce"], args["mac"]),
+            "expires_ms": SESSION_MS}
+
+
+def service_close(link, ctl, now, args):
+    from firmware.controller import work
+    work.stop_jog(ctl, now)
+    return {"ok": True, "closed": close(link, now, "by the host")}
+
+
+def service_log(link, ctl, now, args):
+    """A page of the log: the whole log with its details does not fit one
+    frame; and the key-less events, counted by kind."""
+    start = args.get("start", 0)
+    n = args.get("n", _LOG_PAGE)
+    if start < 0 or n < 1 or n > _LOG_PAGE:
+        raise LinkError("bad_request", "start >= 0, n 1..%d" % _LOG_PAGE)
+    log = _entries(link)
+    counts = []
+    for k in range(len(link.service_counts)):
+        if link.service_counts[k]:
+            counts.append([_COUNTED[k] if k < len(_COUNTED) else
+                           "unsaved" if k == len(_COUNTED) else "other",
+                           link.service_counts[k]])
+    page = log[start:start + n] if start < len(log) else []   # never a huge slice
+    return {"ok": True, "entries": page, "total": len(log), "counts": counts}
+
+
+def jog(link, ctl, now, args):
+    """One motor for `ms` (controller/work.py starts it)."""
+    # The arguments first: a wrong call names what is wrong whatever
+    # the table is doing, and never falls back to lane or lifter 0.
+    actuator = args["actuator"]
+    ms = args["ms"]
+    n = 0
+    if actuator not in ("plate", "lane", "lift_up", "lift_down"):
+        raise LinkError("bad_request", "no actuator %r: plate, lane, lift_up or lift_down"
+                        % actuator)
+    if ms < 1 or ms > _JOG_MAX_MS:
+        raise LinkError("bad_request", "ms must be 1..%d, not %d" % (_JOG_MAX_MS, ms))
+    if actuator != "plate":
+        n = args.get("n")
+        if n is None:
+            raise LinkError("bad_request", "jog %s needs n: which one, 0..3" % actuator)
+        if n < 0 or n > 3:
+            raise LinkError("bad_request", "n must be 0..3, not %d" % n)
+    _still(ctl, "jog")
+    from firmware.controller import work
+    why = work.jog(ctl, now, actuator, n, ms)
     if why:
         raise LinkError("refused", why)
     return {"ok": True, "state": "jogging"}
+
+
+def rfid_scan(link, ctl, now, args):
+    """The walls in the lanes scanned, side by side; the `scanned` event
+    says when it is done."""
+    _still(ctl, "rfid_scan")
+    from firmware.controller import work
+    why = work.scan(ctl, now)
+    if why:
+        raise LinkError("busy", why)
+    return {"ok": True, "state": "scanning"}
 
 
 # -- service sessions ------------------------------------------------------
@@ -156,10 +189,9 @@ def challenge(link, now):
     return binascii.hexlify(nonce).decode()
 
 
-def authenticate(link, now, nonce_hex, mac_hex, in_hand):
-    """The session token (hex), or LinkError. The nonce is used up either way."""
-    if in_hand:
-        raise _refused(link, "busy", "no service session during a hand")
+def authenticate(link, now, nonce_hex, mac_hex):
+    """The session token (hex), or LinkError. The nonce is used up either
+    way. Never during a hand: `service_auth` is no_hand (answer)."""
     found = -1
     for i in range(len(link.nonce_live)):
         if link.nonce_live[i] and \
@@ -202,7 +234,8 @@ def check(link, now, token, in_hand, what):
 
 def close(link, now, reason):
     if link.controller is not None:
-        _done_with_scan(link.controller)
+        from firmware.controller import work
+        work.forget_scan(link.controller)
     if link.session is not None:
         link.session = None
         _note(link, [now, "closed: " + reason])
@@ -279,48 +312,14 @@ def _refused(link, code, message):
 
 # -- what the table does ------------------------------------------------------
 
-def jog(ctl, now, actuator, n, ms):
-    """Run one motor for `ms` (the table is idle or stopped by a fault and
-    the arguments are checked: act()). None, or why not. The controller's
-    tick stops it at `jog_until`."""
-    if ctl.jogging is not None or ctl.scan_side >= 0:
-        return "a jog or a scan is running"
-    d = ctl.d
-    if actuator == "plate":
-        ctl.jogging = d.plate
-        d.plate.start(now)
-    elif actuator == "lane":
-        ctl.jogging = d.lanes[n]
-        d.lanes[n].jog()
-    else:                              # lift_up, lift_down
-        lifter = d.lifters[n]
-        # The switch itself, not the lifter's state: right after boot
-        # its first poll may not have run yet.
-        if ctl.hal.read(lifter.top if actuator == "lift_up" else lifter.bottom):
-            return "lifter %d is already at its %s switch" % (n, actuator[5:])
-        ctl.jogging = lifter           # it stops at its switch, or at the jog's end
-        if actuator == "lift_up":
-            lifter.lift(now)
-        else:
-            lifter.lower(now)
-    ctl.jog_until = ticks_add(now, ms)
-    j = ctl.jogging
-    jog = ctl.jog
-    jog[0] = actuator
-    jog[1] = n
-    jog[2] = now
-    jog[3] = j.revolutions if j is d.plate else j.count if j in d.lanes else 0
-    ctl.scanned = False            # a lane may feed tiles, a lifter move walls
-    ctl.emit("jog", {"name": actuator, "lane": n, "ms": ms})
-    return None
-
-
-def config_set(cfg, key, value):
+def config_set(link, ctl, now, args):
     """One key of the config file changed, checked whole by the validator
     (loaded for this request, forgotten after), written atomically: a new
     file, then a rename over the old one (a power cut leaves one or the
     other). It takes effect when the controller next starts. `key`: a top
     key, or "timings.NAME" / "pins.NAME" for one entry of those."""
+    _still(ctl, "config_set")
+    cfg, key, value = ctl.cfg, args["key"], args["value"]
     with open(cfg.path) as f:
         data = json.load(f)
     head, _, leaf = key.partition(".")
@@ -355,16 +354,11 @@ def _write_atomic(path, data):
     os.rename(path + ".new", path)
 
 
-def _done_with_scan(ctl):
-    """The scan's UIDs leave the heap (576 bytes for 144 slots)."""
-    ctl.d.rfid.raw = None
-    ctl.scanned = False
-
-
-def rfid_audit(ctl):
+def rfid_audit(link, ctl, now, args):
     """The tiles in the walls against the ruleset: the tags read, the
     unknown ones, how many kinds differ and each (the first _AUDIT_KINDS)
     as [code, have, want]."""
+    _scanned(ctl, "rfid_audit")
     r = ctl.d.rfid
     seen, ids = r.seen, r.ids
     have = bytearray(tiles.N_KINDS)
@@ -389,13 +383,23 @@ def rfid_audit(ctl):
     return {"ok": True, "tags": read, "unknown": unknown, "kinds": kinds, "tiles": diff}
 
 
-def rfid_learn(ctl):
+def rfid_learn(link, ctl, now, args):
     """The tag table from a reference set laid in the walls in the known
     order (docs/technician.md): slot 0 up holds the ruleset's tiles in
     code order, each kind's copies together. Every slot must hold a tag,
     each a different one. Tags already known keep their line (a tile's tag
     never changes), with the learned code; the table's secret is written
-    whole, atomically, and read when the controller next starts."""
+    whole, atomically, and read when the controller next starts. The scan
+    is used up either way."""
+    _scanned(ctl, "rfid_learn")
+    try:
+        return _learn(ctl)
+    finally:
+        from firmware.controller import work
+        work.forget_scan(ctl)
+
+
+def _learn(ctl):
     r = ctl.d.rfid
     seen, uids, ids = r.seen, r.raw, r.ids
     if uids is None:                   # the scan was not the session's, or it is stale

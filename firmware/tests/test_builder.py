@@ -285,7 +285,8 @@ def test_a_whole_lane_missing_names_sixteen_kinds_and_fits_a_fault_event():
     """~40 kinds short (a lane's tiles left on the plate): the detail names
     the first 16 and counts them all, so the fault event still fits the
     link's event frame (a longer detail would be dropped as too big)."""
-    from firmware.link import codec, frame
+    from firmware import frame
+    from firmware.link import codec
     uids = full_set()
     for tid in range(40):
         uids.remove(uid(tiles.CODES[tid], 0))

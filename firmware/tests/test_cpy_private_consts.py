@@ -17,8 +17,20 @@ def test_the_link_server_tests_request_kind_is_the_codecs():
     assert test_link_server.REQUEST == codec._REQUEST
 
 
-def test_the_link_servers_technician_requests_include_the_readouts():
-    assert set(server._READOUTS) <= set(server._TECHNICIAN)
+def test_the_words_the_dispatch_compares_are_the_codecs():
+    """The server routes by the home, service.py checks by the permission,
+    each a word of a request's line in the codec's table, compared as a
+    literal (test_cpy_dispatch.py checks every line)."""
+    import ast
+    import inspect
+    from firmware.link import codec, service
+    for module, name, words in ((server, "home", codec._HOMES), (service, "who", codec._WHO)):
+        compared = set()
+        for node in ast.walk(ast.parse(inspect.getsource(module))):
+            if (isinstance(node, ast.Compare) and isinstance(node.left, ast.Name)
+                    and node.left.id == name):
+                compared |= {c.value for c in node.comparators if isinstance(c, ast.Constant)}
+        assert compared and compared <= set(words), (name, compared)
 
 
 def test_the_followers_copy_of_the_readers_waiting_state():
@@ -32,6 +44,17 @@ def test_the_hidden_driver_states_are_where_their_names_say():
     assert motion.NAMES[motion._RISING] == "rising"
     assert motion.NAMES[motion._LOWERING] == "lowering"
     assert panel._NONE == 0
+
+
+def test_the_controllers_works_cycle_marker_is_the_tables():
+    from firmware.controller import table, work
+    assert work._MARK == table._MARK
+
+
+def test_the_tables_empty_slot_is_the_tiles():
+    from engine_core import tiles
+    from firmware.controller import table
+    assert table._NO_TILE == tiles.NO_TILE
 
 
 def test_the_hals_end_of_the_random_block_is_the_drbgs():

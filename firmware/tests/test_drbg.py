@@ -173,7 +173,7 @@ class Idle:
 def test_a_key_less_service_open_gets_the_drbgs_bytes_as_its_nonce():
     import json
 
-    from firmware.link import frame
+    from firmware import frame
     from firmware.link.server import LinkServer
     from firmware.tests.test_link_server import REQUEST, Line
     raw = Raw()

@@ -3,7 +3,8 @@ never stops sending gets two answers per poll (the control loop polls at
 every tick and when a request wakes it), and a line of garbage is read at
 most eight times per poll; nothing is lost, the rest waits."""
 
-from firmware.link import codec, frame
+from firmware import frame
+from firmware.link import codec
 from firmware.link.server import LinkServer
 from firmware.tests.fakehal import FakeHal
 

@@ -39,7 +39,7 @@ def test_a_request_without_heap_for_its_answer_raises_nothing():
     """With no heap at all, not even for the error saying so, the request
     is counted and dropped (the host asks again); poll raises nothing into
     the control loop, whose fault path would then have no heap either."""
-    from firmware.link import frame
+    from firmware import frame
     from firmware.tests.test_link_server import REQUEST
 
     class HostLine:                # its reads allocate nothing either

@@ -7,7 +7,7 @@ about 18 KB for good (a new block of the name pool)."""
 
 import gc
 
-from firmware.link import frame
+from firmware import frame
 from firmware.link.server import LinkServer
 from firmware.tests.fakehal import FakeHal
 from firmware.tests.test_link_server import REQUEST, Line

@@ -98,7 +98,7 @@ def _refused(fn, *args):
 def test_the_right_key_opens_a_session_that_allows_and_is_extended_by_use():
     link = _Link(KEY)
     nonce = s.challenge(link, 0)
-    token = s.authenticate(link, 10, nonce, _answer(nonce), False)
+    token = s.authenticate(link, 10, nonce, _answer(nonce))
     assert token and len(token) == 16
     s.check(link, 1000, token, False, "jog")                     # allowed
     s.check(link, 1000 + s.SESSION_MS - 1, token, False, "jog")  # use extends it
@@ -109,17 +109,17 @@ def test_the_right_key_opens_a_session_that_allows_and_is_extended_by_use():
 def test_a_wrong_key_a_replay_and_an_old_challenge_are_refused():
     link = _Link(KEY)
     nonce = s.challenge(link, 0)
-    assert _refused(s.authenticate, link, 5, nonce, _answer(nonce, b"\x01" * 32), False) == \
+    assert _refused(s.authenticate, link, 5, nonce, _answer(nonce, b"\x01" * 32)) == \
         ("auth_failed", "wrong key")
     # The nonce was used up by the wrong answer: the right one is now a replay.
-    code, msg = _refused(s.authenticate, link, 6, nonce, _answer(nonce), False)
+    code, msg = _refused(s.authenticate, link, 6, nonce, _answer(nonce))
     assert code == "auth_failed" and "used" in msg
     nonce = s.challenge(link, 100)
-    s.authenticate(link, 200, nonce, _answer(nonce), False)
-    code, msg = _refused(s.authenticate, link, 300, nonce, _answer(nonce), False)   # replayed
+    s.authenticate(link, 200, nonce, _answer(nonce))
+    code, msg = _refused(s.authenticate, link, 300, nonce, _answer(nonce))   # replayed
     assert code == "auth_failed" and "used" in msg
     nonce = s.challenge(link, 1000)
-    code, msg = _refused(s.authenticate, link, 1000 + s.NONCE_MS + 1, nonce, _answer(nonce), False)
+    code, msg = _refused(s.authenticate, link, 1000 + s.NONCE_MS + 1, nonce, _answer(nonce))
     assert code == "auth_failed" and "expired" in msg
     assert _counts(link) == {"challenge": 3, "auth_failed": 4}
     assert _log(link) == [[200, "opened"]]                 # refusals are counted, not logged
@@ -130,21 +130,22 @@ def test_no_session_an_expired_one_and_a_hand_are_refused():
     link = _Link(KEY)
     assert _refused(s.check, link, 0, None, False, "jog")[0] == "no_session"
     nonce = s.challenge(link, 0)
-    token = s.authenticate(link, 0, nonce, _answer(nonce), False)
+    token = s.authenticate(link, 0, nonce, _answer(nonce))
     assert _refused(s.check, link, 10, "0" * 16, False, "jog")[0] == "no_session"
     assert _refused(s.check, link, 10, token, True, "jog")[0] == "busy"          # in a hand
     code, _ = _refused(s.check, link, 20 + s.SESSION_MS, token, False, "jog")
     assert code == "session_expired"
     assert _refused(s.check, link, 30 + s.SESSION_MS, token, False, "jog")[0] == "no_session"
     nonce = s.challenge(link, 0)
-    assert _refused(s.authenticate, link, 0, nonce, _answer(nonce), True)[0] == "busy"
+    assert _refused(s.answer, link, _InHand(), 0, "service_auth",
+                    {"nonce": nonce, "mac": _answer(nonce)})[0] == "busy"
 
 
 @_cleaned
 def test_a_table_without_a_key_refuses_every_session_and_says_why():
     link = _Link(None)
     nonce = s.challenge(link, 0)
-    code, msg = _refused(s.authenticate, link, 1, nonce, _answer(nonce), False)
+    code, msg = _refused(s.authenticate, link, 1, nonce, _answer(nonce))
     assert code == "auth_failed" and "no service key" in msg
 
 
@@ -158,7 +159,7 @@ def test_the_challenges_are_bounded_and_a_keyless_flood_leaves_the_log_alone():
     for t in range(1, 40):
         s.challenge(link, t)
         _refused(s.check, link, t, "f" * 16, False, "jog")
-    assert _refused(s.authenticate, link, 50, first, _answer(first), False)[0] == "auth_failed"
+    assert _refused(s.authenticate, link, 50, first, _answer(first))[0] == "auth_failed"
     assert _log(link) == [[0, "opened"]]
     assert _counts(link) == {"challenge": 41, "no_session": 39, "auth_failed": 1}
 
@@ -185,9 +186,15 @@ class _Ctl:
         raise AssertionError("the table was consulted for a wrong jog")
 
 
+class _InHand(_Ctl):
+    """A controller in the middle of a hand."""
+    def in_hand(self):
+        return True
+
+
 def _session(link):
     nonce = s.challenge(link, 0)
-    return s.authenticate(link, 0, nonce, _answer(nonce), False)
+    return s.authenticate(link, 0, nonce, _answer(nonce))
 
 
 def _jog(link, token, **args):
@@ -214,7 +221,8 @@ def test_a_jog_names_its_lane_or_lifter_and_its_time_or_is_refused():
 
 
 def test_a_jog_without_its_time_or_actuator_never_reaches_the_service():
-    from firmware.link import codec, frame
+    from firmware import frame
+    from firmware.link import codec
     for payload in (b'{"op":"jog","actuator":"lane","n":1}',      # no time
                     b'{"op":"jog","n":1,"ms":500}'):               # no actuator
         r = frame.FrameReader()

@@ -20,7 +20,8 @@ import time
 
 import serial
 
-from firmware.link import codec, frame
+from firmware import frame
+from firmware.link import codec
 from firmware.link.codec import LinkError
 from host_tools.link import codec as link_codec
 

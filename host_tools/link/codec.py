@@ -6,7 +6,8 @@ not carry it in its heap."""
 
 import json
 
-from firmware.link import codec, frame
+from firmware import frame
+from firmware.link import codec
 from firmware.link.codec import LinkError
 
 # The codec's tables and frame kinds are private constants, compiled away
@@ -14,10 +15,27 @@ from firmware.link.codec import LinkError
 # for them. The error codes: on the wire (the controller's), and the host's own.
 # pyright: reportPrivateUsage=false
 REQUEST, RESPONSE, EVENT, ERROR = codec._REQUEST, codec._RESPONSE, codec._EVENT, codec._ERROR
-REQUESTS, RESPONSES, EVENTS = codec._REQUESTS, codec._RESPONSES, codec._EVENTS
+EVENTS = codec._EVENTS
 ERROR_FIELDS, NESTED, SECRET = codec._ERROR_FIELDS, codec._NESTED, codec._SECRET
 ERRORS = codec._ERRORS
 HOST_ERRORS = codec._HOST_ERRORS
+
+
+def _split(table):
+    """The controller's table of requests (one line each: op, who may send
+    it, where its handler is, its arguments, ">", its answer's fields) as
+    the host's two tables of the codec's form, "name field:type ..." per
+    line: the requests' arguments, and their answers."""
+    requests, answers = [], []
+    for line in table.splitlines():
+        head, _, answer = line.partition(" > ")
+        op, _who, _home, *args = head.split(" ")
+        requests.append(" ".join([op] + args))
+        answers.append(op + " " + answer)
+    return "\n".join(requests) + "\n", "\n".join(answers) + "\n"
+
+
+REQUESTS, RESPONSES = _split(codec._REQUESTS)
 
 
 def encode_request(seq, op, **args):
@@ -25,8 +43,8 @@ def encode_request(seq, op, **args):
     or not ASCII (the controller refuses other bytes: docs/protocol.md)."""
     buf, args = bytearray(frame.OVERHEAD + frame.MAX_PAYLOAD), dict(args, op=op)
     try:
-        n = codec.write(buf, REQUEST, seq, args, REQUESTS, "op", "op", None, False,
-                        "unknown_op")
+        n = codec.write(buf, kind=REQUEST, seq=seq, obj=args, spec=REQUESTS, key="op", head="op",
+                        value=None, reveal=False, code="unknown_op")
     except LinkError as e:
         raise LinkError(e.code if e.code in ("too_big", "unknown_op") else "bad_request", e.message)
     payload = buf[frame.HEADER:n - 2]
@@ -46,7 +64,7 @@ def decode(kind, payload, op=None):
     if type(obj) is not dict:
         raise LinkError(code, "payload is not a JSON object")
     if kind == ERROR and obj.get("ok") is False:
-        codec.check(obj, ERROR_FIELDS, -1, "ok", code)
+        codec.check(obj, ERROR_FIELDS, 0, len(ERROR_FIELDS), "ok", code)
         return LinkError(obj["error"], obj["message"], obj)
     if kind == EVENT:
         spec, head, name = EVENTS, "ev", obj.get("ev")
@@ -58,5 +76,5 @@ def decode(kind, payload, op=None):
     if p < 0:
         raise LinkError(code, "%s %r is not in the table"
                         % ("ev" if kind == EVENT else "op", name))
-    codec.check(obj, spec, p, head, code)
+    codec.check(obj, spec, p + 1, spec.find("\n", p), head, code)
     return obj

@@ -20,7 +20,7 @@ exits IDLE_S after its last client leaves, or when the port goes away.
 pyserial speaks to it as `socket://` (a TCP socket on 127.0.0.1, which
 pyserial opens like a port); what pyserial does not do, routing frames
 between several clients, is done here, with the firmware's own framing
-(firmware/link/frame.py).
+(firmware/frame.py).
 
 Where it is found: a small JSON file per port in a folder of the user's
 own (XDG_RUNTIME_DIR, else the temporary folder), naming its pid and TCP
@@ -48,7 +48,7 @@ import time
 
 import serial
 
-from firmware.link import frame
+from firmware import frame
 from host_tools.link import codec as link_codec
 from host_tools.texts import t
 

@@ -42,7 +42,8 @@ import random
 import sys
 import time
 
-from firmware.link import codec, frame
+from firmware import frame
+from firmware.link import codec
 from host_tools.link import codec as link_codec
 
 # What a mutant is, by kind: (name, weight).

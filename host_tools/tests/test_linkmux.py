@@ -15,7 +15,8 @@ import time
 import pytest
 import serial
 
-from firmware.link import frame
+from firmware import frame
+from firmware.tests.test_frame import frames_of
 from host_tools.link import codec as link_codec, mux as linkmux
 from host_tools.link.client import LinkClient
 from host_tools.image.mpenv import raw_pty
@@ -40,12 +41,7 @@ def _frames(fd, n, deadline_s=5.0):
         left = deadline - time.monotonic()
         assert left > 0, "only %d of %d frames came" % (len(out), n)
         if select.select([fd], [], [], left)[0]:
-            data, i = os.read(fd, 4096), 0
-            while True:
-                i = reader.feed(data, i)
-                if not reader.ready:
-                    break
-                out.append((reader.kind, reader.seq, reader.payload()))
+            out += frames_of(reader, os.read(fd, 4096))
     return out
 
 
@@ -55,13 +51,9 @@ def _recv_frames(sock, n, deadline_s=5.0):
         left = deadline - time.monotonic()
         assert left > 0, "only %d of %d frames came" % (len(out), n)
         sock.settimeout(left)
-        data, i = sock.recv(4096), 0
+        data = sock.recv(4096)
         assert data, "the sharer closed the connection"
-        while True:
-            i = reader.feed(data, i)
-            if not reader.ready:
-                break
-            out.append((reader.kind, reader.seq, reader.payload()))
+        out += frames_of(reader, data)
     return out
 
 

@@ -23,7 +23,7 @@ import pytest
 import serial
 
 from host_tools.texts import faults as fault_table
-from firmware.link.frame import FrameReader, encode
+from firmware.frame import FrameReader, encode
 from engine_core.replay import PUBLIC_KEYS, STACK_KEYS, replay
 from host_tools.view import tableview
 from host_tools.view.tableview import Demo

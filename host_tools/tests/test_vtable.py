@@ -21,7 +21,7 @@ from firmware import tags as firmware_tags
 import serial
 
 from engine_core import rulesets, tiles
-from firmware.link.frame import FrameReader, encode
+from firmware.frame import FrameReader, encode
 from host_tools.sim import BusServer, VirtualTable
 from host_tools.sim.config import DEFAULT_PATH
 

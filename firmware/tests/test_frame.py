@@ -1,11 +1,11 @@
-"""Link framing (firmware/link/frame.py), a few plain cases that MicroPython
+"""Link framing (firmware/frame.py), a few plain cases that MicroPython
 runs too; the property tests are host_tools/tests/test_link_codec.py.
 
     0xA5 0x5A | kind | seq | len u16 LE | payload | crc u16 LE
     crc: CRC-16/CCITT-FALSE over kind, seq, len and payload
 """
 
-from firmware.link import frame
+from firmware import frame
 
 
 def frames_of(reader, data):

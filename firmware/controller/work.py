@@ -1,0 +1,166 @@
+"""What a request sets the table to do outside its cycle: a technician's
+work (a jog of one motor, an RFID scan of the walls in the lanes: the
+service requests of link/service.py) and clearing a fault once its cause
+is repaired (`clear`, link/commands.py). Raising a fault, and running a
+jog or a scan to its end, are the tick's (TableController: `_fault`,
+`_service_work`).
+
+What these change is the controller's own state, every field of it set at
+boot in TableController.__init__: for the work, `jogging` (the driver
+jogged), `jog_until`, `jog` ([name, n, started, count before], filled in
+place), `scan_side` (-1: none), `scanned` (a whole scan, nothing moved
+since); for a clear, the fault and where the table resumes.
+
+A cleared fault sends the table back to where the fault stopped it
+(TableController.resume_state), compared by the states' link names
+(table.NAMES): this module keeps no copy of the controller's numbers.
+
+    building   the set's build resumes: each wall read again, then fed
+    lifting    the move again (the set was counted when it began)
+    dealer, rolling, in_hand
+               the display shows again what the players need, if it was
+               the display that failed
+    an audit fault (missing, extra, unknown tile): the set is built again
+               from the start, its tiles tipped into the tray
+
+Memory: not resident. The link imports this module for a request and
+forgets it after the answer, so that a table in play carries none of it.
+One module, with a short name: a module's dotted name is a name of the
+image only when the code spells it and it is under 25 characters (the
+freezer's rule), else importing it interns the name in the heap for good
+(docs/heap-idioms.md, 12g).
+"""
+
+try:
+    from micropython import const  # pyright: ignore[reportAssignmentType]  (CPython defines it below)
+except ImportError:  # CPython (host-side tests)
+    def const(x):
+        return x
+
+from firmware.controller import builder
+from firmware.controller.table import NAMES
+from firmware.faults import AUDIT_FAULTS as _AUDIT_FAULTS, DISPLAY_UNPLUGGED as _DISPLAY_UNPLUGGED
+from firmware.hal import ticks_add
+
+_MARK = const("cycle")                # = table._MARK: set while a cycle runs
+
+
+# -- a technician's work -----------------------------------------------------
+
+def busy(ctl):
+    """A jog or a scan is running: None, or why no other may start."""
+    if ctl.jogging is not None or ctl.scan_side >= 0:
+        return "a jog or a scan is running"
+    return None
+
+
+def jog(ctl, now, actuator, n, ms):
+    """Run one motor for `ms`: the plate, lane `n`, or lifter `n` up or
+    down (the table is still and the arguments are checked: link/service.py).
+    None, or why not. The tick stops it at `jog_until`, a lifter at its
+    switch first."""
+    why = busy(ctl)
+    if why:
+        return why
+    d = ctl.d
+    if actuator == "plate":
+        j = d.plate
+        j.start(now)
+    elif actuator == "lane":
+        j = d.lanes[n]
+        j.jog()
+    else:                              # lift_up, lift_down
+        j = d.lifters[n]
+        # The switch itself, not the lifter's state: right after boot
+        # its first poll may not have run yet.
+        if ctl.hal.read(j.top if actuator == "lift_up" else j.bottom):
+            return "lifter %d is already at its %s switch" % (n, actuator[5:])
+        if actuator == "lift_up":      # it stops at its switch, or at the jog's end
+            j.lift(now)
+        else:
+            j.lower(now)
+    ctl.jogging = j
+    ctl.jog_until = ticks_add(now, ms)
+    record = ctl.jog
+    record[0] = actuator
+    record[1] = n
+    record[2] = now
+    record[3] = j.revolutions if j is d.plate else j.count if j in d.lanes else 0
+    ctl.scanned = False            # a lane may feed tiles, a lifter move walls
+    ctl.emit("jog", {"name": actuator, "lane": n, "ms": ms})
+    return None
+
+
+def stop_jog(ctl, now):
+    """A running jog ends at the next tick, which says so (`jogged`)."""
+    if ctl.jogging is not None:
+        ctl.jog_until = now
+
+
+def scan(ctl, now):
+    """Scan the walls in the lanes, side by side (the table is still).
+    None, or why not. The UIDs are kept too, for rfid_learn, until the
+    learn, the session's close or the table's next move (forget_scan,
+    TableController._enter)."""
+    why = busy(ctl)
+    if why:
+        return why
+    ctl.scanned = False
+    ctl.scan_side = 0
+    ctl.d.rfid.raw = bytearray(4 * len(ctl.d.rfid.seen))
+    return None
+
+
+def forget_scan(ctl):
+    """The scan's UIDs leave the heap (576 bytes for 144 slots): a learn
+    needs a scan again."""
+    ctl.d.rfid.raw = None
+    ctl.scanned = False
+
+
+# -- a fault cleared ---------------------------------------------------------
+
+def clear(ctl, now):
+    """The active fault cleared, the table back where it stopped; None, or
+    why not (no active fault)."""
+    if NAMES[ctl.state] != "fault":
+        return "no active fault"
+    code = ctl.fault
+    ctl.fault = 0
+    ctl.fault_detail = None
+    ctl.builder.clear()
+    for dev in ctl.d.fault_sources:
+        dev.fault = 0
+        dev.detail = None      # else the dict stays in the heap until that device's next fault
+    resume = NAMES[ctl.resume_state]
+    if code == _DISPLAY_UNPLUGGED:
+        # Else the frame never ACKed raises the fault again at once; and
+        # the board comes back blank: show again what the players need.
+        d = ctl.d
+        d.display.replugged()
+        if resume == "dealer" or resume == "rolling" or resume == "in_hand":
+            d.display.show_dealer(now, ctl.dealership.dealer, ctl.dealership.streak)
+        if resume == "rolling":
+            d.display.show_dice(now, 0, 0, True)
+        elif resume == "in_hand":
+            d.display.show_dice(now, d.dice.a, d.dice.b, False)
+            ctl.follower.show_again(now)
+    ctl.emit("cleared", {"code": code, "resume": resume})
+    b = ctl.builder            # building now, or the next set during a hand
+    if code in _AUDIT_FAULTS:
+        # The technician fixed a tile and tipped the lanes into the tray
+        # (faults.py): build this set again from the start.
+        b.state = builder.EMPTY
+    elif b.state == builder.AUDITING:
+        b.audit_again(now)
+    elif b.state != builder.EMPTY and b.state != builder.READY:
+        b.resume(now)              # reads every wall again, then feeds
+    if resume == "lifting":
+        # The set was lifted and counted when the lift began: only the
+        # move again, so that lifts and tiles_fed count it once.
+        for lifter in ctl.d.lifters:
+            lifter.lift(now)
+    elif resume == "idle":
+        ctl.hal.set_flag(_MARK, False)
+    ctl._enter(now, ctl.resume_state)
+    return None
