@@ -101,7 +101,8 @@ def test_sensors_counters_and_the_dice_test_tell_what_the_table_did(target):
     assert s["plate"][1] == 0 and all(count == 0 for _, count in s["lanes"])
     c = target.request("counters")
     assert (c["cycles"], c["hands"], c["lifts"], c["faults"]) == (0, 0, 0, [])
-    d = target.request("dice_test", n=300)["counts"]
+    session = target.link.open_service(target.sim.key) if target.sim else None
+    d = target.request("dice_test", session=session, n=300)["counts"]
     assert len(d) == 6 and sum(d) == 600 and min(d) > 0
     cycle = target.run_cycle()
     assert cycle.ok, cycle.events
@@ -110,8 +111,8 @@ def test_sensors_counters_and_the_dice_test_tell_what_the_table_did(target):
     s = target.request("sensors")
     assert all(not (top and bottom) for top, bottom in s["lifters"])      # never both
     assert s["plate"][1] > 0 and [count for _, count in s["lanes"]] == [36] * 4
-    code, msg = _refusal(target, "dice_test", n=10)        # in a hand: the loop must not wait
-    assert code == "busy" and "idle" in msg
+    code, msg = _refusal(target, "dice_test", session=session, n=10)   # never in a hand
+    assert code == "busy" and "hand" in msg
 
 
 @pytest.mark.needs_sim

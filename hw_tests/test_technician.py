@@ -179,7 +179,7 @@ def test_a_technicians_visit_then_a_cycle_fit_the_heap_budget(make_target):
         target.request("config_set", session=session, key="timings.lift_up_ms", value=4000)
         for op in ("sensors", "counters", "config_get"):
             target.request(op)
-        target.request("dice_test", n=100)
+        target.request("dice_test", session=session, n=100)
         assert _scan(target, session)["sides"] == 4
         target.request("rfid_audit", session=session)
     target.request("service_close")

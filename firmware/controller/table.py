@@ -63,6 +63,7 @@ _FAULT = const(7)
 NAMES = ("boot", "idle", "building", "lifting", "dealer", "rolling", "in_hand", "fault")
 
 _MARK = const("cycle")                # set while a cycle runs: found at boot = power was lost
+_HAND = const("hand")                 # set from the walls coming up to the hand's end
 _COUNTERS = const("counters.json")    # counters and fault log, kept across power cuts (persist.py)
 
 
@@ -148,7 +149,8 @@ class TableController:
             # nothing of it is taken, and `counters` says so.
             self.lost = "%s: counting again from zero" % e
         if self.hal.flag(_MARK):
-            self._fault(now, _POWER_LOST, {"reason": "restarted during a cycle"})
+            self._fault(now, _POWER_LOST, {"reason": "restarted during a hand" if
+                                           self.hal.flag(_HAND) else "restarted during a cycle"})
             self.resume_state = _IDLE
         else:
             self._enter(now, _IDLE)
@@ -158,6 +160,7 @@ class TableController:
         if self.state != _IDLE:
             return "the table is %s, not idle" % NAMES[self.state]
         self.hal.set_flag(_MARK, True)
+        self.hal.set_flag(_HAND, False)    # the walls of a hand cut by the power go down
         self.builder.state = builder.EMPTY
         self._lower_all(now)           # the builder starts once the platforms are down
         self._enter(now, _BUILDING)
@@ -174,6 +177,7 @@ class TableController:
         ds = self.dealership
         ds.hand_ended(winner)
         self.hands += 1
+        self.hal.set_flag(_HAND, False)
         self._save()
         self.emit("result", {"winner": winner, "dealer": ds.dealer, "wins_in_row": ds.wins_in_row,
                              "streak": ds.streak})
@@ -182,7 +186,13 @@ class TableController:
         return None
 
     def in_hand(self):
-        return self.state == _IN_HAND
+        """From the walls coming up to the hand's end, whatever stopped the
+        table in between: a fault (the state it resumes), or a power cut
+        (the flag, kept in the flash, until a new cycle takes the cut
+        hand's walls down). What could read a tile or move the table is
+        refused all that time (link/service.py)."""
+        s = self.resume_state if self.state == _FAULT else self.state
+        return _LIFTING <= s <= _IN_HAND or self.hal.flag(_HAND)
 
     def still(self):
         """Nothing moves for the cycle: idle, or stopped by a fault (what a
@@ -289,6 +299,7 @@ class TableController:
     def _lift(self, now):
         self.in_play[:] = self.builder.wall      # the next audit writes over it
         self.lifts += 1
+        self.hal.set_flag(_HAND, True)
         per = len(self.in_play) // 4
         for slot in range(len(self.in_play)):
             if self.in_play[slot] != _NO_TILE:

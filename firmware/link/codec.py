@@ -77,7 +77,7 @@ _REQUESTS = const(
     " tiles_fed:list unsaved:int\n"
     "sensors anyone readouts > buzzer:int keys:list lanes:list lifters:list motors:list"
     " moving:list op:str plate:list\n"
-    "dice_test anyone readouts n:int > counts:list op:str\n"
+    "dice_test session service n:int session:str* > counts:list op:str\n"
     "config_set session service key:str session:str* value:any > key:str op:str restart:bool"
     " value:any\n"
     "rfid_scan session service session:str* > op:str state:str\n"

@@ -1,28 +1,19 @@
 """What anyone may read that `status` does not tell: the hand's public
-state, the fault log, the counters, the sensors, the dice test and the
-config file (docs/protocol.md, Requests). Each is declared on its line of
-the codec's table (codec._REQUESTS) and answered by the function named
-after it, called by the server's dispatcher as handler(link, ctl, now,
-args): the arguments are checked against the table by then.
+state, the fault log, the counters, the sensors and the config file
+(docs/protocol.md, Requests). Each is declared on its line of the codec's
+table (codec._REQUESTS) and answered by the function named after it,
+called by the server's dispatcher as handler(link, ctl, now, args): the
+arguments are checked against the table by then.
 
 Memory: like link/service.py, not resident: the link imports this module
 for one request and forgets it after the answer (LinkServer._answer), so
 that a table in play carries none of it.
 """
 
-try:
-    from micropython import const  # pyright: ignore[reportAssignmentType]  (CPython defines it below)
-except ImportError:  # CPython (host-side tests)
-    def const(x):
-        return x
-
 import json
 
-from engine_core.dice import roll
 from firmware.drivers import motion
 from firmware.link.codec import LinkError
-
-_DICE_TEST_MAX = const(500)        # rolls per request: the loop waits for them
 
 
 def hand(link, ctl, now, args):
@@ -78,23 +69,6 @@ def sensors(link, ctl, now, args):
             "motors": [int(d.plate.running)] + [int(l.running) for l in d.lanes],
             "moving": [motion.NAMES[l.state] for l in d.lifters],
             "buzzer": int(d.buzzer.on)}
-
-
-def dice_test(link, ctl, now, args):
-    """n rolls of the two dice as the table rolls them: the count of each
-    face 1..6 over the 2n dice; only while the table is still (the rolls
-    hold up the control loop)."""
-    n = args["n"]
-    if n < 1 or n > _DICE_TEST_MAX:
-        raise LinkError("bad_request", "n must be 1..%d" % _DICE_TEST_MAX)
-    if not ctl.still():
-        raise LinkError("busy", "a dice test only while the table is idle or stopped")
-    counts = [0, 0, 0, 0, 0, 0]
-    for _ in range(n):
-        a, b = roll(ctl.hal.rand)
-        counts[a - 1] += 1
-        counts[b - 1] += 1
-    return {"ok": True, "counts": counts}
 
 
 def config_get(link, ctl, now, args):

@@ -4,17 +4,18 @@ a table, with `--port DEV` or on the virtual table with `--sim`.
     mjctl --port DEV [--json] hand                  the current hand's public state
     mjctl --port DEV [--json] log                   faults and service sessions
     mjctl --port DEV [--json] clear                 clear the active fault
-    mjctl --port DEV [--json] sensors | counters | live | dice-test N | config get|validate
+    mjctl --port DEV [--json] sensors | counters | live | config get|validate
     mjctl --port DEV --key FILE [--json] jog plate 500
     mjctl --port DEV --key FILE [--json] jog lane 2 300
     mjctl --port DEV --key FILE [--json] jog lift_up 1 1500
     mjctl --port DEV --key FILE [--json] selftest
     mjctl --port DEV --key FILE [--json] config set timings.lift_up_ms 4200
     mjctl --port DEV --key FILE [--json] rfid audit | rfid learn
+    mjctl --port DEV --key FILE [--json] dice-test N
 
-A command that moves, writes or reads tags opens a service session with the
-table's key (HMAC challenge-response, docs/protocol.md), runs, and closes
-it. Under --sim the virtual table's own key is used.
+A command that moves, writes, reads tags or rolls the dice opens a service
+session with the table's key (HMAC challenge-response, docs/protocol.md),
+runs, and closes it. Under --sim the virtual table's own key is used.
 """
 
 import json
@@ -398,7 +399,7 @@ def cmd_dice_test(args):
         raise CliError(EXIT_INPUT, t("err.dice_n", n=args.n, max=DICE_TEST_MAX),
                        usage=args.parser.format_usage())
 
-    def run(link, _key):
+    def run(link, session):
         counts = [0] * 6
         left = args.n
         progress = None
@@ -410,7 +411,7 @@ def cmd_dice_test(args):
         try:
             while left > 0:
                 n = min(left, per_request)
-                got = link.request("dice_test", n=n)["counts"]
+                got = link.request("dice_test", session=session, n=n)["counts"]
                 counts = [a + b for a, b in zip(counts, got)]
                 left -= n
                 if progress is not None:
@@ -423,7 +424,7 @@ def cmd_dice_test(args):
                "fair": p >= 0.001}
         common.emit(args, out, _human_dice)
         return 0 if out["fair"] else 1
-    return _link(args, run)
+    return _serviced(args, run)
 
 
 def jog_arguments(actuator, words):
@@ -487,7 +488,7 @@ def register(sub):
     command(sub, "counters", cmd_counters, t("help.counters"), False,
             "mjctl --port /dev/ttyACM0 counters")
     p = command(sub, "dice-test", cmd_dice_test, t("help.dice_test"), False,
-                "mjctl --port /dev/ttyACM0 dice-test 6000")
+                "mjctl --port /dev/ttyACM0 --key keys/table-7.key dice-test 6000")
     p.add_argument("n", type=int, help=t("help.arg_rolls", max=DICE_TEST_MAX))
     p = command(sub, "config", cmd_config, t("help.config"), False,
                 "mjctl --port /dev/ttyACM0 config get timings.lift_up_ms\n"
