@@ -114,6 +114,7 @@ class TableController:
         self.dealership = Dealership.first(hal.rand)
         self.next_ready = False    # a second set is built and audited in the lanes
         self.scanned = False       # rfid.seen/ids hold a whole scan, nothing moved since
+        self.hand_cut = False      # the walls of a hand cut by the power still stand
 
     # -- the cycle: commands (the link, the keys) and the tick ----------------
 
@@ -148,9 +149,10 @@ class TableController:
             # Damaged, or whole but of another shape (another firmware's):
             # nothing of it is taken, and `counters` says so.
             self.lost = "%s: counting again from zero" % e
+        self.hand_cut = self.hal.flag(_HAND)
         if self.hal.flag(_MARK):
             self._fault(now, _POWER_LOST, {"reason": "restarted during a hand" if
-                                           self.hal.flag(_HAND) else "restarted during a cycle"})
+                                           self.hand_cut else "restarted during a cycle"})
             self.resume_state = _IDLE
         else:
             self._enter(now, _IDLE)
@@ -161,6 +163,7 @@ class TableController:
             return "the table is %s, not idle" % NAMES[self.state]
         self.hal.set_flag(_MARK, True)
         self.hal.set_flag(_HAND, False)    # the walls of a hand cut by the power go down
+        self.hand_cut = False
         self.builder.state = builder.EMPTY
         self._lower_all(now)           # the builder starts once the platforms are down
         self._enter(now, _BUILDING)
@@ -188,11 +191,11 @@ class TableController:
     def in_hand(self):
         """From the walls coming up to the hand's end, whatever stopped the
         table in between: a fault (the state it resumes), or a power cut
-        (the flag, kept in the flash, until a new cycle takes the cut
-        hand's walls down). What could read a tile or move the table is
-        refused all that time (link/service.py)."""
+        (the flag in the flash, read at boot, until a new cycle takes the
+        cut hand's walls down). What could read a tile or move the table
+        is refused all that time (link/service.py)."""
         s = self.resume_state if self.state == _FAULT else self.state
-        return _LIFTING <= s <= _IN_HAND or self.hal.flag(_HAND)
+        return _LIFTING <= s <= _IN_HAND or self.hand_cut
 
     def still(self):
         """Nothing moves for the cycle: idle, or stopped by a fault (what a
