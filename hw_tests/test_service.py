@@ -53,7 +53,7 @@ def test_a_session_with_the_right_key_jogs_the_plate_for_its_time_only(target):
     assert [(e["actuator"], e["n"], e["ms"], e["outcome"]) for e in log[1:]] == [
         ("plate", None, 400, "ok"), ("lane", 2, 100, "ok"), ("plate", None, 5000, "bad_request"),
         ("lift_up", None, 500, "bad_request")], log
-    assert target.request("service_close")["closed"] is True
+    assert target.request("service_close", session=session)["closed"] is True
     code, _ = _refusal(target, "jog", session=session, actuator="plate", ms=100)
     assert code == "no_session"
 

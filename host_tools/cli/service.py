@@ -323,7 +323,7 @@ def _serviced(args, fn):
         try:
             return fn(link, session)
         finally:
-            link.request("service_close")
+            link.close_service(session)
     _need_key(args)
     return _link(args, run)
 
