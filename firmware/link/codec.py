@@ -45,8 +45,9 @@ _ERROR = const(0x13)
 # its answer ("op" echoes the request's):
 #   who   anyone   anyone, at any time
 #         no_hand  anyone, but never during a hand
-#         session  a technician's service session (link/service.py), never
-#                  during a hand; what it did goes into the service log
+#         session  a technician's service session, each request signed
+#                  and numbered (link/service.py), never during a hand (but
+#                  service_close); what it did goes into the service log
 #   home  the module whose function named after the op answers it:
 #         server   a method of LinkServer (link/server.py), resident: hello
 #                  and status, asked at once and all the time

@@ -631,6 +631,10 @@ def service_text(e):
         return t("svclog.opened")
     if isinstance(what, str) and what.startswith("closed: "):
         return t("svclog.closed", reason=word("svclog.why", what[len("closed: "):]))
+    if what == "rejected":
+        return t("svclog.rejected", op=e.get("op"), why=word("svclog.why", e.get("why")))
+    if what == "alarm":
+        return t("svclog.alarm", n=e.get("n"))
     return str(what) + end
 
 

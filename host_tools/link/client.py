@@ -416,11 +416,16 @@ def service_entry(e):
     """A `service_log` entry as a dict: "t", "what" and its details: a jog
     has "actuator", "n" (None: not given), "ms", "outcome" ("ok" or the
     refusal's code); a config change "key", "value", "outcome"; an RFID step
-    "outcome"."""
+    "outcome"; a refused request "op" and "why" ("bad_mac", "replay"); an
+    alarm "n", the wrong MACs in a row."""
     t, what = e[0], e[1]
     out = {"t": t, "what": what}
     if what == "jog":
         out.update(actuator=e[2], n=e[3], ms=e[4], outcome=e[5])
+    elif what == "rejected":               # a refused request of the session: the first
+        out.update(op=e[2], why=e[3])
+    elif what == "alarm":                  # wrong MACs in a row
+        out["n"] = e[2]
     elif what == "config_set":
         out.update(key=e[2], value=e[3], outcome=e[4])
     elif isinstance(what, str) and what.startswith("rfid_"):
