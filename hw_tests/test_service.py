@@ -53,7 +53,7 @@ def test_a_session_with_the_right_key_jogs_the_plate_for_its_time_only(target):
     assert [(e["actuator"], e["n"], e["ms"], e["outcome"]) for e in log[1:]] == [
         ("plate", None, 400, "ok"), ("lane", 2, 100, "ok"), ("plate", None, 5000, "bad_request"),
         ("lift_up", None, 500, "bad_request")], log
-    assert target.request("service_close")["closed"] is True
+    assert target.request("service_close", session=session)["closed"] is True
     code, _ = _refusal(target, "jog", session=session, actuator="plate", ms=100)
     assert code == "no_session"
 
@@ -65,6 +65,9 @@ def test_no_session_a_wrong_key_and_a_replayed_answer_are_refused(target):
     nonce = target.request("service_open")["nonce"]
     code, msg = _refusal(target, "service_auth", nonce=nonce, mac=_mac(b"\x00" * 32, nonce))
     assert (code, msg) == ("auth_failed", "wrong key")
+    code, msg = _refusal(target, "service_auth", nonce=nonce, mac=_mac(target.sim.key, nonce))
+    assert code == "auth_failed" and "locked" in msg     # a wrong key shuts logins a while
+    target.wait_virtual(target.status()["uptime"] + 300)
     nonce = target.request("service_open")["nonce"]
     mac = _mac(target.sim.key, nonce)
     assert target.request("service_auth", nonce=nonce, mac=mac)["session"]
@@ -76,7 +79,7 @@ def test_no_session_a_wrong_key_and_a_replayed_answer_are_refused(target):
     counts = {}
     log = [e[1] for e in target.link.service_log(counts=counts)]
     assert log == ["opened"]                       # what the session did, only
-    assert counts == {"no_session": 1, "challenge": 2, "auth_failed": 2}, counts
+    assert counts == {"no_session": 1, "challenge": 2, "auth_failed": 2, "locked": 1}, counts
 
 
 @pytest.mark.needs_sim
@@ -136,3 +139,25 @@ def test_a_lifter_jog_stops_at_its_switch_or_at_its_time(target):
     s = target.request("sensors")
     assert s["lifters"][1] == [0, 1] and s["moving"][1] == "bottom", s   # stopped at the switch
     assert target.status()["fault"] is None
+
+
+@pytest.mark.needs_sim
+def test_a_captured_service_request_sent_again_or_changed_moves_nothing(target):
+    """What the wire shows of a session is not enough: its jog sent again
+    (a new seq, or the same after the retry window), changed, or a close
+    without the session's key, is refused on the twin."""
+    session = target.link.open_service(target.sim.key)
+    captured = session.sign("jog", {"session": session, "actuator": "plate", "ms": 100})
+    assert target.link.request_raw(captured, op="jog")["state"] == "jogging"
+    t0 = target.status()["uptime"]
+    target.wait_virtual(t0 + 6000)                           # past the retry window
+    for payload in (captured, captured.replace(b'"ms":100', b'"ms":900')):
+        with pytest.raises(LinkError) as e:
+            target.link.request_raw(payload, op="jog")
+        assert e.value.code == "auth_failed", payload
+    code, _ = _refusal(target, "service_close", session=str(session))   # the token alone
+    assert code == "auth_failed"
+    assert _plate(target, t0 + 200) == []                    # nothing moved again
+    assert target.link.close_service(session) is True
+    log = [e[1] for e in target.link.service_log()]
+    assert log.count("rejected") == 1 and log[-1] == "closed: by the host", log

@@ -182,7 +182,7 @@ def test_a_technicians_visit_then_a_cycle_fit_the_heap_budget(make_target):
         target.request("dice_test", session=session, n=100)
         assert _scan(target, session)["sides"] == 4
         target.request("rfid_audit", session=session)
-    target.request("service_close")
+    target.link.close_service(session)
     cycle = target.run_cycle()
     assert cycle.ok, cycle.events
     assert "MemoryError" not in target.sim.firmware_log()

@@ -25,7 +25,7 @@ import json
 
 from firmware import frame
 
-PROTO_VERSION = 7          # bumped by any change of what the tables below put on the wire
+PROTO_VERSION = 8          # bumped by any change of what the tables below put on the wire
 # The frame kinds and the tables below are private constants: compiled
 # into the functions that use them, they leave no global and no interned
 # name on the controller (docs/firmware.md, Memory). The host reads them
@@ -45,8 +45,9 @@ _ERROR = const(0x13)
 # its answer ("op" echoes the request's):
 #   who   anyone   anyone, at any time
 #         no_hand  anyone, but never during a hand
-#         session  a technician's service session (link/service.py), never
-#                  during a hand; what it did goes into the service log
+#         session  a technician's service session, each request signed
+#                  and numbered (link/service.py), never during a hand (but
+#                  service_close); what it did goes into the service log
 #   home  the module whose function named after the op answers it:
 #         server   a method of LinkServer (link/server.py), resident: hello
 #                  and status, asked at once and all the time
@@ -68,21 +69,24 @@ _REQUESTS = const(
     "kong anyone commands kind:str seat:int > op:str state:str\n"
     "service_open anyone service > nonce:str op:str ttl_ms:int\n"
     "service_auth no_hand service mac:str nonce:str > expires_ms:int op:str session:str\n"
-    "service_close anyone service > closed:bool op:str\n"
+    "service_close session service ctr:int* mac:str* session:str* > closed:bool op:str\n"
     "service_log anyone service n:int* start:int* > counts:list entries:list op:str total:int\n"
-    "jog session service actuator:str ms:int n:int* session:str* > op:str state:str\n"
+    "jog session service actuator:str ctr:int* mac:str* ms:int n:int* session:str* > op:str"
+    " state:str\n"
     "hand anyone readouts > active:bool drawable:int* gold:str?* head:list?* marker:list?* n:int*"
     " op:str phase:str* reserve:int* tail:list?* turn:int* wall:int*\n"
     "counters anyone readouts > cycles:int faults:list hands:int lifts:int lost:str* op:str"
     " tiles_fed:list unsaved:int\n"
     "sensors anyone readouts > buzzer:int keys:list lanes:list lifters:list motors:list"
     " moving:list op:str plate:list\n"
-    "dice_test session service n:int session:str* > counts:list op:str\n"
-    "config_set session service key:str session:str* value:any > key:str op:str restart:bool"
-    " value:any\n"
-    "rfid_scan session service session:str* > op:str state:str\n"
-    "rfid_audit session service session:str* > kinds:int op:str tags:int tiles:list unknown:int\n"
-    "rfid_learn session service session:str* > changed:int new:int op:str restart:bool tags:int\n"
+    "dice_test session service ctr:int* mac:str* n:int session:str* > counts:list op:str\n"
+    "config_set session service ctr:int* key:str mac:str* session:str* value:any > key:str op:str"
+    " restart:bool value:any\n"
+    "rfid_scan session service ctr:int* mac:str* session:str* > op:str state:str\n"
+    "rfid_audit session service ctr:int* mac:str* session:str* > kinds:int op:str tags:int"
+    " tiles:list unknown:int\n"
+    "rfid_learn session service ctr:int* mac:str* session:str* > changed:int new:int op:str"
+    " restart:bool tags:int\n"
 )
 _WHO = const(("anyone", "no_hand", "session"))
 _HOMES = const(("server", "commands", "readouts", "service"))
@@ -102,6 +106,7 @@ _EVENTS = const(           # "t": ms since boot; the other fields are public fac
     "jogged count:int end:str lane:int ms:int name:str t:int\n"
     "scanned sides:int t:int tags:int\n"
     "slow learned:int ms:int name:str side:int* t:int\n"
+    "auth_alarm t:int wrong:int\n"
 )
 _ERROR_FIELDS = const("error:str message:str op:str* proto:int*")   # head "ok": false
 # The error codes are for the host and the docs (the controller writes

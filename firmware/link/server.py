@@ -22,7 +22,6 @@ from firmware import frame
 from firmware.link import codec
 
 _RX = const(32)
-_NONCES = const(4)                    # service challenges outstanding at once
 _REQUEST_MAX = const(160)             # requests are small: the longest is a config_get
 _EVENT_MAX = const(200)               # events are small: a fault with its detail
 # Constant tuples: no module global (no interned name, no slot) for them.
@@ -31,6 +30,18 @@ _POLL_ANSWERS = const(2)              # answers per poll: each parses and writes
 _POLL_READS = const(8)                # x _RX bytes per poll (a garbage flood)
 _QUIET_MS = const(100)                 # a frame's bytes come together; a gap this long ends it
 _RETRY_MS = const(5000)                # same seq and payload this soon: a retry, answered again
+# The service sessions' times (= link/service.py's): the tick ends what
+# outlived them, so that no expiry waits for a request whose tick
+# difference has wrapped (ticks_diff is right over 2**29 ms, 6.2 days).
+_SESSION_MS = const(300000)
+_NONCE_MS = const(30000)
+_LOCK_MAX_MS = const(8000)
+# LinkServer.nonce: the challenges issued, the last one no longer
+# answerable, and the count at the last mark and when it was made.
+_ISSUED = const(0)
+_FLOOR = const(1)
+_MARK = const(2)
+_MARK_AT = const(3)
 
 
 class LinkServer:
@@ -50,21 +61,26 @@ class LinkServer:
         self.key = key             # the table's service key (bytes), or None
         self.controller = None     # the TableController, once the config is good (attach)
         self.session = None        # the open service session's token (hex)
-        self.session_until = 0
         self.fault_code = 0        # a fault found at boot (no controller): its code,
         self.fault_name = ""       # its name (also the error code of every refused
         self.fault_reason = ""     # request) and why
         # Service sessions (link/service.py, loaded per request): what
         # outlives a request, as plain data made here, at boot (a key-less
-        # host asks for challenges at will: made per request, they split the
-        # free heap).
-        self.nonces = bytearray(16 * _NONCES)      # the outstanding challenges,
-        self.nonce_at = array("i", bytes(4 * _NONCES))   # when each was issued,
-        self.nonce_live = bytearray(_NONCES)       # 1 until answered
-        self.nonce_next = 0                        # the slot the next one takes
+        # host asks at will: made per request, it would split the free heap).
+        # A challenge carries what its check needs (the boot's prefix, its
+        # number, its time), so the controller keeps none of them and no
+        # host's challenges push out another's.
+        self.session_at = 0        # the session's last use (ticks),
+        self.session_ctr = 0       # the last request counter it accepted,
+        self.session_state = 0     # 0 ended, 1 open, 2 open and a refusal of it logged
+        # The session's key (32 bytes), then the boot's challenge prefix (8).
+        self.session_key = bytearray(40)
+        self.nonce = array("i", bytes(16))          # _ISSUED _FLOOR _MARK _MARK_AT
+        self.bad_run = 0           # wrong MACs in a row (a right one ends the run)
+        self.lock_at = -1          # when the last wrong MAC came (-1: no lockout)
         # Key-less service events by kind (service._COUNTED, then "unsaved"
         # entries of the log file, then any other refusal).
-        self.service_counts = array("H", bytes(2 * 7))
+        self.service_counts = array("H", bytes(2 * 10))
         self.reader = frame.FrameReader(_REQUEST_MAX)
         self.rx = bytearray(_RX)
         # Answers are written to `tx` and stay there until the next request
@@ -158,6 +174,7 @@ class LinkServer:
         a board the watchdog would reset it): the loop polls at every tick
         and whenever a request wakes it while it sleeps, never past the
         tick's end. The rest waits in the UART's buffer."""
+        self._expire(now)
         link = self.hal.link
         if link is None:
             return
@@ -186,6 +203,24 @@ class LinkServer:
                 answers += 1
                 if answers == _POLL_ANSWERS:
                     return
+
+    def _expire(self, now):
+        """The service session's idle time, the challenges' age and the
+        lockout after a wrong MAC, ended at the tick that passes them: a
+        request days later finds them over whatever the tick counter did
+        (link/service.py checks the same with ticks_diff, right while the
+        interval is short)."""
+        if self.session_state and ticks_diff(now, self.session_at) > _SESSION_MS:
+            self.session_state = 0
+        if self.lock_at >= 0 and ticks_diff(now, self.lock_at) > _LOCK_MAX_MS:
+            self.lock_at = -1
+        n = self.nonce
+        if ticks_diff(now, n[_MARK_AT]) > _NONCE_MS:
+            # Every challenge up to the mark is older than _NONCE_MS now.
+            if n[_MARK] > n[_FLOOR]:
+                n[_FLOOR] = n[_MARK]
+            n[_MARK] = n[_ISSUED]
+            n[_MARK_AT] = now
 
     def _request(self, now, r):
         seq = r.seq

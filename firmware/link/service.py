@@ -2,17 +2,30 @@
 move actuators, change the config or read tags (docs/protocol.md, Service
 sessions; docs/technician.md). What anyone may read is link/readouts.py.
 
-    host: service_open            -> controller: a fresh nonce (16 random bytes)
+    host: service_open            -> controller: a challenge (16 bytes, hex)
     host: service_auth nonce, mac -> mac = HMAC-SHA256(key, nonce + b"service")
-                                     controller: a session token, its expiry
-    host: jog ... session=token   -> allowed while the session lasts
+                                     controller: a session token, its expiry;
+                                     both ends derive the session's key
+                                     sk = HMAC-SHA256(key, nonce + b"session")
+    host: jog ... session, ctr, mac
+                                  -> mac = HMAC-SHA256(sk, the payload before
+                                     its last member, "mac")[:16]; ctr above
+                                     the last one the session accepted
 
-A nonce answers once and only for `NONCE_MS`; a session lasts `SESSION_MS`
-from its last use and never into a hand. No key on the table (`service.key`,
-provisioned by make deploy) refuses every session. Every session, and
-every jog, config change and scan with its details and outcome, goes into
-the service log, a file kept across power cuts; challenges and refusals
-are counted by kind (below, The service log).
+A challenge carries what its check needs: the boot's random prefix (8
+bytes), its number since then (4) and its tick (4); the controller keeps
+none of them, so the challenges of a host without the key never push out
+the technician's. One is answered within `NONCE_MS`, and a right answer
+uses it up with every older one. A wrong MAC leaves it, but shuts
+service_auth for a lockout that doubles with each wrong MAC in a row;
+a run of `_ALARM_RUN` logs an alarm and sends the `auth_alarm` event.
+A session lasts `SESSION_MS` from its last use and never into a hand;
+each of its requests is signed with its key and numbered, so a request
+seen on the wire cannot be sent again, reordered or changed. No key on the
+table (`service.key`, provisioned by make deploy) refuses every session.
+Every session, and every jog, config change and scan with its details and
+outcome, goes into the service log, a file kept across power cuts;
+challenges and refusals are counted by kind (below, The service log).
 
 Each request is declared on its line of the codec's table
 (codec._REQUESTS), with who may send it: anyone, no_hand (never during a
@@ -26,8 +39,8 @@ this module is not resident. The link imports it for one such request and
 forgets it after the answer (LinkServer._answer), and controller/work.py
 with it when a handler needed it (only those that move the table import
 it: config_set, the visit's fullest request, has no room for it); what
-must outlive a request (the session, the outstanding nonces, the counts,
-the key) is kept on the LinkServer as plain data, allocated at boot, and
+must outlive a request (the session and its key, the challenges' count,
+the wrong MACs, the counts, the key) is kept on the LinkServer as plain data, allocated at boot, and
 a jog's deadline on the controller, whose tick stops it. Its names stay
 interned once used; its functions leave.
 """
@@ -43,18 +56,26 @@ import json
 
 from engine_core import tiles
 from firmware.controller.table import NAMES
-from firmware.hal import forget, ticks_add, ticks_diff
+from firmware.hal import forget, ticks_diff
 from firmware.link.codec import LinkError, route
 from firmware.tags import UNKNOWN
 
 NONCE_MS = const(30000)            # a challenge must be answered within this
 SESSION_MS = const(300000)         # a session lasts this long after its last use
+_LOCK_MS = const(250)              # service_auth shut after a wrong MAC, doubled by each next,
+_LOCK_MAX_MS = const(8000)         # up to this (= server's, whose tick ends the lockout)
+_ALARM_RUN = const(8)              # wrong MACs in a row that raise the alarm
+_CTR_MAX = const(0x3FFFFFFF)       # request counters and challenge numbers stay small ints
+# The tail of a signed request's payload: ,"mac":" + 32 hex digits + "}
+_TAIL = const(42)
+_HEADER = const(6)                 # = frame.HEADER: where a frame's payload starts
 _LOG = const(16)                   # entries kept
 _LOG_FILE = const("service.log")   # in the board's flash (the store)
 # What key-less hosts did, counted by kind (the link's service_counts;
 # then "unsaved", then any other code). Here, above every use: MicroPython
 # replaces a const only below its definition.
-_COUNTED = const(("challenge", "auth_failed", "no_session", "session_expired", "busy"))
+_COUNTED = const(("challenge", "auth_failed", "no_session", "session_expired", "busy",
+                  "locked", "bad_mac", "replay"))
 _LOG_PAGE = const(4)               # entries per service_log answer: 4 of the longest fit a frame
 _JOG_MAX_MS = const(2000)          # a jog never runs a motor longer than this
 _AUDIT_KINDS = const(24)           # kinds listed by rfid_audit: 24 x 13 bytes fit a frame
@@ -68,14 +89,16 @@ def answer(link, ctl, now, op, args):
     its outcome ("ok" or the refusal's code)."""
     who = route(op)[0]
     try:
-        if who == "session":           # never in a hand, and the open session's
-            check(link, now, args.get("session"), ctl.in_hand(), op)
+        if who == "session":           # the open session's, signed; never in a hand
+            # but service_close, which only ends things
+            check(link, now, args, op != "service_close" and ctl.in_hand(), op)
         elif who == "no_hand" and ctl.in_hand():
             raise _refused(link, "busy", "%s is refused during a hand" % op)
         handler = globals()[op]
         # A dice test changes nothing on the table, and a long one is 200
         # requests: logged, it would push a visit's evidence out of the log.
-        if who != "session" or op == "dice_test":
+        # service_close logs itself.
+        if who != "session" or op == "dice_test" or op == "service_close":
             return handler(link, ctl, now, args)
         try:
             out = handler(link, ctl, now, args)
@@ -195,62 +218,162 @@ def dice_test(link, ctl, now, args):
 
 
 # -- service sessions ------------------------------------------------------
+#
+# On the LinkServer (made at boot): session, session_at, session_ctr,
+# session_state; session_key: the session's key, then the boot's
+# challenge prefix; nonce: the challenges issued, the last one no longer
+# answerable, a mark and its time (server.py, whose tick moves the floor
+# past challenges older than NONCE_MS); bad_run, lock_at: the wrong MACs.
 
 def challenge(link, now):
-    """A fresh nonce, in the link's next slot (the oldest outstanding one
-    goes when all are taken)."""
-    i = link.nonce_next
-    link.nonce_next = (i + 1) % len(link.nonce_live)
-    nonce = link.hal.rand(16)
-    for k in range(16):
-        link.nonces[16 * i + k] = nonce[k]
-    link.nonce_at[i] = now
-    link.nonce_live[i] = 1
+    """A challenge, hex: the boot's prefix, its number, its tick. A host
+    may ask for them at will: counted, nothing kept but the count."""
+    n = link.nonce
+    if n[0] == 0 or n[0] >= _CTR_MAX:  # the boot's first, or the numbers spent: a new prefix
+        link.session_key[32:40] = link.hal.rand(8)
+        n[0] = n[1] = n[2] = 0
+    n[0] += 1
     _count(link, "challenge")
-    return binascii.hexlify(nonce).decode()
+    return binascii.hexlify(bytes(link.session_key[32:40]) + n[0].to_bytes(4, "big")
+                            + now.to_bytes(4, "big")).decode()
 
 
 def authenticate(link, now, nonce_hex, mac_hex):
-    """The session token (hex), or LinkError. The nonce is used up either
-    way. Never during a hand: `service_auth` is no_hand (answer)."""
-    found = -1
-    for i in range(len(link.nonce_live)):
-        if link.nonce_live[i] and \
-                binascii.hexlify(link.nonces[16 * i:16 * i + 16]).decode() == nonce_hex:
-            found = i
-    if found < 0:
-        raise _refused(link, "auth_failed", "unknown or already used challenge (ask service_open)")
-    link.nonce_live[found] = 0
-    if ticks_diff(now, link.nonce_at[found]) > NONCE_MS:
+    """The session token (hex), or LinkError. A right answer uses the
+    challenge up, and every older one; a wrong one shuts service_auth for
+    a while. Never during a hand: `service_auth` is no_hand (answer)."""
+    if link.lock_at >= 0:
+        d = ticks_diff(now, link.lock_at)
+        if 0 <= d < _lock_ms(link.bad_run):
+            raise _refused(link, "auth_failed", "locked after %d wrong answers in a row: try again"
+                           " in %d ms" % (link.bad_run, _lock_ms(link.bad_run) - d), "locked")
+    try:
+        nonce = binascii.unhexlify(nonce_hex)
+    except ValueError:
+        nonce = b""
+    n = link.nonce
+    c = int.from_bytes(nonce[8:12], "big") if len(nonce) == 16 else 0
+    if not n[0] or nonce[:8] != bytes(link.session_key[32:40]) or c <= n[1] or c > n[0]:
+        raise _refused(link, "auth_failed", "unknown, used or expired challenge (ask service_open)")
+    d = ticks_diff(now, int.from_bytes(nonce[12:16], "big"))
+    if d < 0 or d > NONCE_MS:
         raise _refused(link, "auth_failed", "challenge expired (ask service_open again)")
     if link.key is None:
         raise _refused(link, "auth_failed", "this table has no service key (make deploy KEY=...)")
-    import hashlib
-    import hmac                        # micropython-lib's, frozen with the firmware
-    # The constructor, not its name: hmac then makes no closure, and a
-    # technician's visit fits 256 B less on the twin. (The checker reads
-    # CPython's hmac, which wants CPython's hash objects.)
-    want = hmac.new(link.key, bytes(link.nonces[16 * found:16 * found + 16]) + b"service",
-                    hashlib.sha256).hexdigest()  # pyright: ignore[reportArgumentType]
-    forget("hmac")
-    if mac_hex != want:
+    if not _same(_mac(link.key, nonce + b"service"), mac_hex, 32):
+        _wrong(link, now)
         raise _refused(link, "auth_failed", "wrong key")
+    n[1] = c                           # this challenge and every older one: used
+    link.bad_run = 0
+    link.lock_at = -1
+    link.session_key[0:32] = _mac(link.key, nonce + b"session")
     link.session = binascii.hexlify(link.hal.rand(8)).decode()
-    link.session_until = ticks_add(now, SESSION_MS)
+    link.session_at = now
+    link.session_ctr = 0
+    link.session_state = 1
     _note(link, [now, "opened"])
     return link.session
 
 
-def check(link, now, token, in_hand, what):
-    """LinkError unless `token` is the open session (which it extends)."""
+def check(link, now, args, in_hand, what):
+    """LinkError unless `args` (a request's) carry the open session's
+    token, a counter above the last one it accepted and the request's MAC
+    under its key (the payload is the link's reader's); the session is
+    extended. A refused request that carried the token is counted, and
+    the first of each session logged."""
     if in_hand:
         raise _refused(link, "busy", "%s is refused during a hand" % what)
-    if link.session is None or token != link.session:
+    if link.session is None or args.get("session") != link.session:
         raise _refused(link, "no_session", "%s needs a service session (service_open)" % what)
-    if ticks_diff(now, link.session_until) > 0:
+    d = ticks_diff(now, link.session_at)
+    if not link.session_state or d < 0 or d > SESSION_MS:
         link.session = None
+        link.session_state = 0
         raise _refused(link, "session_expired", "the service session expired: open another")
-    link.session_until = ticks_add(now, SESSION_MS)
+    ctr = args.get("ctr")
+    if ctr is None or not _signed(link):
+        _wrong(link, now)
+        raise _rejected(link, now, what, "bad_mac", "%s: no ctr, or a wrong mac (the request"
+                        " was changed, or not signed with this session's key)" % what)
+    if ctr <= link.session_ctr or ctr > _CTR_MAX:
+        raise _rejected(link, now, what, "replay", "%s: ctr %d is not above the last one this"
+                        " session accepted (%d): a replayed or reordered request"
+                        % (what, ctr, link.session_ctr))
+    link.session_ctr = ctr
+    link.session_at = now
+    link.bad_run = 0
+
+
+def _signed(link):
+    """Does the request's payload end in ,"mac":"<32 hex digits>"} whose
+    digits are the first 16 bytes of HMAC-SHA256(session key, every byte
+    before that comma)?"""
+    r = link.reader
+    e = _HEADER + r.length
+    b = r.buf
+    if r.length <= _TAIL or b[e - _TAIL:e - 34] != b',"mac":"' or b[e - 2:e] != b'"}':
+        return False
+    return _same(_mac(bytes(link.session_key[0:32]), b[_HEADER:e - _TAIL]),
+                 b[e - 34:e - 2], 16)
+
+
+def _mac(key, data):
+    """HMAC-SHA256(key, data), 32 bytes: micropython-lib's hmac, frozen
+    with the firmware, loaded for this and forgotten."""
+    import hashlib
+    import hmac
+    # The constructor, not its name: hmac then makes no closure, and a
+    # technician's visit fits 256 B less on the twin. (The checker reads
+    # CPython's hmac, which wants CPython's hash objects.)
+    out = hmac.new(key, data, hashlib.sha256).digest()  # pyright: ignore[reportArgumentType]
+    forget("hmac")
+    return out
+
+
+def _same(want, got_hex, n):
+    """Are the hex digits `got_hex` the first n bytes of `want`? Every
+    byte is compared, whichever differ."""
+    try:
+        got = binascii.unhexlify(got_hex)
+    except (ValueError, TypeError):
+        return False
+    if len(got) != n:
+        return False
+    diff = 0
+    for i in range(n):
+        diff |= got[i] ^ want[i]
+    return not diff
+
+
+def _lock_ms(run):
+    """How long service_auth stays shut after the run-th wrong MAC in a row."""
+    return min(_LOCK_MS << min(run - 1, 5), _LOCK_MAX_MS) if run > 0 else 0
+
+
+def _wrong(link, now):
+    """One more wrong MAC in a row: service_auth shut for a while; the
+    run's _ALARM_RUN-th logged as an alarm (once a run: only the key's
+    holder ends a run, so a host without it adds one entry a visit) and,
+    with every doubling after it, sent as the `auth_alarm` event."""
+    run = link.bad_run + 1
+    if run <= _CTR_MAX:
+        link.bad_run = run
+    link.lock_at = now
+    if run == _ALARM_RUN:
+        _note(link, [now, "alarm", run])
+    if run >= _ALARM_RUN and not run & (run - 1):
+        link.emit("auth_alarm", {"wrong": run})
+
+
+def _rejected(link, now, what, kind, message):
+    """The refusal of a request that carried the open session's token
+    (kind "bad_mac" or "replay"), counted; the session's first such one
+    logged, [t, "rejected", op, kind]: the token is seen on the wire, so
+    more would let a host without the key push the log's entries out."""
+    if link.session_state == 1:
+        link.session_state = 2
+        _note(link, [now, "rejected", what, kind])
+    return _refused(link, "auth_failed", message, kind)
 
 
 def close(link, now, reason):
@@ -259,6 +382,7 @@ def close(link, now, reason):
         work.forget_scan(link.controller)
     if link.session is not None:
         link.session = None
+        link.session_state = 0
         _note(link, [now, "closed: " + reason])
         return True
     return False
@@ -325,9 +449,9 @@ def _note_act(link, now, op, args, outcome):
     _note(link, entry)
 
 
-def _refused(link, code, message):
-    """The refusal to raise, counted by its code."""
-    _count(link, code)
+def _refused(link, code, message, kind=None):
+    """The refusal to raise, counted by its kind (its code by default)."""
+    _count(link, kind or code)
     return LinkError(code, message)
 
 

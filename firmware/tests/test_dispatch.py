@@ -84,15 +84,26 @@ class _Host:
         self.server = server
         self.seq = 0
         self.t = 1000
+        self.sk = None                 # the open session's key, its counter
+        self.ctr = 0
 
     def ask(self, op, args):
-        """The answer: a dict (`ok` true), or (code, message) of an ERROR."""
+        """The answer: a dict (`ok` true), or (code, message) of an ERROR.
+        A request that carries the session's token is signed with its key."""
+        import hmac
         line = self.server.hal.link
         payload = dict(args)
         payload["op"] = op
+        body = json.dumps(payload).encode()
+        if self.sk is not None and "session" in payload and payload["session"] == self.server.session:
+            self.ctr += 1
+            payload["ctr"] = self.ctr
+            head = json.dumps(payload).encode()[:-1]
+            body = head + b',"mac":"' + binascii.hexlify(
+                hmac.new(self.sk, head, hashlib.sha256).digest()[:16]) + b'"}'
         self.seq = (self.seq + 1) & 0xFF
         self.t += 10
-        line.data = frame.encode(REQUEST, self.seq, json.dumps(payload).encode())
+        line.data = frame.encode(REQUEST, self.seq, body)
         line.at = 0
         line.out.clear()
         self.server.poll(self.t)
@@ -105,7 +116,10 @@ class _Host:
         import hmac                    # micropython-lib's under MicroPython, as the link's
         nonce = self.ask("service_open", {})["nonce"]
         mac = hmac.new(KEY, binascii.unhexlify(nonce) + b"service", hashlib.sha256).hexdigest()
-        return self.ask("service_auth", {"nonce": nonce, "mac": mac})["session"]
+        token = self.ask("service_auth", {"nonce": nonce, "mac": mac})["session"]
+        self.sk = hmac.new(KEY, binascii.unhexlify(nonce) + b"session", hashlib.sha256).digest()
+        self.ctr = 0
+        return token
 
 
 def _gate_refused(answer):
@@ -150,19 +164,26 @@ def test_a_request_never_during_a_hand_is_refused_busy_in_one_only():
     _each("no_hand", test)
 
 
-def test_a_session_request_needs_the_open_session_and_no_hand():
+def test_a_session_request_needs_the_open_session_signed_and_no_hand():
     def test(host, ctl, op):
         ctl.state = _IDLE
         args = dict(ARGS.get(op, {}))
         assert host.ask(op, args)[0] == "no_session", op
         args["session"] = "0" * 16
         assert host.ask(op, args)[0] == "no_session", op
-        args["session"] = host.session()
+        token = args["session"] = host.session()
+        sk, host.sk = host.sk, None    # the token alone: refused
+        code, message = host.ask(op, args)
+        assert code == "auth_failed" and "wrong mac" in message, (op, message)
+        host.sk = sk
         ctl.state = _IN_HAND
+        if op == "service_close":      # it only ends things: answered in a hand too
+            assert host.ask(op, args) == {"ok": True, "op": op, "closed": True}
+            return
         code, message = host.ask(op, args)
         assert code == "busy" and "during a hand" in message, (op, message)
         ctl.state = _IDLE
         answer = host.ask(op, args)
         assert not _gate_refused(answer), (op, answer)
-        host.ask("service_close", {})
+        assert host.ask("service_close", {"session": token})["closed"] is True
     _each("session", test)

@@ -170,7 +170,7 @@ class Idle:
     pass
 
 
-def test_a_key_less_service_open_gets_the_drbgs_bytes_as_its_nonce():
+def test_a_key_less_service_open_gets_the_drbgs_bytes_as_its_nonces_prefix():
     import json
 
     from firmware import frame
@@ -185,4 +185,6 @@ def test_a_key_less_service_open_gets_the_drbgs_bytes_as_its_nonce():
         server.poll(t)
     answer = json.loads(str(hal.link.out[0][frame.HEADER:-2], "utf-8"))
     s = drbg.instantiate(bytes(raw.given))
-    assert answer["nonce"] == hexlify(drbg.generate(s, 32)[:16]).decode(), answer
+    # The boot's prefix (8 bytes), then the challenge's number 1 and its tick.
+    assert answer["nonce"][:16] == hexlify(drbg.generate(s, 32)[:8]).decode(), answer
+    assert answer["nonce"][16:24] == "00000001", answer

@@ -1,11 +1,17 @@
 """Service sessions (firmware/link/service.py) on both interpreters: the
-HMAC against RFC 4231's vectors, every way a session is refused, and the
+HMAC against RFC 4231's vectors, every way a session is refused (a
+request replayed, reordered or changed among them), the lockout and the
+alarm after wrong MACs, expiry across the tick counter's wrap, and the
 service log (a file: what sessions did; counts: what key-less hosts did)."""
 
 import binascii
+import json
 import os
 from array import array
 
+from firmware import frame
+from firmware.hal import ticks_add
+from firmware.link import codec
 from firmware.link import service as s
 from firmware.link.codec import LinkError
 from firmware.tests.fakehal import FakeHal
@@ -24,18 +30,26 @@ class _Link:
         self.hal.store = ""
         self.key = key
         self.controller = None
-        self.nonces = bytearray(16 * 4)
-        self.nonce_at = array("i", bytes(16))
-        self.nonce_live = bytearray(4)
-        self.nonce_next = 0
-        self.service_counts = array("H", bytes(14))
         self.session = None
-        self.session_until = 0
+        self.session_at = 0
+        self.session_ctr = 0
+        self.session_state = 0
+        self.session_key = bytearray(40)
+        self.nonce = array("i", bytes(16))
+        self.bad_run = 0
+        self.lock_at = -1
+        self.service_counts = array("H", bytes(20))
+        self.reader = frame.FrameReader(160)
+        self.events = []
         if fresh:
             try:
                 os.remove(LOG)
             except OSError:
                 pass
+
+
+    def emit(self, name, fields):
+        self.events.append((name, fields))
 
 
 def _log(link):
@@ -94,74 +108,265 @@ def _refused(fn, *args):
     return None
 
 
+class _Tech:
+    """A technician's end of a session: its token, its key (derived from
+    the challenge, as the host's client does) and its request counter."""
+
+    def __init__(self, link, now=0, key=KEY):
+        nonce = s.challenge(link, now)
+        self.token = s.authenticate(link, now, nonce, _answer(nonce, key))
+        self.sk = hmac_sha256(key, binascii.unhexlify(nonce) + b"session")
+        self.ctr = 0
+
+    def payload(self, op, ctr=None, **args):
+        """The request signed: any JSON serves, the MAC covers its bytes."""
+        self.ctr += 1
+        args["op"] = op
+        args["session"] = self.token
+        args["ctr"] = self.ctr if ctr is None else ctr
+        return _sign(self.sk, json.dumps(args).encode())
+
+
+def _sign(sk, payload):
+    head = payload[:-1]                # the object without its closing }
+    return head + b',"mac":"' + binascii.hexlify(hmac_sha256(sk, head)[:16]) + b'"}'
+
+
+def _send(link, now, payload, ctl=None):
+    """The payload through the link's reader and the service, as the server
+    hands it over: the answer, or the refusal (code, message)."""
+    r = frame.FrameReader(160)
+    r.feed(frame.encode(0x10, 1, payload))
+    assert r.ready
+    link.reader = r
+    try:
+        op, args = codec.decode_request(r)
+        return s.answer(link, ctl or _Ctl(), now, op, args)
+    except LinkError as e:
+        return e.code, e.message
+
+
+def _passed(answer):
+    """The session's check let the request through: a jog with a wrong
+    argument is refused by its handler, never consulting the table."""
+    return answer[0] == "bad_request"
+
+
+def _jog_payload(tech, ctr=None):
+    return tech.payload("jog", ctr, actuator="lift", n=1, ms=100)
+
+
 @_cleaned
 def test_the_right_key_opens_a_session_that_allows_and_is_extended_by_use():
     link = _Link(KEY)
-    nonce = s.challenge(link, 0)
-    token = s.authenticate(link, 10, nonce, _answer(nonce))
-    assert token and len(token) == 16
-    s.check(link, 1000, token, False, "jog")                     # allowed
-    s.check(link, 1000 + s.SESSION_MS - 1, token, False, "jog")  # use extends it
-    assert _log(link) == [[10, "opened"]] and _counts(link) == {"challenge": 1}
+    tech = _Tech(link, 10)
+    assert tech.token and len(tech.token) == 16
+    assert _passed(_send(link, 1000, _jog_payload(tech)))                       # allowed
+    assert _passed(_send(link, 1000 + s.SESSION_MS - 1, _jog_payload(tech)))   # use extends it
+    assert _log(link)[0] == [10, "opened"] and _counts(link) == {"challenge": 1}
 
 
 @_cleaned
-def test_a_wrong_key_a_replay_and_an_old_challenge_are_refused():
+def test_a_wrong_key_shuts_auth_for_a_while_and_uses_no_challenge():
     link = _Link(KEY)
     nonce = s.challenge(link, 0)
     assert _refused(s.authenticate, link, 5, nonce, _answer(nonce, b"\x01" * 32)) == \
         ("auth_failed", "wrong key")
-    # The nonce was used up by the wrong answer: the right one is now a replay.
-    code, msg = _refused(s.authenticate, link, 6, nonce, _answer(nonce))
-    assert code == "auth_failed" and "used" in msg
-    nonce = s.challenge(link, 100)
-    s.authenticate(link, 200, nonce, _answer(nonce))
-    code, msg = _refused(s.authenticate, link, 300, nonce, _answer(nonce))   # replayed
+    # Shut for 250 ms, even to the right answer; the challenge stays.
+    code, msg = _refused(s.authenticate, link, 100, nonce, _answer(nonce))
+    assert code == "auth_failed" and "locked" in msg and "in 155 ms" in msg
+    assert s.authenticate(link, 300, nonce, _answer(nonce))
+    code, msg = _refused(s.authenticate, link, 400, nonce, _answer(nonce))   # replayed
     assert code == "auth_failed" and "used" in msg
     nonce = s.challenge(link, 1000)
     code, msg = _refused(s.authenticate, link, 1000 + s.NONCE_MS + 1, nonce, _answer(nonce))
     assert code == "auth_failed" and "expired" in msg
-    assert _counts(link) == {"challenge": 3, "auth_failed": 4}
-    assert _log(link) == [[200, "opened"]]                 # refusals are counted, not logged
+    for forged in ("00" * 16, "zz", nonce[:16] + "ffffffff" + nonce[24:]):   # never issued
+        code, msg = _refused(s.authenticate, link, 1001, forged, _answer(forged)
+                             if forged != "zz" else "00")
+        assert code == "auth_failed" and "unknown" in msg, forged
+    assert _counts(link) == {"challenge": 2, "auth_failed": 6, "locked": 1}
+    assert _log(link) == [[300, "opened"]]                 # refusals are counted, not logged
 
 
 @_cleaned
 def test_no_session_an_expired_one_and_a_hand_are_refused():
     link = _Link(KEY)
-    assert _refused(s.check, link, 0, None, False, "jog")[0] == "no_session"
-    nonce = s.challenge(link, 0)
-    token = s.authenticate(link, 0, nonce, _answer(nonce))
-    assert _refused(s.check, link, 10, "0" * 16, False, "jog")[0] == "no_session"
-    assert _refused(s.check, link, 10, token, True, "jog")[0] == "busy"          # in a hand
-    code, _ = _refused(s.check, link, 20 + s.SESSION_MS, token, False, "jog")
-    assert code == "session_expired"
-    assert _refused(s.check, link, 30 + s.SESSION_MS, token, False, "jog")[0] == "no_session"
+    assert _send(link, 0, b'{"op":"jog","actuator":"plate","ms":10}')[0] == "no_session"
+    tech = _Tech(link)
+    other = _sign(tech.sk, b'{"op":"jog","session":"' + b"0" * 16 + b'","ctr":1,"actuator":'
+                  b'"plate","ms":10}')
+    assert _send(link, 10, other)[0] == "no_session"
+    assert _send(link, 10, _jog_payload(tech), _InHand())[0] == "busy"        # in a hand
+    assert _send(link, 20 + s.SESSION_MS, _jog_payload(tech))[0] == "session_expired"
+    assert _send(link, 30 + s.SESSION_MS, _jog_payload(tech))[0] == "no_session"
     nonce = s.challenge(link, 0)
     assert _refused(s.answer, link, _InHand(), 0, "service_auth",
                     {"nonce": nonce, "mac": _answer(nonce)})[0] == "busy"
 
 
 @_cleaned
-def test_a_table_without_a_key_refuses_every_session_and_says_why():
-    link = _Link(None)
-    nonce = s.challenge(link, 0)
-    code, msg = _refused(s.authenticate, link, 1, nonce, _answer(nonce))
-    assert code == "auth_failed" and "no service key" in msg
+def test_a_replayed_reordered_or_changed_request_is_refused_and_logged_once():
+    link = _Link(KEY)
+    tech = _Tech(link)
+    first = _jog_payload(tech)
+    second = _jog_payload(tech)
+    assert _passed(_send(link, 10, second))
+    code, msg = _send(link, 20, first)                      # reordered: an older counter
+    assert code == "auth_failed" and "ctr 1 is not above" in msg and "(2)" in msg
+    code, msg = _send(link, 30, second)                     # replayed as it was
+    assert code == "auth_failed" and "replayed" in msg
+    changed = second.replace(b'"ms": 100', b'"ms": 900')   # the arguments changed
+    assert changed != second
+    code, msg = _send(link, 40, changed)
+    assert code == "auth_failed" and "wrong mac" in msg
+    unsigned = b'{"op":"jog","session":"%s","ctr":9,"actuator":"lift","n":1,"ms":100}' \
+        % tech.token.encode()                               # the token alone
+    assert _send(link, 50, unsigned)[0] == "auth_failed"
+    moved = second[:-1] + b',"ctr":99}'                   # a member after the MAC
+    assert _send(link, 60, moved)[0] == "auth_failed"
+    assert _passed(_send(link, 70, _jog_payload(tech)))     # the session goes on
+    entries = [e for e in _log(link) if e[1] == "rejected"]
+    assert entries == [[20, "rejected", "jog", "replay"]]   # the first; the rest counted
+    counts = _counts(link)
+    assert counts["replay"] == 2 and counts["bad_mac"] == 3, counts
 
 
 @_cleaned
-def test_the_challenges_are_bounded_and_a_keyless_flood_leaves_the_log_alone():
+def test_service_close_needs_the_session_signed_and_works_in_a_hand():
+    link = _Link(KEY)
+    tech = _Tech(link)
+    unsigned = b'{"op":"service_close","session":"%s"}' % tech.token.encode()
+    assert _send(link, 10, unsigned)[0] == "auth_failed"
+    assert _send(link, 11, b'{"op":"service_close"}')[0] == "no_session"
+    assert link.session == tech.token and link.session_state
+    answer = _send(link, 20, tech.payload("service_close"), _Stoppable(in_hand=True))
+    assert answer == {"ok": True, "closed": True}
+    assert link.session is None and _log(link)[-1] == [20, "closed: by the host"]
+
+
+@_cleaned
+def test_a_keyless_flood_of_challenges_pushes_out_no_challenge_nor_log_entry():
     """A host without the key asks for challenges and sessions at will:
-    counted, never logged, so the technician's entries stay."""
+    counted, never logged, and the technician's challenge still answers."""
     link = _Link(KEY)
     _session(link)
-    first = s.challenge(link, 0)
-    for t in range(1, 40):
+    mine = s.challenge(link, 0)
+    for t in range(1, 100):
         s.challenge(link, t)
-        _refused(s.check, link, t, "f" * 16, False, "jog")
-    assert _refused(s.authenticate, link, 50, first, _answer(first))[0] == "auth_failed"
-    assert _log(link) == [[0, "opened"]]
-    assert _counts(link) == {"challenge": 41, "no_session": 39, "auth_failed": 1}
+        _send(link, t, b'{"op":"jog","session":"ffffffffffffffff","actuator":"plate","ms":9}')
+    assert s.authenticate(link, 150, mine, _answer(mine))
+    assert _log(link) == [[0, "opened"], [150, "opened"]]
+    assert _counts(link) == {"challenge": 101, "no_session": 99}
+    later = s.challenge(link, 200)            # a newer one answered: the older are used
+    assert s.authenticate(link, 210, later, _answer(later))
+    assert _refused(s.authenticate, link, 220, mine, _answer(mine))[0] == "auth_failed"
+
+
+@_cleaned
+def test_wrong_macs_in_a_row_lock_longer_each_time_and_raise_the_alarm_once_a_run():
+    link = _Link(KEY)
+    nonce = s.challenge(link, 0)
+    t = 0
+    waits = []
+    for k in range(17):
+        wait = s._lock_ms(link.bad_run)
+        if wait:
+            code, msg = _refused(s.authenticate, link, t + wait - 1, nonce, "00" * 32)
+            assert "locked" in msg, k             # a try within the lockout: not even checked
+        t += wait
+        waits.append(wait)
+        nonce = s.challenge(link, t)
+        assert _refused(s.authenticate, link, t, nonce, "00" * 32) == ("auth_failed", "wrong key")
+    assert waits[:8] == [0, 250, 500, 1000, 2000, 4000, 8000, 8000]
+    alarms = [e for e in _log(link) if e[1] == "alarm"]
+    assert len(alarms) == 1 and alarms[0][2] == 8            # logged once a run
+    assert link.events == [("auth_alarm", {"wrong": 8}), ("auth_alarm", {"wrong": 16})]
+    t += 8000                                # the right key ends the run
+    nonce = s.challenge(link, t)
+    assert s.authenticate(link, t, nonce, _answer(nonce)) and link.bad_run == 0
+    assert _counts(link)["locked"] == 16
+
+
+# -- expiry across the tick counter's wrap (1 << 30 ms on MicroPython) --------
+
+_WRAP = 1 << 30
+
+
+def _later(t, ms):
+    """The tick ms after t, however far (ticks_add takes less than 2**29)."""
+    return (t + ms) % _WRAP
+
+
+def _server(t0):
+    """A real LinkServer (its tick ends what expired) on a clock at t0."""
+    from firmware.link.server import LinkServer
+    hal = FakeHal()
+    hal.store = ""
+    hal.now = t0
+    return LinkServer(hal, "0.0.0", "test", "test", KEY)
+
+
+@_cleaned
+def test_a_session_expires_right_across_the_wrap():
+    t0 = _WRAP - 1000                        # the clock just before the wrap
+    link = _Link(KEY)
+    tech = _Tech(link, t0)
+    assert _passed(_send(link, ticks_add(t0, s.SESSION_MS - 1), _jog_payload(tech)))
+    t1 = ticks_add(t0, s.SESSION_MS - 1)
+    assert t1 < t0                           # wrapped
+    assert _send(link, ticks_add(t1, s.SESSION_MS + 1), _jog_payload(tech))[0] == \
+        "session_expired"
+
+
+@_cleaned
+def test_an_unclosed_session_stays_expired_days_later_whatever_the_tick_did():
+    for days in (6.3, 6.5, 7, 12.43, 25):
+        server = _server(_WRAP - 1000)
+        t0 = server.hal.now
+        tech = _Tech(server, t0)
+        server.poll(ticks_add(t0, 10))                       # the tick: still open
+        assert server.session_state == 1
+        server.poll(ticks_add(t0, s.SESSION_MS + 10))        # the tick past its idle time
+        assert server.session_state == 0
+        later = _later(t0, int(days * 86400000))
+        assert _send(server, later, _jog_payload(tech))[0] == "session_expired", days
+        # Without that tick, a request 6.2 to 12.4 days later still finds it expired.
+        server = _server(t0)
+        tech = _Tech(server, t0)
+        if days < 12.4:
+            assert _send(server, later, _jog_payload(tech))[0] == "session_expired", days
+
+
+@_cleaned
+def test_a_challenge_expires_right_across_the_wrap_and_days_later():
+    t0 = _WRAP - 1000
+    server = _server(t0)
+    nonce = s.challenge(server, t0)
+    assert _refused(s.authenticate, server, ticks_add(t0, s.NONCE_MS + 1), nonce,
+                    _answer(nonce))[1].startswith("challenge expired")
+    nonce = s.challenge(server, t0)
+    for k in range(1, 4):                    # the tick, every 30 s
+        server.poll(ticks_add(t0, k * (s.NONCE_MS + 1)))
+    # 2**30 ms later the tick reads the same: the floor refuses it anyway.
+    code, msg = _refused(s.authenticate, server, _later(t0, _WRAP), nonce, _answer(nonce))
+    assert code == "auth_failed" and "used or expired" in msg
+    nonce = s.challenge(server, t0)          # a fresh one, across the wrap
+    assert s.authenticate(server, ticks_add(t0, 2000), nonce, _answer(nonce))
+
+
+@_cleaned
+def test_a_lockout_ends_at_its_time_across_the_wrap_and_not_again_days_later():
+    t0 = _WRAP - 100
+    server = _server(t0)
+    nonce = s.challenge(server, t0)
+    assert _refused(s.authenticate, server, t0, nonce, "00" * 32)[1] == "wrong key"
+    assert "locked" in _refused(s.authenticate, server, ticks_add(t0, 249), nonce,
+                                _answer(nonce))[1]
+    server.poll(ticks_add(t0, 9000))         # the tick ends the lockout
+    assert server.lock_at == -1
+    nonce = s.challenge(server, _later(t0, _WRAP + 10))
+    assert s.authenticate(server, _later(t0, _WRAP + 20), nonce, _answer(nonce))
 
 
 @_cleaned
@@ -192,15 +397,24 @@ class _InHand(_Ctl):
         return True
 
 
+class _Stoppable(_Ctl):
+    """A controller whose jog service_close stops (none runs)."""
+    def __init__(self, in_hand=False):
+        self.hand = in_hand
+        self.jog_until = 0
+        self.jogging = None
+
+    def in_hand(self):
+        return self.hand
+
+
 def _session(link):
-    nonce = s.challenge(link, 0)
-    return s.authenticate(link, 0, nonce, _answer(nonce))
+    return _Tech(link)
 
 
-def _jog(link, token, **args):
+def _jog(link, tech, **args):
     """The refusal (code, message) of a jog with these arguments."""
-    args["session"] = token
-    return _refused(s.answer, link, _Ctl(), 10, "jog", args)
+    return _send(link, 10, tech.payload("jog", **args))
 
 
 @_cleaned

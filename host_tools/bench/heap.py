@@ -62,7 +62,7 @@ def service_visit(sim, link):
     scanned = link.wait_event(lambda e: e["ev"] == "scanned", CYCLE_WALL_S)
     link.request("rfid_audit", session=session)
     link.request("config_set", session=session, key="timings.lift_up_ms", value=4000)
-    link.request("service_close")
+    link.close_service(session)
     return scanned["sides"] == 4 and _clean(sim, link)
 
 

@@ -119,7 +119,7 @@ def run(link, key, timeout=30.0, progress=None, restoring=None):
         _put_back(link, session, moved, timeout, restoring)
         raise
     finally:
-        link.request("service_close")
+        link.close_service(session)
     return out
 
 

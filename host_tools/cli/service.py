@@ -324,7 +324,7 @@ def _serviced(args, fn):
         try:
             return fn(link, session)
         finally:
-            link.request("service_close")
+            link.close_service(session)
     _need_key(args)
     return _link(args, run)
 
@@ -632,6 +632,10 @@ def service_text(e):
         return t("svclog.opened")
     if isinstance(what, str) and what.startswith("closed: "):
         return t("svclog.closed", reason=word("svclog.why", what[len("closed: "):]))
+    if what == "rejected":
+        return t("svclog.rejected", op=e.get("op"), why=word("svclog.why", e.get("why")))
+    if what == "alarm":
+        return t("svclog.alarm", n=e.get("n"))
     return str(what) + end
 
 

@@ -406,7 +406,7 @@ def test_monitor_streams_events_as_plain_lines(table):
         session = c.open_service(open(key, "rb").read())
         c.request("jog", session=session, actuator="lane", n=0, ms=50)
         follow_events(c, False, 2, out)          # the jog, then its end
-        c.request("service_close")
+        c.close_service(session)
     lines = out.getvalue().splitlines()
     assert "jog" in lines[0] and "name=lane" in lines[0] and "jogged" in lines[1], lines
 
