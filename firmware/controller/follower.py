@@ -51,6 +51,7 @@ _IRREGULAR = const(3)          # ... and one more round unexplained: irregular
 _ROW = const(14)               # a published state: see _snapshot
 _QUEUE = const(8)
 _NONE = const(255)
+_REDRAW = const(254)           # in _shown: not a value shown, so the next is sent
 _SCANNING = const(4)           # in _side: a read of that side is out
 
 
@@ -73,9 +74,9 @@ class HandFollower:
         self.glitches = 0          # a tag missing from one read only
         self.queued = 0
         self._first = 0            # ring index of the oldest queued event
-        # The queue's rows, then one for the display, then the last state
-        # published (`public`).
-        self._rows = bytearray(_ROW * (_QUEUE + 2))
+        # The queue's rows, then the last state published (`public`, and
+        # what a display shows again).
+        self._rows = bytearray(_ROW * (_QUEUE + 1))
         self._left = bytearray(_QUEUE)       # tiles of each queued event not yet seen gone
         self._pending = bytearray(n)         # by position: queue index + 1 of its event
         self._before = bytearray(n)          # wall.how before an event
@@ -84,7 +85,7 @@ class HandFollower:
         # The side read next; with _SCANNING set, its read is out.
         self._side = 0
         self._draw_at = -1         # when a draw (和局) is due, -1: none (ticks are >= 0)
-        self._shown = bytearray(4)           # drawable + 128, marker seat, stack, alert
+        self._shown = bytearray(5)           # drawable + 128, marker seat, stack, alert, gold
 
     # -- the hand's life ------------------------------------------------------
 
@@ -102,10 +103,9 @@ class HandFollower:
             self._present[s] = tile_ids[s] != NO_TILE
             self._missing[s] = 0
             self._pending[s] = 0
-        for j in range(4):
-            self._shown[j] = _NONE
         self._side = 0
-        self.show_again(now)               # no gold, the counts as the walls stand
+        self._snapshot(_QUEUE, _OP_DEAL, 0, 0)     # the walls as they stand: no gold
+        self.show_again(now)
 
     def end(self):
         """No more following; a read still on its way is taken and dropped
@@ -270,12 +270,33 @@ class HandFollower:
         seen gone. False (nothing changed) if the rules refuse it."""
         if self.queued == _QUEUE:
             # Full (tiles of eight events not seen go): the oldest goes out
-            # as it is, and no longer waits for its tiles.
+            # as it is, and no longer waits for its tiles. Unless it shows
+            # a gold not yet published: a gold is public once its tile lies
+            # face up, never earlier. Then the two events after it become
+            # one (the later waits for the tiles of both and is published
+            # in their place), and the gold goes on waiting for its tile.
             q = self._first
-            for p in range(len(self._pending)):
-                if self._pending[p] == q + 1:
-                    self._pending[p] = 0
-            self._publish(now)
+            r = self._rows
+            if r[q * _ROW + 7] != _NONE and r[_QUEUE * _ROW + 7] == _NONE:
+                a = (q + 1) % _QUEUE
+                b = (a + 1) % _QUEUE
+                pending = self._pending
+                for p in range(len(pending)):
+                    if pending[p] == a + 1:
+                        pending[p] = b + 1
+                    elif pending[p] == q + 1:
+                        pending[p] = a + 1
+                self._left[b] += self._left[a]
+                self._left[a] = self._left[q]
+                for j in range(_ROW):           # the oldest's row into the freed one
+                    r[a * _ROW + j] = r[q * _ROW + j]
+                self._first = a
+                self.queued -= 1
+            else:
+                for p in range(len(self._pending)):
+                    if self._pending[p] == q + 1:
+                        self._pending[p] = 0
+                self._publish(now)
         hand = self.hand
         how = hand.wall.how
         before = self._before
@@ -369,7 +390,7 @@ class HandFollower:
         self.queued -= 1
         r = self._rows
         at = q * _ROW
-        last = (_QUEUE + 1) * _ROW
+        last = _QUEUE * _ROW
         r[last:last + _ROW] = r[at:at + _ROW]
         fields = self._fields(at)
         op = r[at]
@@ -398,7 +419,7 @@ class HandFollower:
         `turn` the seat whose head draw comes next; None with no hand."""
         if not self.active or not self.events:
             return None
-        out = self._fields((_QUEUE + 1) * _ROW)
+        out = self._fields(_QUEUE * _ROW)
         out["n"] = self.events
         out["turn"] = self.turn
         return out
@@ -410,11 +431,12 @@ class HandFollower:
     # -- the display ----------------------------------------------------------
 
     def show_again(self, now):
-        """Show it all (gold, counts, alert) as the hand stands: at its start,
-        and when a display board back from a fault starts blank."""
-        for j in range(4):
-            self._shown[j] = _NONE
-        self._snapshot(_QUEUE, _OP_GOLD, 0, 0)
+        """Show it all (gold, counts, alert) as last published: at the
+        hand's start, and when a display board back from a fault starts
+        blank. Never the rules core's own state, which runs ahead of the
+        tiles seen gone (a gold turned up in the core before its tile is)."""
+        for j in range(5):
+            self._shown[j] = _REDRAW
         self._show_row(now, _QUEUE * _ROW)
 
     def _show_row(self, now, at):
@@ -426,7 +448,8 @@ class HandFollower:
             shown[1] = r[at + 8]
             shown[2] = r[at + 9]
             self.display.show_count(now, d - 128, r[at + 8], r[at + 9])
-        if r[at] == _OP_GOLD:
+        if r[at + 7] != shown[4]:          # the gold, or none (blank)
+            shown[4] = r[at + 7]
             self.display.show_gold(now, r[at + 7])
         phase = r[at + 3]
         alert = panel.ALERT_FINAL if phase == FINAL else panel.ALERT_DRAW if phase == DRAW \

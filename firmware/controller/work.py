@@ -140,10 +140,13 @@ def clear(ctl, now):
         d.display.replugged()
         if resume == "dealer" or resume == "rolling" or resume == "in_hand":
             d.display.show_dealer(now, ctl.dealership.dealer, ctl.dealership.streak)
-        if resume == "rolling":
+        # Rolling dice show no faces: they are public once they settle
+        # (a roll for the gold during the hand too).
+        if resume == "rolling" or (resume == "in_hand" and d.dice.rolling):
             d.display.show_dice(now, 0, 0, True)
         elif resume == "in_hand":
             d.display.show_dice(now, d.dice.a, d.dice.b, False)
+        if resume == "in_hand":
             ctl.follower.show_again(now)
     ctl.emit("cleared", {"code": code, "resume": resume})
     b = ctl.builder            # building now, or the next set during a hand

@@ -96,7 +96,6 @@ _EVENTS = const(           # "t": ms since boot; the other fields are public fac
     "dice a:int b:int dealer:int gold:bool* t:int\n"
     "cleared code:int resume:str* t:int\n"
     "walls next:bool* t:int tiles_per_side:list\n"
-    "lane count:int lane:int t:int\n"
     "refused reason:str seat:int t:int\n"
     "hand drawable:int gold:str? head:list? kind:str* marker:list? n:int op:str phase:str"
     " reserve:int seat:int* slot:int* t:int tail:list? wall:int\n"

@@ -323,7 +323,9 @@ class LinkServer:
         return {"ok": True, "state": NAMES[ctl.state], "phase": BUILDER[ctl.builder.state],
                 "cycles": ctl.cycles, "fault": fault, "uptime": now,
                 "dealer": ctl.dealership.dealer,
-                "dice": [d.dice.a, d.dice.b] if d.dice.a else None,
+                # Faces are public once they settle: a roll's are decided
+                # as it starts, and shown only when it ends.
+                "dice": [d.dice.a, d.dice.b] if d.dice.a and not d.dice.rolling else None,
                 "tiles_per_side": ctl.builder.tiles_per_side(),
                 "lanes": [lane.count for lane in d.lanes],
                 "lifters": [LIFT[l.state] for l in d.lifters],

@@ -4,6 +4,7 @@ and odd sequences (two tiles at once, a tile lifted and put back, a read
 glitch, a stray take) neither crash it nor miscount. Both interpreters."""
 
 from engine_core.hand import DRAW, FINAL, PLAY
+from engine_core.replay import apply
 from firmware.drivers import panel as dsp
 from firmware.tags import UNKNOWN
 from firmware.tests.followtable import Top, same
@@ -246,3 +247,56 @@ def test_every_stack_of_every_break_goes_into_a_row_as_stack_at_has_it():
                 assert f._pair(8) == list(geo.stack_at(i)), (dealer, d, i)
             f._stack(8, -1)
             assert f._pair(8) is None
+
+
+def test_a_display_shown_again_shows_what_was_published_not_the_core():
+    # No flower dealt: once the deal is published the flower round is too,
+    # and the rules core turns the gold up at once; its tile is still in
+    # the wall. A display board back from a fault shows the published state.
+    top = Top()
+    top.play({"op": "deal"})
+    top.read_rounds(2)
+    assert [s["op"] for s in top.states()] == ["deal", "replace_flowers"]
+    assert top.follower.hand.gold_code is not None       # ahead of the tiles
+    top.display.calls = []
+    top.follower.show_again(top.now)
+    st = top.states()[-1]
+    assert top.display.last("gold") == ("gold", 255)
+    assert top.display.last("count") == ("count", st["drawable"], st["marker"][0],
+                                         st["marker"][1])
+    top.play({"op": "replace_flowers"})                  # the shadow's: no tile
+    top.play({"op": "reveal_gold"})
+    top.read_rounds(2)
+    assert top.display.last("gold")[1] != 255
+
+
+def test_a_full_queue_never_publishes_a_gold_before_its_tile_has_gone():
+    # The gold by the dice is turned up in the core when the roll settles;
+    # eight kongs declared before its tile is taken fill the queue: the
+    # gold waits for its tile (two kongs behind it become one), the kongs
+    # wait for the gold.
+    top = Top(ruleset="luoyuan144")
+    for ev in OPENING[:2]:
+        top.play(ev)
+        top.read_rounds(2)
+    assert top.follower.gold_dice(top.now, 7) is None
+    kongs = [{"op": "kong", "seat": k % 4, "kind": "exposed"} for k in range(8)]
+    for ev in kongs:
+        assert top.follower.kong(top.now, ev["seat"], False) is None
+    top.read_rounds(2)
+    assert all(s["gold"] is None for s in top.states()), top.states()
+    assert all(c[1] == 255 for c in top.display.calls if c[0] == "gold")
+    top.play({"op": "reveal_gold", "dice": [3, 4]})      # its tile turned up
+    top.read_rounds(2)
+    assert top.states()[-1]["op"] == "reveal_gold" and top.states()[-1]["gold"] is not None
+    assert top.display.last("gold")[1] != 255
+    for ev in kongs:                                    # the replacements taken
+        how = bytearray(top.shadow.wall.how)
+        apply(top.shadow, ev)
+        for p in range(len(how)):
+            if top.shadow.wall.how[p] and not how[p]:
+                top.take(top.shadow.wall.geo.slot_of_pos[p])
+    top.read_rounds(2)
+    events = OPENING[:2] + [{"op": "reveal_gold", "dice": [3, 4]}] + kongs
+    assert same(top.states()[-1:], top.replayed(events)[-1:])
+    assert top.follower.queued == 0

@@ -75,7 +75,7 @@ def run_hand(sim, link, players, timeout_s=HAND_WALL_TIMEOUT_S):
         return out
     deadline = time.monotonic() + timeout_s
     while True:
-        # Every event is taken off the queue (lane counts of the next set
+        # Every event is taken off the queue (the next set's, state changes
         # and the rest would otherwise fill it during a long hand).
         ev = link.next_event(timeout=max(0.0, deadline - time.monotonic()))
         if ev is None:

@@ -305,7 +305,7 @@ def test_tables_are_well_formed():
 
 def test_a_key_must_match_a_whole_name_of_the_table():
     """Keys that are parts, runs or types of the table's text are undeclared."""
-    base = {"ev": "lane", "t": 1, "lane": 0, "count": 3}
+    base = {"ev": "jogged", "name": "lane", "ms": 5, "end": "time", "t": 1, "lane": 0, "count": 3}
     for key in ("", "coun", "ount", "count:int", "int", "lane count", "t:int\nrefused", "lane:int"):
         with pytest.raises(LinkError) as e:
             codec.write_event(bytearray(BUF), 0, dict(base, **{key: 1}))
@@ -458,9 +458,9 @@ def test_decode_request_never_crashes(payload):
 
 
 @pytest.mark.parametrize("obj,reveal", [
-    ({"ev": "lane", "t": 1, "lane": 0, "count": 3, "tile": "5b"}, False),
-    ({"ev": "lane", "t": 1, "lane": 0, "count": 3, "wall": [1, 2]}, False),
-    ({"ev": "lane", "t": 1, "lane": 0, "count": 3, "tile": "5b"}, True),   # undeclared anyway
+    ({"ev": "jogged", "name": "lane", "ms": 5, "end": "time", "t": 1, "lane": 0, "count": 3, "tile": "5b"}, False),
+    ({"ev": "jogged", "name": "lane", "ms": 5, "end": "time", "t": 1, "lane": 0, "count": 3, "wall": [1, 2]}, False),
+    ({"ev": "jogged", "name": "lane", "ms": 5, "end": "time", "t": 1, "lane": 0, "count": 3, "tile": "5b"}, True),   # undeclared anyway
     ({"ev": "fault", "t": 1, "code": 10, "name": "lane_jam", "detail": {"tile": "5b"}}, False),
     ({"ev": "fault", "t": 1, "code": 10, "name": "lane_jam", "detail": {"hand": ["1m"]}}, True),
     ({"ev": "fault", "t": 1, "code": 10, "name": "x", "detail": {"got": [{"uid": "4d4a0101"}]}}, False),
@@ -516,8 +516,8 @@ def test_responses_and_requests_are_checked_too():
 
 
 def test_host_checks_answers_and_events():
-    ev = write(codec.write_event, {"ev": "lane", "t": 1, "lane": 2, "count": 9})[6:-2]
-    for kind, payload, op in [(link_codec.EVENT, b'{"ev":"lane","t":1,"lane":2}', None),
+    ev = write(codec.write_event, {"ev": "jogged", "name": "lane", "ms": 5, "end": "time", "t": 1, "lane": 2, "count": 9})[6:-2]
+    for kind, payload, op in [(link_codec.EVENT, b'{"ev":"jogged","t":1,"lane":2}', None),
                               (link_codec.EVENT, b'{"ev":"gold","t":1,"tile":"5b"}', None),
                               (link_codec.EVENT, b"\xff", None),
                               (link_codec.RESPONSE, b'{"ok":true,"op":"start"}', "start"),
@@ -624,7 +624,7 @@ def test_micropython_decodes_and_writes_the_same_bytes(reqs, messages):
 
 def test_micropython_refuses_bad_requests_with_the_same_codes():
     job = {"requests": [frame.encode(link_codec.REQUEST, 1, p).hex() for p in BAD_REQUESTS],
-           "messages": [["event", {"ev": "lane", "t": 1, "lane": 0, "count": 1, "tile": "1m"}],
+           "messages": [["event", {"ev": "jogged", "name": "lane", "ms": 5, "end": "time", "t": 1, "lane": 0, "count": 1, "tile": "1m"}],
                         ["event", {"ev": "state", "t": 1, "state": "x" * 600}],
                         ["response", {"op": "status"}]]}
     mp, cp = run_micropython(job), cpython_side(job)
@@ -673,7 +673,7 @@ HEAP_JOBS = [
         {"t": 9, "code": 20, "name": "missing_tile", "detail": {"tile": "1z", "slot": 3}}]}, True],
     ["response", {"op": "config_get", "key": "lanes",
                   "value": [["b", {"z": [True, False], "a": "x"}], ["a", -7]]}, False],
-    ["event", {"ev": "lane", "t": 123456, "lane": 2, "count": 17}, False],
+    ["event", {"ev": "jogged", "name": "lane", "ms": 5, "end": "time", "t": 123456, "lane": 2, "count": 17}, False],
     ["event", {"ev": "walls", "t": 5, "tiles_per_side": [36, 36, 36, 36], "next": True}, False],
     ["error", {"error": "busy", "message": "a cycle runs", "op": "start"}, False],
 ]
@@ -820,7 +820,7 @@ class FakeController(threading.Thread):
                 raise LinkError("busy", "a table cycle is running")
             self.starts += 1
             evs = [{"ev": "state", "t": self.t, "state": "building"}]
-            evs += [{"ev": "lane", "t": self.t + k, "lane": k % 4, "count": k} for k in range(1, 9)]
+            evs += [{"ev": "jogged", "name": "lane", "ms": 5, "end": "time", "t": self.t + k, "lane": k % 4, "count": k} for k in range(1, 9)]
             return codec.write_response(self.tx, seq, {"op": "start", "state": "building"}), evs
         raise LinkError("internal", "the fake controller has no %s" % op)
 
@@ -859,7 +859,7 @@ def test_pty_hello_status_start_and_events(pty_link):
     st_ = link.request("status")
     assert st_["ok"] and st_["dice"] == [3, 5] and st_["fault"] is None
     assert link.request("start")["state"] == "building"
-    assert link.wait_event(lambda e: e["ev"] == "lane" and e["count"] == 8, timeout=2)["lane"] == 0
+    assert link.wait_event(lambda e: e["ev"] == "jogged" and e["count"] == 8, timeout=2)["lane"] == 0
     queued = list(link.events(timeout=0.2))              # the ones before it stayed queued
     assert queued[0] == {"ev": "state", "t": 1000, "state": "building"}
     assert [e["count"] for e in queued[1:]] == list(range(1, 8))
@@ -965,7 +965,7 @@ def test_wait_event_still_finds_its_event_when_a_full_queue_drops_old_ones(pty_l
 
     def feed():
         for k in range(1, 40):
-            payload = json.dumps({"ev": "lane", "t": k, "lane": 0, "count": k},
+            payload = json.dumps({"ev": "jogged", "name": "lane", "ms": 5, "end": "time", "t": k, "lane": 0, "count": k},
                                  sort_keys=True, separators=(",", ":")).encode()
             link._dispatch(link_codec.EVENT, k & 0xFF, payload)   # as the reader thread does
             time.sleep(0.001)

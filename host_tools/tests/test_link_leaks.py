@@ -10,11 +10,18 @@ and for the codec's secret keys. The one tile code allowed is the gold, in
 and it must be that hand's gold. Audit faults are the other place a tile
 code may appear (walls not in play); none is injected here."""
 
+import json
 import re
 import time
 
+import pytest
+
+from engine_core import tiles
+from hw_tests.harness import TableHook
+
 from host_tools.link import codec as link_codec
 from host_tools.link.client import LinkClient, LinkError
+from host_tools.sim.config import DEFAULT_PATH
 from host_tools.sim.hand_players import HandPlayers
 from host_tools.sim.launcher import SimTable
 
@@ -57,8 +64,10 @@ def test_nothing_sent_during_whole_hands_names_a_hidden_tile():
             results = 0
             deadline = time.monotonic() + 120
             while results < HANDS and time.monotonic() < deadline:
-                ev = link.next_event(timeout=5)
-                assert ev is not None, "the link went quiet"
+                ev = link.next_event(timeout=30)
+                if ev is None:
+                    log = hook.call(lambda: sim.table.log_lines(since=60000))
+                    assert ev is not None, "the link went quiet: %s\n%s" % (seen, log)
                 seen.append(ev)
                 if len(seen) % 5 == 0:
                     answers.append(link.request("status"))
@@ -106,3 +115,176 @@ def test_nothing_sent_during_whole_hands_names_a_hidden_tile():
     assert found == []
     assert golds, "the gold was never shown: the check above proved nothing"
     assert sum(1 for ev in seen if ev["ev"] == "hand") >= 40
+
+
+# -- the display and the link, across replugs --------------------------------
+
+def _gold_turned_up(players):
+    """When the gold's tile left the wall (the players' own clock): the
+    last tile of the reveal_gold event; None if it never did."""
+    if players.scenario is None:
+        return None
+    events = players.scenario["events"]
+    times = [t for t, i, slot, kind in players.timeline
+             if slot is not None and events[i]["op"] == "reveal_gold"]
+    took = set(t for t, _, _ in players.taken)
+    return max(times) if times and max(times) in took else None
+
+
+def _hand_at(players, t):
+    """The players of the hand whose walls were up last at t (None: before any)."""
+    mine = [p for p in players if p.walls_up_at is not None and p.walls_up_at <= t]
+    return max(mine, key=lambda p: p.walls_up_at) if mine else None
+
+
+def _dice_at(dice, t, strict):
+    """[a, b] of the last `dice` event at t or before (before t if strict)."""
+    last = None
+    for ev in dice:
+        if ev["t"] < t or (ev["t"] == t and not strict):
+            last = [ev["a"], ev["b"]]
+    return last
+
+
+def _check_public(players, seen, statuses, history):
+    """Every display frame and link frame shows only what was public then:
+    the gold once its tile was turned up (and that hand's), settled dice,
+    counts the link had published."""
+    dice = [ev for ev in seen if ev["ev"] == "dice"]
+    problems = []
+    for ev in seen:
+        if ev["ev"] == "hand" and ev["gold"] is not None:
+            p = _hand_at(players, ev["t"])
+            up = _gold_turned_up(p)
+            if up is None or ev["t"] < up or ev["gold"] != p.hand.gold_code:
+                problems.append(("link: the gold before it was turned up", ev, up))
+    for st in statuses:                # null while they roll
+        if st["dice"] is not None and st["dice"] not in (_dice_at(dice, st["uptime"], True),
+                                                         _dice_at(dice, st["uptime"], False)):
+            problems.append(("status: dice not settled", st["uptime"], st["dice"], dice))
+    if not any(st["dice"] for st in statuses):
+        problems.append(("status: never any dice", statuses))
+    published = {}                    # players -> the counts the link published
+    for ev in seen:
+        if ev["ev"] == "hand":
+            p = _hand_at(players, ev["t"])
+            marker = tuple(ev["marker"]) if ev["marker"] else (255, 255)
+            published.setdefault(id(p), []).append((ev["t"], (ev["drawable"],) + marker))
+    first_count = {}
+    for t, field, value in history:
+        p = _hand_at(players, t)
+        if field == "gold" and value != 255:
+            up = _gold_turned_up(p) if p else None
+            if up is None or t < up or tiles.CODES[value] != p.hand.gold_code:
+                problems.append(("display: the gold before it was turned up", t, value, up))
+        elif field == "dice":
+            a, b, rolling = value
+            if (rolling and (a, b) != (0, 0)) or \
+                    (not rolling and [a, b] != _dice_at(dice, t, False)):
+                problems.append(("display: dice not settled", t, value))
+        elif field == "count" and p is not None:
+            first_count.setdefault(id(p), value)
+            ok = [c for at, c in published.get(id(p), []) if at <= t]
+            if value not in ok and value != first_count[id(p)]:
+                problems.append(("display: counts not published", t, value))
+        elif field == "text":
+            problems.append(("display: a text", t, value))
+    return problems
+
+
+def _unplug_in_hand(hook, table, players, settle):
+    """The display unplugged as the hand opens: found (a frame not ACKed)
+    when the flower round is published, which turns the gold up in the
+    rules core before its tile has gone (the tail method); the gold by the
+    dice, just before the dealer presses for the gold's roll (found as the
+    dice start rolling, plugged back in while they roll) and, with
+    `settle`, just before they settle (found once the gold is turned up
+    in the core)."""
+    def unplug():
+        table.inject("display_unplugged")
+    events = players.scenario["events"]
+    opening = [t for t, i, slot, kind in players.timeline if slot is not None
+               and events[i]["op"] in ("deal", "replace_flowers")]
+    hook.at(opening[-1] + 10, unplug)
+    roll = [t for t, _, _, kind in players.timeline if kind == "roll"]
+    if roll:
+        hook.at(roll[0] - 50, unplug)
+        if settle:
+            hook.at(roll[0] + 1300, unplug)
+
+
+def _play_with_replugs(seed, ruleset, hands, kongs, tmp_path):
+    """`hands` short hands on the virtual table; the display is unplugged
+    as the dice roll, as the deal starts and (the gold by the dice) as the
+    gold's roll is due, and plugged back in once the table stops; with
+    `kongs`, eight kongs declared on the link as the last hand's gold roll
+    settles, before its tile is turned up (the queue of events waiting
+    for their tiles full, the gold's first).
+    Every status answer, link event and display frame is kept."""
+    cfg = json.loads(DEFAULT_PATH.read_text())
+    cfg["ruleset"] = ruleset
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(cfg))
+    sim = SimTable(seed=seed, config_path=path)
+    with sim:
+        hook = TableHook(sim.table)
+        players = [HandPlayers(sim.table, seed=seed + k, skip_hands=k, win_rate=0.25)
+                   for k in range(hands)]
+        with LinkClient(sim.link_path) as link:
+            link.hello()
+            for k, p in enumerate(players):
+                hook.when(lambda p=p: p.scenario is not None,
+                          lambda p=p, k=k: _unplug_in_hand(hook, sim.table, p, k == 0))
+            link.request("start")
+            seen, statuses = [], []
+            results = 0
+            replugs = 0
+            kongs_ok = []
+            deadline = time.monotonic() + 120
+            while results < hands and time.monotonic() < deadline:
+                ev = link.next_event(timeout=30)
+                if ev is None:
+                    log = hook.call(lambda: sim.table.log_lines(since=60000))
+                    assert ev is not None, "the link went quiet: %s\n%s" % (seen, log)
+                seen.append(ev)
+                kind = ev["ev"]
+                if kind == "state" and ev["state"] == "rolling":
+                    statuses.append(link.request("status"))     # the dice are rolling
+                    hook.call(lambda: sim.table.inject("display_unplugged"))
+                elif kind == "fault":
+                    assert ev["name"] == "display_unplugged", ev
+                    hook.call(lambda: sim.table.clear_fault("display_unplugged"))
+                    statuses.append(link.request("status"))
+                    link.request("clear")
+                    replugs += 1
+                elif kind == "dice" and ev.get("gold") and kongs and results == hands - 1:
+                    for k in range(8):
+                        kongs_ok.append(link.request("kong", seat=k % 4, kind="exposed"))
+                if kind in ("dice", "hand", "cleared"):
+                    statuses.append(link.request("status"))
+                results += kind == "result"
+            history = hook.call(lambda: list(sim.table.display.history))
+    assert results == hands, (results, seen[-5:])
+    assert not hook.errors, hook.errors
+    assert len(kongs_ok) == (8 if kongs else 0), kongs_ok
+    return players, seen, statuses, history, replugs
+
+
+@pytest.mark.parametrize("seed,ruleset,kongs", [(6, "fuzhou144", False),
+                                                (2, "luoyuan144", True)])
+def test_the_display_and_the_link_show_only_public_facts_across_replugs(seed, ruleset, kongs,
+                                                                      tmp_path):
+    players, seen, statuses, history, replugs = _play_with_replugs(seed, ruleset, 2, kongs,
+                                                                   tmp_path)
+    assert replugs >= 4, replugs
+    problems = _check_public(players, seen, statuses, history)
+    assert problems == [], "\n".join(repr(p)[:300] for p in problems)
+    found = []
+    for i, ev in enumerate(seen):
+        ev = dict(ev)
+        if ev["ev"] == "hand":
+            ev.pop("gold")
+        _walk(ev, "events[%d]" % i, found)
+    _walk(statuses, "status", found)
+    assert found == []
+    assert any(field == "gold" and value != 255 for _, field, value in history)
