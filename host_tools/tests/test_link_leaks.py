@@ -38,6 +38,20 @@ DURING_HAND = (("counters", {}), ("sensors", {}), ("service_log", {}), ("faults"
                ("rfid_scan", {}), ("rfid_audit", {}), ("rfid_learn", {}))
 
 
+def _next_event(link, hook, sim, seen):
+    """The link's next event, appended to `seen`; if the link goes quiet,
+    the test fails with the virtual table's last minute of log (read in its
+    bus thread through `hook`, when the test has one)."""
+    ev = link.next_event(timeout=30)
+    if ev is None:
+        def last_minute():
+            return sim.table.log_lines(since=60000)
+        log = hook.call(last_minute) if hook is not None else last_minute()
+        assert ev is not None, "the link went quiet: %s\n%s" % (seen, log)
+    seen.append(ev)
+    return ev
+
+
 def _walk(obj, path, found):
     if isinstance(obj, dict):
         for k, v in obj.items():
@@ -64,11 +78,7 @@ def test_nothing_sent_during_whole_hands_names_a_hidden_tile():
             results = 0
             deadline = time.monotonic() + 120
             while results < HANDS and time.monotonic() < deadline:
-                ev = link.next_event(timeout=30)
-                if ev is None:
-                    log = hook.call(lambda: sim.table.log_lines(since=60000))
-                    assert ev is not None, "the link went quiet: %s\n%s" % (seen, log)
-                seen.append(ev)
+                ev = _next_event(link, None, sim, seen)
                 if len(seen) % 5 == 0:
                     answers.append(link.request("status"))
                     hands.append((results, link.request("hand")))
@@ -242,11 +252,7 @@ def _play_with_replugs(seed, ruleset, hands, kongs, tmp_path):
             kongs_ok = []
             deadline = time.monotonic() + 120
             while results < hands and time.monotonic() < deadline:
-                ev = link.next_event(timeout=30)
-                if ev is None:
-                    log = hook.call(lambda: sim.table.log_lines(since=60000))
-                    assert ev is not None, "the link went quiet: %s\n%s" % (seen, log)
-                seen.append(ev)
+                ev = _next_event(link, hook, sim, seen)
                 kind = ev["ev"]
                 if kind == "state" and ev["state"] == "rolling":
                     statuses.append(link.request("status"))     # the dice are rolling
