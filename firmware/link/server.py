@@ -36,7 +36,7 @@ _RETRY_MS = const(5000)                # same seq and payload this soon: a retry
 _SESSION_MS = const(300000)
 _NONCE_MS = const(30000)
 _LOCK_MAX_MS = const(8000)
-# LinkServer.nonce: the challenges issued, the last one no longer
+# LinkServer.challenges: the challenges issued, the last one no longer
 # answerable, and the count at the last mark and when it was made.
 _ISSUED = const(0)
 _FLOOR = const(1)
@@ -75,7 +75,7 @@ class LinkServer:
         self.session_state = 0     # 0 ended, 1 open, 2 open and a refusal of it logged
         # The session's key (32 bytes), then the boot's challenge prefix (8).
         self.session_key = bytearray(40)
-        self.nonce = array("i", bytes(16))          # _ISSUED _FLOOR _MARK _MARK_AT
+        self.challenges = array("i", bytes(16))     # _ISSUED _FLOOR _MARK _MARK_AT
         self.bad_run = 0           # wrong MACs in a row (a right one ends the run)
         self.lock_at = -1          # when the last wrong MAC came (-1: no lockout)
         # Key-less service events by kind (service._COUNTED, then "unsaved"
@@ -214,7 +214,7 @@ class LinkServer:
             self.session_state = 0
         if self.lock_at >= 0 and ticks_diff(now, self.lock_at) > _LOCK_MAX_MS:
             self.lock_at = -1
-        n = self.nonce
+        n = self.challenges
         if ticks_diff(now, n[_MARK_AT]) > _NONCE_MS:
             # Every challenge up to the mark is older than _NONCE_MS now.
             if n[_MARK] > n[_FLOOR]:

@@ -221,14 +221,14 @@ def dice_test(link, ctl, now, args):
 #
 # On the LinkServer (made at boot): session, session_at, session_ctr,
 # session_state; session_key: the session's key, then the boot's
-# challenge prefix; nonce: the challenges issued, the last one no longer
+# challenge prefix; challenges: the challenges issued, the last one no longer
 # answerable, a mark and its time (server.py, whose tick moves the floor
 # past challenges older than NONCE_MS); bad_run, lock_at: the wrong MACs.
 
 def challenge(link, now):
     """A challenge, hex: the boot's prefix, its number, its tick. A host
     may ask for them at will: counted, nothing kept but the count."""
-    n = link.nonce
+    n = link.challenges
     if n[0] == 0 or n[0] >= _CTR_MAX:  # the boot's first, or the numbers spent: a new prefix
         link.session_key[32:40] = link.hal.rand(8)
         n[0] = n[1] = n[2] = 0
@@ -251,7 +251,7 @@ def authenticate(link, now, nonce_hex, mac_hex):
         nonce = binascii.unhexlify(nonce_hex)
     except ValueError:
         nonce = b""
-    n = link.nonce
+    n = link.challenges
     c = int.from_bytes(nonce[8:12], "big") if len(nonce) == 16 else 0
     if not n[0] or nonce[:8] != bytes(link.session_key[32:40]) or c <= n[1] or c > n[0]:
         raise _refused(link, "auth_failed", "unknown, used or expired challenge (ask service_open)")

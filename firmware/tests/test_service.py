@@ -35,7 +35,7 @@ class _Link:
         self.session_ctr = 0
         self.session_state = 0
         self.session_key = bytearray(40)
-        self.nonce = array("i", bytes(16))
+        self.challenges = array("i", bytes(16))
         self.bad_run = 0
         self.lock_at = -1
         self.service_counts = array("H", bytes(20))
