@@ -161,3 +161,43 @@ def test_a_captured_service_request_sent_again_or_changed_moves_nothing(target):
     assert target.link.close_service(session) is True
     log = [e[1] for e in target.link.service_log()]
     assert log.count("rejected") == 1 and log[-1] == "closed: by the host", log
+
+
+@pytest.mark.needs_sim
+def test_wrong_macs_between_the_technicians_requests_push_none_of_them_out_of_the_log(target):
+    """A host without the key that sees the session's token sends 8 wrong
+    MACs between each two of a dice test's requests, and sends a jog the
+    hand refused again after the hand: the log keeps the technician's
+    entries, with one alarm, and nothing moves for the jog."""
+    session = target.link.open_service(target.sim.key)
+    forged = b'{"ctr":99,"n":1,"op":"dice_test","session":"%s","mac":"%s"}' % (
+        str(session).encode(), b"0" * 32)
+    assert target.request("jog", session=session, actuator="plate", ms=100)["ok"]
+    for _ in range(20):
+        for _ in range(8):
+            with pytest.raises(LinkError) as e:
+                target.link.request_raw(forged, op="dice_test")
+            assert e.value.code == "auth_failed"
+        assert target.request("dice_test", session=session, n=1)["counts"]
+    log = [e[1] for e in target.link.service_log()]
+    assert log == ["opened", "jog", "rejected", "alarm"], log
+    target.start()
+    target.wait_state("in_hand")
+    captured = session.sign("jog", {"session": session, "actuator": "plate", "ms": 2000})
+    code, _ = _refusal_raw(target, captured)
+    assert code == "busy"
+    target.request("hand_end", winner=0)
+    target.wait_state("building")
+    target.in_table(lambda: target.table.inject("lane_jam:2"))
+    target.wait_event(lambda e: e["ev"] == "fault", "the lane_jam")
+    t0 = target.status()["uptime"]
+    code, msg = _refusal_raw(target, captured)          # the table still: sent again
+    assert code == "auth_failed" and "replayed" in msg, msg
+    target.wait_virtual(t0 + 500)
+    assert _plate(target, t0) == []
+
+
+def _refusal_raw(target, payload):
+    with pytest.raises(LinkError) as e:
+        target.link.request_raw(payload)
+    return e.value.code, e.value.message

@@ -76,7 +76,7 @@ class LinkServer:
         # The session's key (32 bytes), then the boot's challenge prefix (8).
         self.session_key = bytearray(40)
         self.challenges = array("i", bytes(16))     # _ISSUED _FLOOR _MARK _MARK_AT
-        self.bad_run = 0           # wrong MACs in a row (a right one ends the run)
+        self.bad_run = 0           # wrong MACs in a row (a right service_auth ends the run)
         self.lock_at = -1          # when the last wrong MAC came (-1: no lockout)
         # Key-less service events by kind (service._COUNTED, then "unsaved"
         # entries of the log file, then any other refusal).

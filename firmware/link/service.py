@@ -280,17 +280,25 @@ def check(link, now, args, in_hand, what):
     token, a counter above the last one it accepted and the request's MAC
     under its key (the payload is the link's reader's); the session is
     extended. A refused request that carried the token is counted, and
-    the first of each session logged."""
+    the first of each session logged. One refused in a hand uses its
+    counter up all the same: seen on the wire, it is no request to send
+    once the hand is over. A right MAC here ends no run of wrong ones
+    (only service_auth's does): else a host that sees the token could log
+    an alarm between each two of the technician's requests."""
+    mine = link.session is not None and args.get("session") == link.session
+    ctr = args.get("ctr")
     if in_hand:
+        if mine and link.session_state and ctr is not None and link.session_ctr < ctr <= _CTR_MAX \
+                and _signed(link):
+            link.session_ctr = ctr
         raise _refused(link, "busy", "%s is refused during a hand" % what)
-    if link.session is None or args.get("session") != link.session:
+    if not mine:
         raise _refused(link, "no_session", "%s needs a service session (service_open)" % what)
     d = ticks_diff(now, link.session_at)
     if not link.session_state or d < 0 or d > SESSION_MS:
         link.session = None
         link.session_state = 0
         raise _refused(link, "session_expired", "the service session expired: open another")
-    ctr = args.get("ctr")
     if ctr is None or not _signed(link):
         _wrong(link, now)
         raise _rejected(link, now, what, "bad_mac", "%s: no ctr, or a wrong mac (the request"
@@ -301,7 +309,6 @@ def check(link, now, args, in_hand, what):
                         % (what, ctr, link.session_ctr))
     link.session_ctr = ctr
     link.session_at = now
-    link.bad_run = 0
 
 
 def _signed(link):
@@ -353,7 +360,8 @@ def _lock_ms(run):
 def _wrong(link, now):
     """One more wrong MAC in a row: service_auth shut for a while; the
     run's _ALARM_RUN-th logged as an alarm (once a run: only the key's
-    holder ends a run, so a host without it adds one entry a visit) and,
+    right answer to service_auth ends a run, so a host without it adds
+    one entry a session, and one before the first) and,
     with every doubling after it, sent as the `auth_alarm` event."""
     run = link.bad_run + 1
     if run <= _CTR_MAX:

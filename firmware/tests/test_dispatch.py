@@ -176,6 +176,8 @@ def test_a_session_request_needs_the_open_session_signed_and_no_hand():
         code, message = host.ask(op, args)
         assert code == "auth_failed" and "wrong mac" in message, (op, message)
         host.sk = sk
+        host.t += 250                  # its lockout of service_auth, which the
+        # session's right MACs do not end (only a right service_auth does)
         ctl.state = _IN_HAND
         if op == "service_close":      # it only ends things: answered in a hand too
             assert host.ask(op, args) == {"ok": True, "op": op, "closed": True}

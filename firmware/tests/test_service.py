@@ -233,6 +233,19 @@ def test_a_replayed_reordered_or_changed_request_is_refused_and_logged_once():
 
 
 @_cleaned
+def test_a_request_refused_in_a_hand_is_used_up_and_cannot_be_sent_after_it():
+    """Captured as the hand refused it (busy), a signed request is no
+    request to send once the hand has ended: its counter is used up."""
+    link = _Link(KEY)
+    tech = _Tech(link)
+    captured = _jog_payload(tech)
+    assert _send(link, 10, captured, _InHand())[0] == "busy"
+    code, msg = _send(link, 20, captured)                   # the hand over
+    assert code == "auth_failed" and "replayed" in msg
+    assert _passed(_send(link, 30, _jog_payload(tech)))     # the session goes on
+
+
+@_cleaned
 def test_service_close_needs_the_session_signed_and_works_in_a_hand():
     link = _Link(KEY)
     tech = _Tech(link)
@@ -286,6 +299,25 @@ def test_wrong_macs_in_a_row_lock_longer_each_time_and_raise_the_alarm_once_a_ru
     nonce = s.challenge(link, t)
     assert s.authenticate(link, t, nonce, _answer(nonce)) and link.bad_run == 0
     assert _counts(link)["locked"] == 16
+
+
+@_cleaned
+def test_the_technicians_requests_end_no_run_so_wrong_macs_between_them_log_one_alarm():
+    """A host that sees the session's token sends 8 wrong MACs between
+    each two of the technician's requests (a dice test is hundreds): one
+    alarm in the log for the session (and its first refusal), never one
+    per request, which would push the technician's entries out of it."""
+    link = _Link(KEY)
+    tech = _Tech(link)
+    forged = b'{"op":"jog","session":"%s","ctr":99,"actuator":"lift","n":1,"ms":100,' \
+        b'"mac":"%s"}' % (tech.token.encode(), b"0" * 32)
+    for t in range(1, 11):
+        for _ in range(8):
+            assert _send(link, t, forged)[0] == "auth_failed"
+        assert _passed(_send(link, t, _jog_payload(tech)))
+    entries = [e[1] for e in _log(link)]
+    assert entries == ["opened", "rejected", "alarm"] + ["jog"] * 10, entries
+    assert [e[1]["wrong"] for e in link.events] == [8, 16, 32, 64]
 
 
 # -- expiry across the tick counter's wrap (1 << 30 ms on MicroPython) --------
