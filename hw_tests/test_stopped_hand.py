@@ -105,11 +105,12 @@ def test_every_service_request_is_refused_in_a_hand_stopped_by_a_fault(make_targ
 
 
 @pytest.mark.needs_sim
-def test_a_hand_cut_by_the_power_stays_a_hand_until_the_walls_go_down(target):
+def test_a_hand_cut_by_the_power_stays_a_hand_until_a_new_cycle(target):
     """After a power cut in a hand the controller cannot follow that hand,
-    but its walls still stand with their hidden tiles: until a new cycle
-    takes them down, nothing that reads a tile or moves the table is done,
-    a `clear` of the power_lost fault included."""
+    but its walls still stand with their hidden tiles, and the players
+    finish it by hand: until a `start` begins a new cycle, nothing that
+    reads a tile or moves the table is done, a `clear` of the power_lost
+    fault included."""
     table = target.table
     key = target.sim.key
     target.start()
@@ -126,7 +127,7 @@ def test_a_hand_cut_by_the_power_stays_a_hand_until_the_walls_go_down(target):
     assert target.request("clear")["cleared"] == lost["code"]
     target.wait_state("idle")
     _assert_all_refused(target, session)       # idle, the cut hand's walls still up
-    assert target.request("start")["state"] == "building"   # the walls go down
+    assert target.request("start")["state"] == "building"   # the cut hand is over
     session = target.link.open_service(key)
     with pytest.raises(LinkError) as e:
         target.request("jog", session=session, actuator="plate", ms=100)

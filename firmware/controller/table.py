@@ -162,7 +162,7 @@ class TableController:
         if self.state != _IDLE:
             return "the table is %s, not idle" % NAMES[self.state]
         self.hal.set_flag(_MARK, True)
-        self.hal.set_flag(_HAND, False)    # the walls of a hand cut by the power go down
+        self.hal.set_flag(_HAND, False)    # a hand cut by the power is over: a new cycle
         self.hand_cut = False
         self.builder.state = builder.EMPTY
         self._lower_all(now)           # the builder starts once the platforms are down
@@ -191,9 +191,10 @@ class TableController:
     def in_hand(self):
         """From the walls coming up to the hand's end, whatever stopped the
         table in between: a fault (the state it resumes), or a power cut
-        (the flag in the flash, read at boot, until a new cycle takes the
-        cut hand's walls down). What could read a tile or move the table
-        is refused all that time (link/service.py)."""
+        (the flag in the flash, read at boot, until a start: the players
+        finish a cut hand by hand, and the controller cannot see them end
+        it). What could read a tile or move the table is refused all that
+        time (link/service.py)."""
         s = self.resume_state if self.state == _FAULT else self.state
         return _LIFTING <= s <= _IN_HAND or self.hand_cut
 

@@ -19,8 +19,8 @@ the technician's. One is answered within `NONCE_MS`, and a right answer
 uses it up with every older one. A wrong MAC leaves it, but shuts
 service_auth for a lockout that doubles with each wrong MAC in a row;
 a run of `_ALARM_RUN` logs an alarm and sends the `auth_alarm` event.
-A session lasts `SESSION_MS` from its last use and never into a hand;
-each of its requests is signed with its key and numbered, so a request
+A session lasts `SESSION_MS` from its last use; during a hand its
+requests are refused (and their counters used up). Each of its requests is signed with its key and numbered, so a request
 seen on the wire cannot be sent again, reordered or changed. No key on the
 table (`service.key`, provisioned by make deploy) refuses every session.
 Every session, and every jog, config change and scan with its details and
@@ -303,7 +303,10 @@ def check(link, now, args, in_hand, what):
         _wrong(link, now)
         raise _rejected(link, now, what, "bad_mac", "%s: no ctr, or a wrong mac (the request"
                         " was changed, or not signed with this session's key)" % what)
-    if ctr <= link.session_ctr or ctr > _CTR_MAX:
+    if ctr > _CTR_MAX:
+        raise _rejected(link, now, what, "replay", "%s: ctr %d is above %d, the largest a"
+                        " session takes: open another" % (what, ctr, _CTR_MAX))
+    if ctr <= link.session_ctr:
         raise _rejected(link, now, what, "replay", "%s: ctr %d is not above the last one this"
                         " session accepted (%d): a replayed or reordered request"
                         % (what, ctr, link.session_ctr))
