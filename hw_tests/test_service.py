@@ -201,3 +201,54 @@ def _refusal_raw(target, payload):
     with pytest.raises(LinkError) as e:
         target.link.request_raw(payload)
     return e.value.code, e.value.message
+
+
+def _signed_with(session, ctr_text, args_text):
+    """A dice_test of `session` signed right, with `ctr` written as
+    `ctr_text` (the raw JSON value) and the other arguments `args_text`."""
+    head = (b'{"op":"dice_test",%s"ctr":%s,"session":"%s"'
+            % (args_text, ctr_text, str(session).encode()))
+    mac = hmac.new(session.key, head, hashlib.sha256).digest()[:16].hex().encode()
+    return head + b',"mac":"' + mac + b'"}'
+
+
+@pytest.mark.needs_sim
+def test_malformed_signed_requests_are_refused_and_the_session_lives(target):
+    """Signed requests bent at the bytes the signature rests on: a tail one
+    byte short, a mac not in hex, not last, a space in or after the tail,
+    a second ctr, a ctr that is not a positive int under 2**30. Each is
+    refused and runs nothing; the session goes on, and its log gets one
+    `rejected` entry (the rest are counted). The mac in upper case is the
+    same request written otherwise: taken once."""
+    s = target.link.open_service(target.sim.key)
+    good = s.sign("dice_test", {"n": 1})
+    head, mac = good[:good.rindex(b',"mac":')], good[-34:-2]
+    tok = str(s).encode()
+    bent = {
+        "tail one byte short": b'{"op":"dice_test","n":1,"session":"%s","ctr":5,"mac":"' % tok
+                               + b"0" * 31 + b'"}',
+        "no mac": b'{"op":"dice_test","n":1,"session":"%s"}' % tok,
+        "mac not hex": head + b',"mac":"' + b"zz" * 16 + b'"}',
+        "mac not last": head + b',"mac":"' + mac + b'","x":1}',
+        "a second ctr": head + b',"ctr":999,"mac":"' + mac + b'"}',
+        "a space in the tail": head + b', "mac":"' + mac + b'"}',
+        "a space after it": head + b',"mac":"' + mac + b'"} ',
+        "ctr a bool": _signed_with(s, b"true", b'"n":1,'),
+        "ctr a float": _signed_with(s, b"7.0", b'"n":1,'),
+        "ctr a str": _signed_with(s, b'"8"', b'"n":1,'),
+        "ctr negative": _signed_with(s, b"-5", b'"n":1,'),
+        "ctr zero": _signed_with(s, b"0", b'"n":1,'),
+        "ctr past 2**30": _signed_with(s, b"%d" % (1 << 40), b'"n":1,'),
+    }
+    for what, payload in bent.items():
+        with pytest.raises(LinkError) as e:
+            target.link.request_raw(payload, op="dice_test")
+        assert e.value.code in ("auth_failed", "bad_request", "bad_json"), (what, e.value)
+    upper = head + b',"mac":"' + mac.upper() + b'"}'
+    assert target.link.request_raw(upper, op="dice_test")["counts"]
+    with pytest.raises(LinkError) as e:
+        target.link.request_raw(upper, op="dice_test")      # its ctr is used up
+    assert e.value.code == "auth_failed" and "not above" in e.value.message
+    assert target.request("dice_test", session=s, n=1)["counts"]        # the session lives
+    log = [e[1] for e in target.link.service_log()]
+    assert log.count("rejected") == 1 and log[0] == "opened", log
