@@ -53,6 +53,16 @@ _QUEUE = const(8)
 _NONE = const(255)
 _REDRAW = const(254)           # in _shown: not a value shown, so the next is sent
 _SCANNING = const(4)           # in _side: a read of that side is out
+# The hand's record (`rec`, what a hand needs to come back after a power
+# cut: docs/reliability.md, The hand's record): a header, then one entry of
+# 3 bytes per reserve change, (op | concealed << 4, seat or 255, R after).
+_R_A = const(0)                # the dice of the hand
+_R_B = const(1)
+_R_GOLD_DICE = const(2)        # the gold roll's sum (dice method), 0: none
+_R_N = const(3)                # entries
+_R_DIRTY = const(4)            # what awaits writing (TableController.write)
+_R_HEAD = const(5)
+_R_MAX = const(40)             # > 27 suit kongs + 9 flower quads, the most a hand holds
 
 
 class HandFollower:
@@ -86,12 +96,23 @@ class HandFollower:
         self._side = 0
         self._draw_at = -1         # when a draw (和局) is due, -1: none (ticks are >= 0)
         self._shown = bytearray(5)           # drawable + 128, marker seat, stack, alert, gold
+        # The record's bytes (above), filled in the tick, written between
+        # ticks by the table (TableController.write): made at boot, so
+        # that the tick allocates nothing for it.
+        self.rec = bytearray(_R_HEAD + 3 * _R_MAX)
 
     # -- the hand's life ------------------------------------------------------
 
-    def begin(self, now, dealer, dice_sum, tile_ids):
-        """The walls in play hold `tile_ids` (by slot, from the audit)."""
-        self.hand.reset(dealer, dice_sum, tile_ids)
+    def begin(self, now, dealer, a, b, tile_ids):
+        """The walls in play hold `tile_ids` (by slot, from the audit); the
+        dice showed a and b."""
+        self.hand.reset(dealer, a + b, tile_ids)
+        rec = self.rec
+        rec[_R_A] = a
+        rec[_R_B] = b
+        rec[_R_GOLD_DICE] = 0
+        rec[_R_N] = 0
+        rec[_R_DIRTY] |= 1                   # a new hand: its record
         self.active = True
         self.turn = (dealer + 1) % 4         # the dealer discards first
         self.events = 0
@@ -301,6 +322,7 @@ class HandFollower:
         how = hand.wall.how
         before = self._before
         before[:] = how
+        reserve = hand.reserve
         try:
             if op == _OP_DEAL:
                 hand.deal()
@@ -316,6 +338,7 @@ class HandFollower:
                 hand.take(arg)
         except Refused:
             return False
+        self._note(op, arg, kind, reserve)
         q = (self._first + self.queued) % _QUEUE
         self.queued += 1
         left = 0
@@ -340,6 +363,41 @@ class HandFollower:
                     self._left[q] -= 1
         self._flush(now)
         return True
+
+    def _note(self, op, arg, kind, reserve):
+        """Into the record: the gold, and a reserve change (a kong, a flower
+        quad, both at once): what was applied, in the core's order."""
+        rec = self.rec
+        hand = self.hand
+        if op == _OP_GOLD:
+            rec[_R_GOLD_DICE] = arg
+            rec[_R_DIRTY] |= 1
+        n = rec[_R_N]
+        if hand.reserve != reserve and n < _R_MAX:
+            at = _R_HEAD + 3 * n
+            rec[at] = op | kind << 4
+            rec[at + 1] = arg if op == _OP_KONG or op == _OP_DRAW else _NONE
+            rec[at + 2] = hand.reserve
+            rec[_R_N] = n + 1
+            rec[_R_DIRTY] |= 1
+
+    def record(self, n, wins_in_row):
+        """The hand's record as saved (hand.json; firmware/handrec.py reads
+        it back): `n` the hand's number (the hands counted before it + 1),
+        `wins_in_row` the dealer's streak it began with. Between ticks only:
+        it allocates."""
+        rec = self.rec
+        hand = self.hand
+        changes = []
+        for i in range(rec[_R_N]):
+            at = _R_HEAD + 3 * i
+            changes.append([_OPS[rec[at] & 15], None if rec[at + 1] == _NONE else rec[at + 1],
+                            rec[at] >> 4, rec[at + 2]])
+        return {"v": 1, "n": n, "ruleset": hand.rules.name, "dealer": hand.dealer,
+                "wins_in_row": wins_in_row, "dice": [rec[_R_A], rec[_R_B]],
+                "gold": hand.gold_code,
+                "gold_dice": rec[_R_GOLD_DICE] or None, "reserve": hand.reserve,
+                "changes": changes}
 
     def _flush(self, now):
         while self.queued and not self._left[self._first]:
