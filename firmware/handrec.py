@@ -3,7 +3,8 @@ come back after a power cut (docs/reliability.md, The hand's record).
 
 The controller writes it (hand.json, through persist.py: whole, atomic,
 with its CRC) when the dice settle, when the gold is turned up and at
-every reserve change, from `HandFollower.record`:
+every reserve change, made by firmware/handsave.py from what the follower
+noted in the tick (`HandFollower.rec`):
 
     {"v": 1, "n": 12, "ruleset": "fuzhou144", "dealer": 2, "wins_in_row": 1,
      "dice": [3, 5], "gold": "5m", "gold_dice": null, "reserve": 17,

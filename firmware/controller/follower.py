@@ -51,7 +51,8 @@ _IRREGULAR = const(3)          # ... and one more round unexplained: irregular
 _ROW = const(14)               # a published state: see _snapshot
 _QUEUE = const(8)
 _NONE = const(255)
-_REDRAW = const(254)           # in _shown: not a value shown, so the next is sent
+_REDRAW = const(254)           # in what is shown: not a value shown, so the next is sent
+_SHOWN = const(_ROW * (_QUEUE + 1))   # in _rows, after them: drawable + 128, marker seat, stack, alert, gold
 _SCANNING = const(4)           # in _side: a read of that side is out
 # The hand's record (`rec`, what a hand needs to come back after a power
 # cut: docs/reliability.md, The hand's record): a header, then one entry of
@@ -60,7 +61,7 @@ _R_A = const(0)                # the dice of the hand
 _R_B = const(1)
 _R_GOLD_DICE = const(2)        # the gold roll's sum (dice method), 0: none
 _R_N = const(3)                # entries
-_R_DIRTY = const(4)            # what awaits writing (TableController.write)
+_R_NOTED = const(4)            # 1: the record changed, to be written (TableController.write)
 _R_HEAD = const(5)
 _R_MAX = const(40)             # > 27 suit kongs + 9 flower quads, the most a hand holds
 
@@ -85,8 +86,10 @@ class HandFollower:
         self.queued = 0
         self._first = 0            # ring index of the oldest queued event
         # The queue's rows, then the last state published (`public`, and
-        # what a display shows again).
-        self._rows = bytearray(_ROW * (_QUEUE + 1))
+        # what a display shows again), then what the display shows (5
+        # bytes at _SHOWN: one buffer, not two, keeps the instance within
+        # 23 attributes, docs/heap-idioms.md 13c).
+        self._rows = bytearray(_SHOWN + 5)
         self._left = bytearray(_QUEUE)       # tiles of each queued event not yet seen gone
         self._pending = bytearray(n)         # by position: queue index + 1 of its event
         self._before = bytearray(n)          # wall.how before an event
@@ -95,7 +98,6 @@ class HandFollower:
         # The side read next; with _SCANNING set, its read is out.
         self._side = 0
         self._draw_at = -1         # when a draw (和局) is due, -1: none (ticks are >= 0)
-        self._shown = bytearray(5)           # drawable + 128, marker seat, stack, alert, gold
         # The record's bytes (above), filled in the tick, written between
         # ticks by the table (TableController.write): made at boot, so
         # that the tick allocates nothing for it.
@@ -112,7 +114,7 @@ class HandFollower:
         rec[_R_B] = b
         rec[_R_GOLD_DICE] = 0
         rec[_R_N] = 0
-        rec[_R_DIRTY] |= 1                   # a new hand: its record
+        rec[_R_NOTED] |= 1                   # a new hand: its record
         self.active = True
         self.turn = (dealer + 1) % 4         # the dealer discards first
         self.events = 0
@@ -338,7 +340,22 @@ class HandFollower:
                 hand.take(arg)
         except Refused:
             return False
-        self._note(op, arg, kind, reserve)
+        # Into the record: the gold, and a reserve change (a kong, a flower
+        # quad, both at once), what was applied, in the core's order.
+        # Inline, not a method: one function less in the resident class
+        # (docs/heap-idioms.md, 13d).
+        rec = self.rec
+        if op == _OP_GOLD:
+            rec[_R_GOLD_DICE] = arg
+            rec[_R_NOTED] |= 1
+        n = rec[_R_N]
+        if hand.reserve != reserve and n < _R_MAX:
+            at = _R_HEAD + 3 * n
+            rec[at] = op | kind << 4
+            rec[at + 1] = arg if op == _OP_KONG or op == _OP_DRAW else _NONE
+            rec[at + 2] = hand.reserve
+            rec[_R_N] = n + 1
+            rec[_R_NOTED] |= 1
         q = (self._first + self.queued) % _QUEUE
         self.queued += 1
         left = 0
@@ -363,41 +380,6 @@ class HandFollower:
                     self._left[q] -= 1
         self._flush(now)
         return True
-
-    def _note(self, op, arg, kind, reserve):
-        """Into the record: the gold, and a reserve change (a kong, a flower
-        quad, both at once): what was applied, in the core's order."""
-        rec = self.rec
-        hand = self.hand
-        if op == _OP_GOLD:
-            rec[_R_GOLD_DICE] = arg
-            rec[_R_DIRTY] |= 1
-        n = rec[_R_N]
-        if hand.reserve != reserve and n < _R_MAX:
-            at = _R_HEAD + 3 * n
-            rec[at] = op | kind << 4
-            rec[at + 1] = arg if op == _OP_KONG or op == _OP_DRAW else _NONE
-            rec[at + 2] = hand.reserve
-            rec[_R_N] = n + 1
-            rec[_R_DIRTY] |= 1
-
-    def record(self, n, wins_in_row):
-        """The hand's record as saved (hand.json; firmware/handrec.py reads
-        it back): `n` the hand's number (the hands counted before it + 1),
-        `wins_in_row` the dealer's streak it began with. Between ticks only:
-        it allocates."""
-        rec = self.rec
-        hand = self.hand
-        changes = []
-        for i in range(rec[_R_N]):
-            at = _R_HEAD + 3 * i
-            changes.append([_OPS[rec[at] & 15], None if rec[at + 1] == _NONE else rec[at + 1],
-                            rec[at] >> 4, rec[at + 2]])
-        return {"v": 1, "n": n, "ruleset": hand.rules.name, "dealer": hand.dealer,
-                "wins_in_row": wins_in_row, "dice": [rec[_R_A], rec[_R_B]],
-                "gold": hand.gold_code,
-                "gold_dice": rec[_R_GOLD_DICE] or None, "reserve": hand.reserve,
-                "changes": changes}
 
     def _flush(self, now):
         while self.queued and not self._left[self._first]:
@@ -493,27 +475,27 @@ class HandFollower:
         hand's start, and when a display board back from a fault starts
         blank. Never the rules core's own state, which runs ahead of the
         tiles seen gone (a gold turned up in the core before its tile is)."""
-        for j in range(5):
-            self._shown[j] = _REDRAW
+        r = self._rows
+        for j in range(_SHOWN, _SHOWN + 5):
+            r[j] = _REDRAW
         self._show_row(now, _QUEUE * _ROW)
 
     def _show_row(self, now, at):
         r = self._rows
-        shown = self._shown
         d = r[at + 6]
-        if d != shown[0] or r[at + 8] != shown[1] or r[at + 9] != shown[2]:
-            shown[0] = d
-            shown[1] = r[at + 8]
-            shown[2] = r[at + 9]
+        if d != r[_SHOWN] or r[at + 8] != r[_SHOWN + 1] or r[at + 9] != r[_SHOWN + 2]:
+            r[_SHOWN] = d
+            r[_SHOWN + 1] = r[at + 8]
+            r[_SHOWN + 2] = r[at + 9]
             self.display.show_count(now, d - 128, r[at + 8], r[at + 9])
-        if r[at + 7] != shown[4]:          # the gold, or none (blank)
-            shown[4] = r[at + 7]
+        if r[at + 7] != r[_SHOWN + 4]:     # the gold, or none (blank)
+            r[_SHOWN + 4] = r[at + 7]
             self.display.show_gold(now, r[at + 7])
         phase = r[at + 3]
         alert = panel.ALERT_FINAL if phase == FINAL else panel.ALERT_DRAW if phase == DRAW \
             else panel.ALERT_NONE
-        if alert != shown[3]:
-            shown[3] = alert
+        if alert != r[_SHOWN + 3]:
+            r[_SHOWN + 3] = alert
             self.display.show_alert(now, alert)
             if alert != panel.ALERT_NONE:
                 self.buzzer.beep(now, 300 if alert == panel.ALERT_FINAL else 1000)

@@ -69,9 +69,9 @@ _MARK = const("cycle")                # set while a cycle runs: found at boot = 
 _HAND = const("hand")                 # set from the walls coming up to the hand's end
 _COUNTERS = const("counters.json")    # counters, fault log, dealer: kept across power cuts (persist.py)
 _RECORD = const("hand.json")          # the hand in play's record (follower.record, handrec.py)
-# What awaits writing, in follower.rec[_DIRTY] (its other bits are the
-# follower's: 1, the hand's record): set in the tick, written by `write`.
-_DIRTY = const(4)
+# What awaits writing (`unwritten`, set in the tick, written by `write`);
+# the hand's record is the follower's note, follower.rec[_NOTED] (1).
+_NOTED = const(4)
 _W_RECORD = const(1)
 _W_COUNTERS = const(2)
 _W_HAND_ON = const(4)                 # the flag `hand` set
@@ -127,6 +127,7 @@ class TableController:
         self.next_ready = False    # a second set is built and audited in the lanes
         self.scanned = False       # rfid.seen/ids hold a whole scan, nothing moved since
         self.hand_cut = False      # the walls of a hand cut by the power still stand
+        self.unwritten = 0         # what awaits writing (_W_*): `write`, between ticks
 
     # -- the cycle: commands (the link, the keys) and the tick ----------------
 
@@ -172,7 +173,7 @@ class TableController:
         if not saved or saved.get("dealer") is None:
             # A new game: the first dealer drawn at __init__, kept at once,
             # before anyone is shown it (status tells it).
-            self.follower.rec[_DIRTY] |= _W_COUNTERS
+            self.unwritten |= _W_COUNTERS
         self.hand_cut = self.hal.flag(_HAND)
         if self.hand_cut:
             # The hand the power cut: its record checked now (a later boot
@@ -218,8 +219,8 @@ class TableController:
         self.hands += 1
         # The new dealer and the hand counted, in one write; the hand's own
         # record is done with (the count says it ended).
-        rec = self.follower.rec
-        rec[_DIRTY] = (rec[_DIRTY] & ~(_W_RECORD | _W_HAND_ON)) | _W_HAND_OFF | _W_COUNTERS
+        self.follower.rec[_NOTED] = 0
+        self.unwritten = (self.unwritten & ~_W_HAND_ON) | _W_HAND_OFF | _W_COUNTERS
         self.emit("result", {"winner": winner, "dealer": ds.dealer, "wins_in_row": ds.wins_in_row,
                              "streak": ds.streak})
         self.d.display.show_alert(now, panel.ALERT_NONE)
@@ -292,10 +293,10 @@ class TableController:
                 self._enter(now, _IN_HAND)
                 self.follower.begin(now, self.dealership.dealer, dice.a, dice.b,
                                     self.in_play)      # notes the hand's record
-                self.follower.rec[_DIRTY] |= _W_COUNTERS
+                self.unwritten |= _W_COUNTERS
                 self._lower_all(now)           # platforms back down for the next set
                 if self.cfg.tile_sets == 1:
-                    self.follower.rec[_DIRTY] |= _W_MARK_OFF
+                    self.unwritten |= _W_MARK_OFF
         elif state == _IN_HAND:
             self._follow(now)
         elif state != _DEALER:
@@ -340,8 +341,7 @@ class TableController:
     def _lift(self, now):
         self.in_play[:] = self.builder.wall      # the next audit writes over it
         self.lifts += 1
-        rec = self.follower.rec
-        rec[_DIRTY] = (rec[_DIRTY] & ~_W_HAND_OFF) | _W_HAND_ON | _W_COUNTERS
+        self.unwritten = (self.unwritten & ~_W_HAND_OFF) | _W_HAND_ON | _W_COUNTERS
         per = len(self.in_play) // 4
         for slot in range(len(self.in_play)):
             if self.in_play[slot] != _NO_TILE:
@@ -485,7 +485,8 @@ class TableController:
     # -- what survives a power cut --------------------------------------------
 
     def write(self, more=0):
-        """Write what the tick noted (follower.rec[_DIRTY], with `more`):
+        """Write what the tick noted (`unwritten`, the follower's note of
+        the hand's record, and `more`):
         the flags, the hand's record, the counters with the dealer. Called
         between ticks, never by the tick: by main.run after each step, by a
         request's handler after its change, and at boot. A flash write
@@ -494,18 +495,27 @@ class TableController:
         the sleep before the next tick (or overruns it, counted). Never
         raises: a failed write is counted in `unsaved`."""
         rec = self.follower.rec
-        w = rec[_DIRTY] | more
+        w = self.unwritten | rec[_NOTED] | more
         if not w:
             return
-        rec[_DIRTY] = 0
+        self.unwritten = 0
+        rec[_NOTED] = 0
         try:
             if w & (_W_HAND_ON | _W_HAND_OFF):
                 self.hal.set_flag(_HAND, (w & _W_HAND_ON) != 0)
             if w & _W_MARK_OFF:
                 self.hal.set_flag(_MARK, False)
             if w & _W_RECORD:
-                persist.save(self.hal.store + _RECORD,
-                             self.follower.record(self.hands + 1, self.dealership.wins_in_row))
+                # Made by handsave.py, loaded for it and forgotten: the
+                # record's maker is no part of the resident heap.
+                from firmware import handsave
+                from firmware.hal import forget
+                try:
+                    persist.save(self.hal.store + _RECORD,
+                                 handsave.record(self.follower, self.hands + 1,
+                                                 self.dealership.wins_in_row))
+                finally:
+                    forget("firmware.handsave")
         except Exception:
             self.unsaved += 1
         if w & _W_COUNTERS:

@@ -10,7 +10,7 @@ import os
 
 from engine_core.replay import apply, state
 from engine_core.rulesets import load as load_ruleset
-from firmware import handrec, persist
+from firmware import handrec, handsave, persist
 from firmware.hal import HalCommon
 from firmware.tests.followtable import Top
 from firmware.tests.test_learned import Board as _LearnedBoard
@@ -36,7 +36,7 @@ def _changes(top, events):
 
 
 def _record(top):
-    return top.follower.record(5, 2)
+    return handsave.record(top.follower, 5, 2)
 
 
 def test_the_record_after_the_gold_a_quad_and_each_kong_is_the_replays():
