@@ -16,15 +16,15 @@ except ImportError:  # CPython (host-side tests)
         return x
 
 # HandFollower.rec, as controller/follower.py fills it: a header, then one
-# entry of 3 bytes per reserve change (op | concealed << 4, seat or 255,
-# the reserve after). The same numbers as the follower's _R_* and _OPS.
+# entry of 2 bytes per reserve change (op | concealed << 3 | (seat + 1,
+# 0: none) << 4, the reserve after). The same numbers as the follower's
+# _R_* and _OPS.
 _OPS = const(("deal", "replace_flowers", "reveal_gold", "draw", "kong", "take", "put_back"))
 _R_A = const(0)
 _R_B = const(1)
 _R_GOLD_DICE = const(2)
 _R_N = const(3)
 _R_HEAD = const(5)
-_NONE = const(255)
 
 
 def record(follower, n, wins_in_row):
@@ -35,9 +35,10 @@ def record(follower, n, wins_in_row):
     hand = follower.hand
     changes = []
     for i in range(rec[_R_N]):
-        at = _R_HEAD + 3 * i
-        changes.append([_OPS[rec[at] & 15], None if rec[at + 1] == _NONE else rec[at + 1],
-                        rec[at] >> 4, rec[at + 2]])
+        at = _R_HEAD + 2 * i
+        b = rec[at]
+        changes.append([_OPS[b & 7], (b >> 4) - 1 if b >> 4 else None, (b >> 3) & 1,
+                        rec[at + 1]])
     return {"v": 1, "n": n, "ruleset": hand.rules.name, "dealer": hand.dealer,
             "wins_in_row": wins_in_row, "dice": [rec[_R_A], rec[_R_B]],
             "gold": hand.gold_code,

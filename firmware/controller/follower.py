@@ -56,7 +56,8 @@ _SHOWN = const(_ROW * (_QUEUE + 1))   # in _rows, after them: drawable + 128, ma
 _SCANNING = const(4)           # in _side: a read of that side is out
 # The hand's record (`rec`, what a hand needs to come back after a power
 # cut: docs/reliability.md, The hand's record): a header, then one entry of
-# 3 bytes per reserve change, (op | concealed << 4, seat or 255, R after).
+# 2 bytes per reserve change, (op | concealed << 3 | (seat + 1, 0: none)
+# << 4, R after).
 _R_A = const(0)                # the dice of the hand
 _R_B = const(1)
 _R_GOLD_DICE = const(2)        # the gold roll's sum (dice method), 0: none
@@ -101,7 +102,7 @@ class HandFollower:
         # The record's bytes (above), filled in the tick, written between
         # ticks by the table (TableController.write): made at boot, so
         # that the tick allocates nothing for it.
-        self.rec = bytearray(_R_HEAD + 3 * _R_MAX)
+        self.rec = bytearray(_R_HEAD + 2 * _R_MAX)
 
     # -- the hand's life ------------------------------------------------------
 
@@ -350,10 +351,9 @@ class HandFollower:
             rec[_R_NOTED] |= 1
         n = rec[_R_N]
         if hand.reserve != reserve and n < _R_MAX:
-            at = _R_HEAD + 3 * n
-            rec[at] = op | kind << 4
-            rec[at + 1] = arg if op == _OP_KONG or op == _OP_DRAW else _NONE
-            rec[at + 2] = hand.reserve
+            at = _R_HEAD + 2 * n
+            rec[at] = op | kind << 3 | (arg + 1 if op == _OP_KONG or op == _OP_DRAW else 0) << 4
+            rec[at + 1] = hand.reserve
             rec[_R_N] = n + 1
             rec[_R_NOTED] |= 1
         q = (self._first + self.queued) % _QUEUE

@@ -10,15 +10,7 @@ forgets it after the answer (LinkServer._answer), so that a table in play
 carries none of it.
 """
 
-try:
-    from micropython import const  # pyright: ignore[reportAssignmentType]  (CPython defines it below)
-except ImportError:  # CPython (host-side tests)
-    def const(x):
-        return x
-
 from firmware.hal import forget
-
-_W_COUNTERS = const(2)         # TableController.write: the counters and the dealer
 from firmware.link.codec import LinkError
 
 
@@ -71,5 +63,5 @@ def new_game(link, ctl, now, args):
     ds = ctl.dealership
     ds.dealer = random_seat(ctl.hal.rand)
     ds.wins_in_row = 0
-    ctl.write(_W_COUNTERS)
+    ctl._save()                # the counters with the dealer, before the answer
     return {"dealer": ds.dealer, "ok": True}
