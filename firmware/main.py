@@ -127,6 +127,10 @@ def run(hal, config, tags, root="", required=False, table="esp32"):
         try:
             link.poll(now)
             ctl.step(now)
+            # What the step noted for the flash, written after it, never
+            # inside it (TableController.write): the tick's reads and
+            # outputs are done, a write only shortens the sleep.
+            ctl.write()
         except Exception as e:             # a bug: stop every motor, say so, go on
             ctl.crashed(now, e)
         hal.wdt_feed()

@@ -51,8 +51,20 @@ _IRREGULAR = const(3)          # ... and one more round unexplained: irregular
 _ROW = const(14)               # a published state: see _snapshot
 _QUEUE = const(8)
 _NONE = const(255)
-_REDRAW = const(254)           # in _shown: not a value shown, so the next is sent
+_REDRAW = const(254)           # in what is shown: not a value shown, so the next is sent
+_SHOWN = const(_ROW * (_QUEUE + 1))   # in _rows, after them: drawable + 128, marker seat, stack, alert, gold
 _SCANNING = const(4)           # in _side: a read of that side is out
+# The hand's record (`rec`, what a hand needs to come back after a power
+# cut: docs/reliability.md, The hand's record): a header, then one entry of
+# 2 bytes per reserve change, (op | concealed << 3 | (seat + 1, 0: none)
+# << 4, R after).
+_R_A = const(0)                # the dice of the hand
+_R_B = const(1)
+_R_GOLD_DICE = const(2)        # the gold roll's sum (dice method), 0: none
+_R_N = const(3)                # entries
+_R_NOTED = const(4)            # 1: the record changed, to be written (TableController.write)
+_R_HEAD = const(5)
+_R_MAX = const(40)             # > 27 suit kongs + 9 flower quads, the most a hand holds
 
 
 class HandFollower:
@@ -75,8 +87,10 @@ class HandFollower:
         self.queued = 0
         self._first = 0            # ring index of the oldest queued event
         # The queue's rows, then the last state published (`public`, and
-        # what a display shows again).
-        self._rows = bytearray(_ROW * (_QUEUE + 1))
+        # what a display shows again), then what the display shows (5
+        # bytes at _SHOWN: one buffer, not two, keeps the instance within
+        # 23 attributes, docs/heap-idioms.md 13c).
+        self._rows = bytearray(_SHOWN + 5)
         self._left = bytearray(_QUEUE)       # tiles of each queued event not yet seen gone
         self._pending = bytearray(n)         # by position: queue index + 1 of its event
         self._before = bytearray(n)          # wall.how before an event
@@ -85,13 +99,23 @@ class HandFollower:
         # The side read next; with _SCANNING set, its read is out.
         self._side = 0
         self._draw_at = -1         # when a draw (和局) is due, -1: none (ticks are >= 0)
-        self._shown = bytearray(5)           # drawable + 128, marker seat, stack, alert, gold
+        # The record's bytes (above), filled in the tick, written between
+        # ticks by the table (TableController.write): made at boot, so
+        # that the tick allocates nothing for it.
+        self.rec = bytearray(_R_HEAD + 2 * _R_MAX)
 
     # -- the hand's life ------------------------------------------------------
 
-    def begin(self, now, dealer, dice_sum, tile_ids):
-        """The walls in play hold `tile_ids` (by slot, from the audit)."""
-        self.hand.reset(dealer, dice_sum, tile_ids)
+    def begin(self, now, dealer, a, b, tile_ids):
+        """The walls in play hold `tile_ids` (by slot, from the audit); the
+        dice showed a and b."""
+        self.hand.reset(dealer, a + b, tile_ids)
+        rec = self.rec
+        rec[_R_A] = a
+        rec[_R_B] = b
+        rec[_R_GOLD_DICE] = 0
+        rec[_R_N] = 0
+        rec[_R_NOTED] |= 1                   # a new hand: its record
         self.active = True
         self.turn = (dealer + 1) % 4         # the dealer discards first
         self.events = 0
@@ -301,6 +325,7 @@ class HandFollower:
         how = hand.wall.how
         before = self._before
         before[:] = how
+        reserve = hand.reserve
         try:
             if op == _OP_DEAL:
                 hand.deal()
@@ -316,6 +341,21 @@ class HandFollower:
                 hand.take(arg)
         except Refused:
             return False
+        # Into the record: the gold, and a reserve change (a kong, a flower
+        # quad, both at once), what was applied, in the core's order.
+        # Inline, not a method: one function less in the resident class
+        # (docs/heap-idioms.md, 13d).
+        rec = self.rec
+        if op == _OP_GOLD:
+            rec[_R_GOLD_DICE] = arg
+            rec[_R_NOTED] |= 1
+        n = rec[_R_N]
+        if hand.reserve != reserve and n < _R_MAX:
+            at = _R_HEAD + 2 * n
+            rec[at] = op | kind << 3 | (arg + 1 if op == _OP_KONG or op == _OP_DRAW else 0) << 4
+            rec[at + 1] = hand.reserve
+            rec[_R_N] = n + 1
+            rec[_R_NOTED] |= 1
         q = (self._first + self.queued) % _QUEUE
         self.queued += 1
         left = 0
@@ -435,27 +475,27 @@ class HandFollower:
         hand's start, and when a display board back from a fault starts
         blank. Never the rules core's own state, which runs ahead of the
         tiles seen gone (a gold turned up in the core before its tile is)."""
-        for j in range(5):
-            self._shown[j] = _REDRAW
+        r = self._rows
+        for j in range(_SHOWN, _SHOWN + 5):
+            r[j] = _REDRAW
         self._show_row(now, _QUEUE * _ROW)
 
     def _show_row(self, now, at):
         r = self._rows
-        shown = self._shown
         d = r[at + 6]
-        if d != shown[0] or r[at + 8] != shown[1] or r[at + 9] != shown[2]:
-            shown[0] = d
-            shown[1] = r[at + 8]
-            shown[2] = r[at + 9]
+        if d != r[_SHOWN] or r[at + 8] != r[_SHOWN + 1] or r[at + 9] != r[_SHOWN + 2]:
+            r[_SHOWN] = d
+            r[_SHOWN + 1] = r[at + 8]
+            r[_SHOWN + 2] = r[at + 9]
             self.display.show_count(now, d - 128, r[at + 8], r[at + 9])
-        if r[at + 7] != shown[4]:          # the gold, or none (blank)
-            shown[4] = r[at + 7]
+        if r[at + 7] != r[_SHOWN + 4]:     # the gold, or none (blank)
+            r[_SHOWN + 4] = r[at + 7]
             self.display.show_gold(now, r[at + 7])
         phase = r[at + 3]
         alert = panel.ALERT_FINAL if phase == FINAL else panel.ALERT_DRAW if phase == DRAW \
             else panel.ALERT_NONE
-        if alert != shown[3]:
-            shown[3] = alert
+        if alert != r[_SHOWN + 3]:
+            r[_SHOWN + 3] = alert
             self.display.show_alert(now, alert)
             if alert != panel.ALERT_NONE:
                 self.buzzer.beep(now, 300 if alert == panel.ALERT_FINAL else 1000)

@@ -23,8 +23,11 @@ modules beside it):
     a technician's     started for a request by work.py (a jog, a scan),
       work             run to its end by the tick (here)
     faults             raised at the tick (here), cleared by work.py
-    saved counters     read at boot, saved at each lift, dice, hand end
-                       and fault (here, through persist.py)
+    what survives      the counters and the dealer read at boot, the
+      a power cut      hand's record checked at boot (handrec.py, loaded
+                       for it); written between ticks (`write`): the
+                       tick only notes what changed (here, through
+                       persist.py)
     building a set     builder.py; following a hand: follower.py
 
 What runs at the tick is resident; what only a request starts (work.py)
@@ -64,7 +67,16 @@ NAMES = ("boot", "idle", "building", "lifting", "dealer", "rolling", "in_hand", 
 
 _MARK = const("cycle")                # set while a cycle runs: found at boot = power was lost
 _HAND = const("hand")                 # set from the walls coming up to the hand's end
-_COUNTERS = const("counters.json")    # counters and fault log, kept across power cuts (persist.py)
+_COUNTERS = const("counters.json")    # counters, fault log, dealer: kept across power cuts (persist.py)
+_RECORD = const("hand.json")          # the hand in play's record (follower.record, handrec.py)
+# What awaits writing (`unwritten`, set in the tick, written by `write`);
+# the hand's record is the follower's note, follower.rec[_NOTED] (1).
+_NOTED = const(4)
+_W_RECORD = const(1)
+_W_COUNTERS = const(2)
+_W_HAND_ON = const(4)                 # the flag `hand` set
+_W_HAND_OFF = const(8)                # ... cleared
+_W_MARK_OFF = const(16)               # the flag `cycle` cleared
 
 
 _FAULT_LOG = const(16)         # faults kept for `mjctl faults`
@@ -115,6 +127,7 @@ class TableController:
         self.next_ready = False    # a second set is built and audited in the lanes
         self.scanned = False       # rfid.seen/ids hold a whole scan, nothing moved since
         self.hand_cut = False      # the walls of a hand cut by the power still stand
+        self.unwritten = 0         # what awaits writing (_W_*): `write`, between ticks
 
     # -- the cycle: commands (the link, the keys) and the tick ----------------
 
@@ -141,21 +154,45 @@ class TableController:
                     if not (is_int(t, 0, 0x3FFFFFFF) and is_int(code, 0, 255)
                             and type(detail) is dict):
                         raise ValueError("a damaged fault log entry")
+                dealer = saved.get("dealer")     # [seat, wins in a row]
+                if dealer is not None and not (type(dealer) is list and len(dealer) == 2
+                                               and is_int(dealer[0], 0, 3)
+                                               and is_int(dealer[1], 0, 1 << 30)):
+                    raise ValueError("a damaged dealer")
                 self.cycles, self.hands, self.lifts = cycles, hands, lifts
                 self.tiles_fed = fed
                 self.fault_counts[:] = counts
                 motion.learned[:] = learned
+                if dealer is not None:           # the game goes on (docs/hand.md)
+                    self.dealership.dealer, self.dealership.wins_in_row = dealer
         except (ValueError, KeyError, TypeError, IndexError, OverflowError) as e:
             # Damaged, or whole but of another shape (another firmware's):
             # nothing of it is taken, and `counters` says so.
-            self.lost = "%s: counting again from zero" % e
+            self.lost = "%s: counting again from zero, a new game" % e
+            saved = None
+        if not saved or saved.get("dealer") is None:
+            # A new game: the first dealer drawn at __init__, kept at once,
+            # before anyone is shown it (status tells it).
+            self.unwritten |= _W_COUNTERS
         self.hand_cut = self.hal.flag(_HAND)
+        if self.hand_cut:
+            # The hand the power cut: its record checked now (a later boot
+            # resumes the hand from it); damaged or foreign, it is said
+            # (`lost`), never guessed. The checker is loaded for this alone.
+            from firmware import handrec
+            from firmware.hal import forget
+            try:
+                handrec.cut_hand(self.hal.store + _RECORD, self.cfg.rules, self.hands)
+            except ValueError as e:
+                self.lost = "%s%s" % (self.lost + "; " if self.lost else "", e)
+            forget("firmware.handrec")
         if self.hal.flag(_MARK):
             self._fault(now, _POWER_LOST, {"reason": "restarted during a hand" if
                                            self.hand_cut else "restarted during a cycle"})
             self.resume_state = _IDLE
         else:
             self._enter(now, _IDLE)
+        self.write()
 
     def start(self, now):
         """Begin a table cycle; a refusal text, or None when started."""
@@ -180,8 +217,10 @@ class TableController:
         ds = self.dealership
         ds.hand_ended(winner)
         self.hands += 1
-        self.hal.set_flag(_HAND, False)
-        self._save()
+        # The new dealer and the hand counted, in one write; the hand's own
+        # record is done with (the count says it ended).
+        self.follower.rec[_NOTED] = 0
+        self.unwritten = (self.unwritten & ~_W_HAND_ON) | _W_HAND_OFF | _W_COUNTERS
         self.emit("result", {"winner": winner, "dealer": ds.dealer, "wins_in_row": ds.wins_in_row,
                              "streak": ds.streak})
         self.d.display.show_alert(now, panel.ALERT_NONE)
@@ -251,14 +290,14 @@ class TableController:
                 d.display.show_dice(now, dice.a, dice.b, False)
                 self.emit("dice", {"a": dice.a, "b": dice.b, "dealer": self.dealership.dealer})
                 self.cycles += 1
-                self._save()
                 d.keys.clear()                 # the dice press is not a gesture
                 self._enter(now, _IN_HAND)
-                self.follower.begin(now, self.dealership.dealer, dice.a + dice.b,
-                                    self.in_play)
+                self.follower.begin(now, self.dealership.dealer, dice.a, dice.b,
+                                    self.in_play)      # notes the hand's record
+                self.unwritten |= _W_COUNTERS
                 self._lower_all(now)           # platforms back down for the next set
                 if self.cfg.tile_sets == 1:
-                    self.hal.set_flag(_MARK, False)
+                    self.unwritten |= _W_MARK_OFF
         elif state == _IN_HAND:
             self._follow(now)
         elif state != _DEALER:
@@ -303,7 +342,7 @@ class TableController:
     def _lift(self, now):
         self.in_play[:] = self.builder.wall      # the next audit writes over it
         self.lifts += 1
-        self.hal.set_flag(_HAND, True)
+        self.unwritten = (self.unwritten & ~_W_HAND_OFF) | _W_HAND_ON | _W_COUNTERS
         per = len(self.in_play) // 4
         for slot in range(len(self.in_play)):
             if self.in_play[slot] != _NO_TILE:
@@ -311,7 +350,6 @@ class TableController:
         self.builder.state = builder.EMPTY
         for lifter in self.d.lifters:
             lifter.lift(now)
-        self._save()
         self._enter(now, _LIFTING)
 
     def _all(self, position):
@@ -447,6 +485,43 @@ class TableController:
 
     # -- what survives a power cut --------------------------------------------
 
+    def write(self, more=0):
+        """Write what the tick noted (`unwritten`, the follower's note of
+        the hand's record, and `more`):
+        the flags, the hand's record, the counters with the dealer. Called
+        between ticks, never by the tick: by main.run after each step, by a
+        request's handler after its change, and at boot. A flash write
+        takes milliseconds (a block erased on the board); in the step it
+        would delay that tick's outputs and reads, here it only shortens
+        the sleep before the next tick (or overruns it, counted). Never
+        raises: a failed write is counted in `unsaved`."""
+        rec = self.follower.rec
+        w = self.unwritten | rec[_NOTED] | more
+        if not w:
+            return
+        self.unwritten = 0
+        rec[_NOTED] = 0
+        try:
+            if w & (_W_HAND_ON | _W_HAND_OFF):
+                self.hal.set_flag(_HAND, (w & _W_HAND_ON) != 0)
+            if w & _W_MARK_OFF:
+                self.hal.set_flag(_MARK, False)
+            if w & _W_RECORD:
+                # Made by handsave.py, loaded for it and forgotten: the
+                # record's maker is no part of the resident heap.
+                from firmware import handsave
+                from firmware.hal import forget
+                try:
+                    persist.save(self.hal.store + _RECORD,
+                                 handsave.record(self.follower, self.hands + 1,
+                                                 self.dealership.wins_in_row))
+                finally:
+                    forget("firmware.handsave")
+        except Exception:
+            self.unsaved += 1
+        if w & _W_COUNTERS:
+            self._save()
+
     def _save(self, fault=None):
         """Counters and the fault log (with `fault`, a new entry, at its
         end) to the flash (persist.py). Never raises: a failed save (a full
@@ -469,7 +544,8 @@ class TableController:
                 "cycles": self.cycles, "hands": self.hands, "lifts": self.lifts,
                 "tiles_fed": self.tiles_fed, "faults": counts,
                 "log": log,
-                "learned": list(motion.learned)})    # the motions' learned times (motion.py)
+                "learned": list(motion.learned),     # the motions' learned times (motion.py)
+                "dealer": [self.dealership.dealer, self.dealership.wins_in_row]})
         except Exception:
             self.unsaved += 1
 

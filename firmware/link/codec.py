@@ -67,6 +67,7 @@ _REQUESTS = const(
     "config_get anyone readouts key:str* > key:str* keys:list* op:str value:any*\n"
     "hand_end anyone commands winner:int?* > op:str state:str\n"
     "kong anyone commands kind:str seat:int > op:str state:str\n"
+    "new_game anyone commands > dealer:int op:str\n"
     "service_open anyone service > nonce:str op:str ttl_ms:int\n"
     "service_auth no_hand service mac:str nonce:str > expires_ms:int op:str session:str\n"
     "service_close session service ctr:int* mac:str* session:str* > closed:bool op:str\n"

@@ -35,6 +35,7 @@ def hand_end(link, ctl, now, args):
     why = ctl.hand_end(now, args.get("winner"))
     if why:
         raise LinkError("busy", why)
+    ctl.write()                # the new dealer on the flash before the answer
     return {"ok": True, "state": "next"}
 
 
@@ -48,4 +49,19 @@ def kong(link, ctl, now, args):
     why = ctl.kong(now, seat, kind == "concealed")
     if why:
         raise LinkError("refused", why)
+    ctl.write()                # the reserve change into the hand's record
     return {"ok": True, "state": "in_hand"}
+
+
+def new_game(link, ctl, now, args):
+    """A new game: the first dealer drawn again, the streak 0 (docs/hand.md,
+    A new game). Never during a hand, a cut one included: the parlour
+    asks for it when new players sit down."""
+    if ctl.in_hand():
+        raise LinkError("busy", "a hand is on: a new game begins between hands")
+    from engine_core.dice import random_seat
+    ds = ctl.dealership
+    ds.dealer = random_seat(ctl.hal.rand)
+    ds.wins_in_row = 0
+    ctl._save()                # the counters with the dealer, before the answer
+    return {"dealer": ds.dealer, "ok": True}

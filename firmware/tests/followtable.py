@@ -100,7 +100,7 @@ class Top:
         self.now = 0
         # The rules' own view, to know which slots each event takes.
         self.shadow = Hand(self.rules, dealer, dice[0] + dice[1], self.ids)
-        self.follower.begin(0, dealer, dice[0] + dice[1], self.ids)
+        self.follower.begin(0, dealer, dice[0], dice[1], self.ids)
 
     def emit(self, name, fields):
         self.events.append((name, fields))

@@ -20,7 +20,7 @@ KEY = bytes(range(32))
 # Every request of the codec's table (a private constant, compiled away
 # under MicroPython; test_cpy_dispatch.py checks this copy).
 OPS = ("hello", "status", "start", "clear", "faults", "config_get", "hand_end", "kong",
-       "service_open", "service_auth", "service_close", "service_log", "jog", "hand",
+       "new_game", "service_open", "service_auth", "service_close", "service_log", "jog", "hand",
        "counters", "sensors", "dice_test", "config_set", "rfid_scan", "rfid_audit",
        "rfid_learn")
 # Arguments each request is well formed with (the table's; the rest take none).
@@ -31,7 +31,7 @@ ARGS = {"hello": {"proto": codec.PROTO_VERSION}, "kong": {"kind": "exposed", "se
 _EVENT = 0x12                   # the frame kind of an event (the codec's _EVENT)
 _IN_HAND = 6                    # the controller's state of a hand (table.NAMES)
 _IDLE = 1
-_FILES = ("service.log", "counters.json")
+_FILES = ("service.log", "counters.json", "hand.json")
 # status reads the heap with MicroPython's gc (CPython's has no mem_alloc).
 _MICROPYTHON = sys.implementation.name == "micropython"
 

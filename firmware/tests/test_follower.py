@@ -241,7 +241,7 @@ def test_every_stack_of_every_break_goes_into_a_row_as_stack_at_has_it():
     geo = f.hand.wall.geo
     for dealer in range(4):
         for d in range(2, 13):
-            f.begin(0, dealer, d, top.ids)
+            f.begin(0, dealer, (d + 1) // 2, d // 2, top.ids)
             for i in range(geo.n_stacks):
                 f._stack(8, i)
                 assert f._pair(8) == list(geo.stack_at(i)), (dealer, d, i)

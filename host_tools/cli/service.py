@@ -4,6 +4,7 @@ a table, with `--port DEV` or on the virtual table with `--sim`.
     mjctl --port DEV [--json] hand                  the current hand's public state
     mjctl --port DEV [--json] log                   faults and service sessions
     mjctl --port DEV [--json] clear                 clear the active fault
+    mjctl --port DEV [--json] new-game              a new game: the first dealer drawn again
     mjctl --port DEV [--json] sensors | counters | live | config get|validate
     mjctl --port DEV --key FILE [--json] jog plate 500
     mjctl --port DEV --key FILE [--json] jog lane 2 300
@@ -90,6 +91,14 @@ def cmd_start(args):
     """Start a table cycle: after `clear` of a fault that stopped the table
     at boot (power_lost), or to build the walls now."""
     return _answer(args, "start", lambda o: common.console().print(t("msg.started")))
+
+
+def cmd_new_game(args):
+    """A new game (docs/hand.md, A new game): the controller draws the
+    first dealer again and the streak starts from 0; refused (`busy`)
+    during a hand, a cut one included."""
+    return _answer(args, "new_game", lambda o: common.console().print(
+        t("msg.new_game", seat=o["dealer"])))
 
 
 def _fault_name(code):
@@ -474,6 +483,8 @@ def cmd_jog(args):
 def register(sub):
     command(sub, "clear", cmd_clear, t("help.clear"), False, "mjctl --port /dev/ttyACM0 clear")
     command(sub, "start", cmd_start, t("help.start"), False, "mjctl --port /dev/ttyACM0 start")
+    command(sub, "new-game", cmd_new_game, t("help.new_game"), False,
+            "mjctl --port /dev/ttyACM0 new-game")
     command(sub, "log", cmd_log, t("help.log"), False, "mjctl --port /dev/ttyACM0 log")
     command(sub, "sensors", cmd_sensors, t("help.sensors"), False,
             "mjctl --port /dev/ttyACM0 sensors")

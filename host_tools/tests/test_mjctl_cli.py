@@ -418,3 +418,22 @@ def test_start_and_the_makefile_run_arguments():
     p = subprocess.run(["make", "-n", "run", 'ARGS=--seed 3 --fault lane_jam:1'], cwd=ROOT,
                        capture_output=True, text=True, timeout=30)
     assert "host_tools.view.tableview --seed 3 --fault lane_jam:1" in p.stdout, p.stdout
+
+
+def test_new_game_as_typed_draws_a_first_dealer_in_both_languages():
+    # A fresh virtual table is idle: between hands, so a new game begins.
+    p = subprocess.run(MJCTL + ["--sim", "new-game", "--json"], cwd=ROOT, capture_output=True,
+                       text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    out = json.loads(p.stdout)
+    assert list(out) == ["dealer"] and out["dealer"] in (0, 1, 2, 3), out
+    p = subprocess.run(MJCTL + ["--sim", "new-game"], cwd=ROOT, capture_output=True,
+                       text=True, timeout=60)
+    assert p.returncode == 0 and "a new game: the first dealer is seat " in p.stdout, p
+    assert p.stdout.strip().endswith(", streak 0"), p.stdout
+    p = subprocess.run(MJCTL + ["--lang", "zh", "--sim", "new-game"], cwd=ROOT,
+                       capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0 and "新的一场：首局庄家 " in p.stdout, p
+    p = subprocess.run(MJCTL + ["new-game", "--help"], cwd=ROOT, capture_output=True,
+                       text=True, timeout=60)
+    assert p.returncode == 0 and "the first dealer drawn again" in p.stdout, p

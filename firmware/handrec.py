@@ -1,0 +1,127 @@
+"""The hand's record read back and checked: what a hand in play needs to
+come back after a power cut (docs/reliability.md, The hand's record).
+
+The controller writes it (hand.json, through persist.py: whole, atomic,
+with its CRC) when the dice settle, when the gold is turned up and at
+every reserve change, made by firmware/handsave.py from what the follower
+noted in the tick (`HandFollower.rec`):
+
+    {"v": 1, "n": 12, "ruleset": "fuzhou144", "dealer": 2, "wins_in_row": 1,
+     "dice": [3, 5], "gold": "5m", "gold_dice": null, "reserve": 17,
+     "changes": [["kong", 1, 1, 17]]}
+
+`check` takes only a record of this firmware's shape and this table's
+ruleset, every value in its range and the changes coherent: anything else
+is a ValueError that says what is wrong, never a guess.
+
+Not resident: the boot loads it to check the record of a hand the power
+cut, and forgets it (a service visit and the tick carry none of it).
+"""
+
+from engine_core import tiles
+from engine_core.tiles import is_int
+from firmware import persist
+
+_KEYS = ("changes", "dealer", "dice", "gold", "gold_dice", "n", "reserve", "ruleset", "v",
+         "wins_in_row")
+_SEATED = ("kong", "draw")                  # the changes made by a seat's event
+_UNSEATED = ("deal", "replace_flowers", "reveal_gold")   # flower quads dealt, replaced, turned up
+
+
+def load(path, rules):
+    """The record saved at `path`, checked against `rules` (the table's
+    ruleset); None if there is none. ValueError if it is damaged (its CRC,
+    its JSON) or not a record of this firmware and ruleset."""
+    try:
+        rec = persist.load(path)
+    except ValueError as e:
+        raise ValueError("the hand's record: %s" % e)
+    if rec is None:
+        return None
+    return check(rec, rules)
+
+
+def cut_hand(path, rules, hands):
+    """The record of the hand the power cut, when the table had counted
+    `hands` hands before it: None when that hand had not begun (a cut
+    between the lift and the dice: the record is the last hand's, which
+    ended). ValueError when the record is damaged, foreign, missing, or of
+    another hand than the one cut."""
+    rec = load(path, rules)
+    if rec is None:
+        if hands:
+            raise ValueError("the hand's record is missing")
+        return None
+    if rec["n"] == hands:
+        return None
+    if rec["n"] != hands + 1:
+        raise ValueError("the hand's record is of hand %d, the hand cut was hand %d"
+                         % (rec["n"], hands + 1))
+    return rec
+
+
+def check(rec, rules):
+    """`rec` if it is a record of this firmware and ruleset, else a
+    ValueError naming the first thing wrong."""
+    if type(rec) is not dict:
+        raise ValueError("the hand's record is not an object")
+    keys = sorted(rec)
+    if keys != list(_KEYS):
+        raise ValueError("the hand's record is not this firmware's (its fields: %s)"
+                         % " ".join(keys))
+    if rec["v"] != 1:
+        raise ValueError("the hand's record is of version %r, this firmware reads 1" % (rec["v"],))
+    if rec["ruleset"] != rules.name:
+        raise ValueError("the hand's record is of ruleset %r, the table plays %s"
+                         % (rec["ruleset"], rules.name))
+    _int(rec, "n", 1, 1 << 30)
+    _int(rec, "dealer", 0, 3)
+    _int(rec, "wins_in_row", 0, 1 << 30)
+    dice = rec["dice"]
+    if not (type(dice) is list and len(dice) == 2 and is_int(dice[0], 1, 6)
+            and is_int(dice[1], 1, 6)):
+        raise ValueError("the hand's record: dice must be two faces 1..6, not %r" % (dice,))
+    gold = rec["gold"]
+    if gold is not None:
+        try:
+            tid = tiles.tile_id(gold)
+        except (ValueError, TypeError, KeyError):
+            raise ValueError("the hand's record: the gold %r is not a tile" % (gold,))
+        if tiles.is_flower(tid):
+            raise ValueError("the hand's record: the gold %s is a flower" % gold)
+    by_dice = rules.gold_method == "dice"
+    if rec["gold_dice"] is not None:
+        if not by_dice:
+            raise ValueError("the hand's record: a gold roll, but %s turns the gold from the tail"
+                             % rules.name)
+        _int(rec, "gold_dice", 2, 12)
+    if by_dice and (gold is None) != (rec["gold_dice"] is None):
+        raise ValueError("the hand's record: the gold and its roll go together")
+    changes = rec["changes"]
+    if type(changes) is not list:
+        raise ValueError("the hand's record: changes must be a list")
+    reserve = rules.reserve_base
+    for c in changes:
+        if not (type(c) is list and len(c) == 4):
+            raise ValueError("the hand's record: a change is [op, seat, concealed, reserve], "
+                             "not %r" % (c,))
+        op, seat, concealed, after = c
+        if op in _SEATED:
+            ok = is_int(seat, 0, 3)
+        else:
+            ok = op in _UNSEATED and seat is None
+        if not ok or not is_int(concealed, 0, 1) or (concealed and op != "kong"):
+            raise ValueError("the hand's record: a change %r is not a reserve change" % (c,))
+        if not is_int(after, reserve + 1, 255):
+            raise ValueError("the hand's record: the reserve goes from %d to %r" % (reserve, after))
+        reserve = after
+    _int(rec, "reserve", 0, 255)
+    if rec["reserve"] != reserve:
+        raise ValueError("the hand's record: the reserve is %d, its changes make it %d"
+                         % (rec["reserve"], reserve))
+    return rec
+
+
+def _int(rec, key, lo, hi):
+    if not is_int(rec[key], lo, hi):
+        raise ValueError("the hand's record: %s must be %d..%d, not %r" % (key, lo, hi, rec[key]))

@@ -1,0 +1,46 @@
+"""The hand's record made for the flash (hand.json; its format, and its
+checker for the boot, in firmware/handrec.py), from what the follower
+noted in the tick: its buffer `HandFollower.rec` (controller/follower.py).
+
+Not resident: `TableController.write` loads it between ticks for each
+write of the record and forgets it. A module of its own, small: from .mpy
+files (a development deploy) a module's code and names load into the heap
+when it is imported, and the checker's would not fit a cycle's fullest
+moment (docs/heap-idioms.md, 13a).
+"""
+
+try:
+    from micropython import const  # pyright: ignore[reportAssignmentType]  (CPython defines it below)
+except ImportError:  # CPython (host-side tests)
+    def const(x):
+        return x
+
+# HandFollower.rec, as controller/follower.py fills it: a header, then one
+# entry of 2 bytes per reserve change (op | concealed << 3 | (seat + 1,
+# 0: none) << 4, the reserve after). The same numbers as the follower's
+# _R_* and _OPS.
+_OPS = const(("deal", "replace_flowers", "reveal_gold", "draw", "kong", "take", "put_back"))
+_R_A = const(0)
+_R_B = const(1)
+_R_GOLD_DICE = const(2)
+_R_N = const(3)
+_R_HEAD = const(5)
+
+
+def record(follower, n, wins_in_row):
+    """The hand's record as saved (hand.json), from the follower's `rec`:
+    `n` the hand's number (the hands counted before it + 1), `wins_in_row`
+    the dealer's streak it began with. Between ticks only: it allocates."""
+    rec = follower.rec
+    hand = follower.hand
+    changes = []
+    for i in range(rec[_R_N]):
+        at = _R_HEAD + 2 * i
+        b = rec[at]
+        changes.append([_OPS[b & 7], (b >> 4) - 1 if b >> 4 else None, (b >> 3) & 1,
+                        rec[at + 1]])
+    return {"v": 1, "n": n, "ruleset": hand.rules.name, "dealer": hand.dealer,
+            "wins_in_row": wins_in_row, "dice": [rec[_R_A], rec[_R_B]],
+            "gold": hand.gold_code,
+            "gold_dice": rec[_R_GOLD_DICE] or None, "reserve": hand.reserve,
+            "changes": changes}

@@ -1,0 +1,261 @@
+"""What a hand needs to come back after a power cut, on both interpreters:
+the hand's record the follower keeps (firmware/controller/follower.py) is
+what engine_core.replay says after the gold, a flower quad and each kong;
+firmware/handrec.py reads it back and refuses a damaged or foreign record
+with its reason; the controller keeps the dealer and the streak in the
+counters' file, restores them at boot, draws a new first dealer only for a
+new game, and writes nothing in its tick (TableController.write)."""
+
+import os
+
+from engine_core.replay import apply, state
+from engine_core.rulesets import load as load_ruleset
+from firmware import handrec, handsave, persist
+from firmware.hal import HalCommon
+from firmware.tests.followtable import Top
+from firmware.tests.test_learned import Board as _LearnedBoard
+
+OPENING = [{"op": "deal"}, {"op": "replace_flowers"}, {"op": "reveal_gold"}]
+PATH = "hr-hand.json"
+
+
+def _changes(top, events):
+    """The reserve changes the replay makes of `events`, as the record
+    lists them: [op, seat or None, concealed, R after]."""
+    from engine_core.hand import Hand
+    hand = Hand(top.rules, top.dealer, top.dice[0] + top.dice[1], top.ids)
+    out = []
+    for ev in events:
+        before = hand.reserve
+        apply(hand, ev)
+        if hand.reserve != before:
+            seated = ev["op"] in ("kong", "draw")
+            out.append([ev["op"], ev["seat"] if seated else None,
+                        1 if ev.get("kind") == "concealed" else 0, hand.reserve])
+    return out, state(hand)
+
+
+def _record(top):
+    return handsave.record(top.follower, 5, 2)
+
+
+def test_the_record_after_the_gold_a_quad_and_each_kong_is_the_replays():
+    # Seat 0 is dealt four 5z (a flower quad at the deal: R rises), and
+    # two kongs follow the gold.
+    top = Top(dealer=0, dice=(3, 4), placed={0: "5z", 1: "5z", 2: "5z", 3: "5z"})
+    f = top.follower
+    assert f.rec[4] & 1                      # the new hand's record is due
+    events = []
+    for ev in OPENING:
+        top.play(ev)
+        top.read_rounds(2)
+        events.append(ev)
+    rec = _record(top)
+    want, st = _changes(top, events)
+    assert rec["changes"] == want and want and want[0][0] == "deal", (rec, want)
+    assert rec["gold"] == st["gold"] is not None and rec["reserve"] == st["reserve"]
+    assert rec["dice"] == [3, 4] and rec["dealer"] == 0 and rec["gold_dice"] is None
+    assert (rec["n"], rec["wins_in_row"], rec["ruleset"]) == (5, 2, "fuzhou144")
+    for ev in ({"op": "draw", "seat": 1}, {"op": "kong", "seat": 2, "kind": "concealed"},
+               {"op": "draw", "seat": 3}, {"op": "kong", "seat": 0, "kind": "exposed"}):
+        f.rec[4] = 0
+        top.play(ev)
+        top.read_rounds(2)
+        events.append(ev)
+        want, st = _changes(top, events)
+        rec = _record(top)
+        assert rec["changes"] == want and rec["reserve"] == st["reserve"], (ev, rec, want)
+        assert bool(f.rec[4] & 1) == (ev["op"] == "kong")    # a write only for a change
+    assert [c[0] for c in rec["changes"]][-2:] == ["kong", "kong"]
+    assert handrec.check(rec, top.rules) is rec
+
+
+def test_the_gold_by_the_dice_is_recorded_with_its_roll():
+    top = Top(ruleset="luoyuan144")
+    for ev in OPENING[:2]:
+        top.play(ev)
+        top.read_rounds(2)
+    assert _record(top)["gold"] is None and _record(top)["gold_dice"] is None
+    assert top.follower.gold_dice(top.now, 7) is None
+    top.play({"op": "reveal_gold", "dice": [2, 5]})
+    top.read_rounds(2)
+    rec = _record(top)
+    assert rec["gold_dice"] == 7 and rec["gold"] == top.states()[-1]["gold"] is not None
+    assert handrec.check(rec, top.rules) is rec
+
+
+def _clean(*paths):
+    for p in paths:
+        for q in (p, p + ".new"):
+            try:
+                os.remove(q)
+            except OSError:
+                pass
+
+
+def _refused(rec, rules, words):
+    try:
+        handrec.check(rec, rules)
+    except ValueError as e:
+        assert words in str(e), (words, str(e))
+        return
+    raise AssertionError("taken: %r" % (rec,))
+
+
+def test_a_damaged_or_foreign_record_is_refused_with_its_reason():
+    rules = load_ruleset("fuzhou144")
+    r = rules.reserve_base
+    good = {"v": 1, "n": 3, "ruleset": "fuzhou144", "dealer": 2, "wins_in_row": 1,
+            "dice": [3, 5], "gold": "5m", "gold_dice": None, "reserve": r + 4,
+            "changes": [["deal", None, 0, r + 2], ["kong", 1, 1, r + 4]]}
+    assert handrec.check(dict(good), rules)["reserve"] == r + 4
+
+    def but(**kw):
+        rec = dict(good)
+        rec.update(kw)
+        return rec
+    _refused([1, 2], rules, "not an object")
+    extra = but(turn=1)
+    _refused(extra, rules, "not this firmware's")
+    missing = dict(good)
+    del missing["gold"]
+    _refused(missing, rules, "not this firmware's")
+    _refused(but(v=2), rules, "version 2")
+    _refused(but(ruleset="luoyuan144"), rules, "ruleset 'luoyuan144'")
+    _refused(but(dealer=4), rules, "dealer must be 0..3")
+    _refused(but(dealer=True), rules, "dealer must be 0..3")
+    _refused(but(dice=[0, 3]), rules, "dice must be two faces")
+    _refused(but(gold="9z"), rules, "not a tile")
+    _refused(but(gold="3f"), rules, "is a flower")
+    _refused(but(gold_dice=7), rules, "turns the gold from the tail")
+    _refused(but(reserve=r + 5), rules, "its changes make it %d" % (r + 4))
+    _refused(but(changes=[["kong", 1, 1, r]]), rules, "the reserve goes from %d to %d" % (r, r))
+    _refused(but(changes=[["take", 1, 0, r + 4]]), rules, "not a reserve change")
+    _refused(but(changes=[["draw", 1, 1, r + 4]]), rules, "not a reserve change")
+    _refused(but(changes=[["kong", None, 0, r + 4]]), rules, "not a reserve change")
+    dice_rules = load_ruleset("luoyuan144")
+    _refused(but(ruleset="luoyuan144", changes=[], reserve=dice_rules.reserve_base),
+             dice_rules, "the gold and its roll go together")
+    # Damaged on the flash: the CRC says so, and so does the loader.
+    _clean(PATH)
+    try:
+        assert handrec.load(PATH, rules) is None
+        persist.save(PATH, good)
+        assert handrec.load(PATH, rules) == good
+        with open(PATH, "rb") as f:
+            data = bytearray(f.read())
+        data[12] ^= 0x01
+        with open(PATH, "wb") as f:
+            f.write(data)
+        try:
+            handrec.load(PATH, rules)
+            raise AssertionError("a damaged record was taken")
+        except ValueError as e:
+            assert "the hand's record" in str(e) and "damaged" in str(e), str(e)
+        # The hand cut: its record, none (not begun), or another hand's.
+        persist.save(PATH, good)
+        assert handrec.cut_hand(PATH, rules, 2) == good
+        assert handrec.cut_hand(PATH, rules, 3) is None          # hand 3 had ended
+        try:
+            handrec.cut_hand(PATH, rules, 7)
+            raise AssertionError("another hand's record was taken")
+        except ValueError as e:
+            assert "of hand 3, the hand cut was hand 8" in str(e), str(e)
+    finally:
+        _clean(PATH)
+
+
+# -- the controller: the dealer and the streak across restarts -------------------
+
+class Board(_LearnedBoard):
+    store = "hr-"                          # hr-counters.json in the current directory
+
+    # The flags as files of the store, as the real HAL keeps them.
+    def flag(self, name):
+        return HalCommon.flag(self, name)
+
+    def set_flag(self, name, on):
+        HalCommon.set_flag(self, name, on)
+
+
+def _controller(events=None):
+    from firmware import config, tags
+    from firmware.controller.table import TableController
+    from firmware.devices import Devices
+    from firmware.tests.fakehal import FIRMWARE_DIR
+    cfg = config.load(FIRMWARE_DIR + "/config.json")
+    hal = Board()
+    for pin in cfg.pins["lift_bottom"]:
+        hal.set(pin, 1)
+    out = [] if events is None else events
+    ctl = TableController(hal, cfg, Devices(hal, cfg, tags.load(FIRMWARE_DIR + "/tags.txt")),
+                          lambda name, fields: out.append((name, fields)))
+    ctl.boot(0)
+    return hal, ctl
+
+
+def _files():
+    _clean("hr-counters.json", "hr-hand.json")
+    for flag in ("hr-cycle", "hr-hand"):
+        _clean(flag)
+
+
+def test_the_dealer_and_the_streak_come_back_after_a_restart_and_a_new_game_is_asked_for():
+    _files()
+    try:
+        _hal, ctl = _controller()
+        first = ctl.dealership.dealer
+        saved = persist.load("hr-counters.json")     # kept at once: a new game
+        assert saved["dealer"] == [first, 0], saved
+        ds = ctl.dealership
+        ds.dealer, ds.wins_in_row = (first + 1) % 4, 3
+        ctl.write(2)                                 # what a hand's end notes
+        for _ in range(3):                           # restarts: the game goes on
+            _hal, ctl = _controller()
+            assert (ctl.dealership.dealer, ctl.dealership.wins_in_row) == ((first + 1) % 4, 3)
+            assert ctl.lost is None
+        # A new game on the link: drawn again, the streak 0, kept.
+        from firmware.link import commands
+        answer = commands.new_game(None, ctl, 0, {})
+        assert answer["dealer"] == ctl.dealership.dealer and ctl.dealership.wins_in_row == 0
+        assert persist.load("hr-counters.json")["dealer"] == [answer["dealer"], 0]
+        # Not during a hand (a cut one here: the flag `hand` at boot).
+        ctl.hand_cut = True
+        try:
+            commands.new_game(None, ctl, 0, {})
+            raise AssertionError("a new game during a hand")
+        except Exception as e:
+            assert "a hand is on" in str(e), str(e)
+    finally:
+        _files()
+
+
+def test_a_damaged_dealer_is_reported_and_a_new_game_begins():
+    _files()
+    try:
+        _hal, ctl = _controller()
+        saved = persist.load("hr-counters.json")
+        saved["dealer"] = [5, 0]
+        persist.save("hr-counters.json", saved)
+        _hal, ctl = _controller()
+        assert "a damaged dealer" in ctl.lost and "a new game" in ctl.lost, ctl.lost
+        assert persist.load("hr-counters.json")["dealer"] == [ctl.dealership.dealer, 0]
+    finally:
+        _files()
+
+
+def test_a_damaged_record_of_a_cut_hand_is_reported_at_boot():
+    _files()
+    try:
+        _hal, ctl = _controller()
+        with open("hr-hand", "w") as f:              # a hand was in play at the cut
+            f.write("1")
+        with open("hr-hand.json", "w") as f:
+            f.write("0000 {\"v\": 1}")
+        _hal, ctl = _controller()
+        assert ctl.hand_cut and "the hand's record" in ctl.lost, ctl.lost
+        assert "damaged" in ctl.lost, ctl.lost
+        import sys
+        assert "firmware.handrec" not in sys.modules or handrec is sys.modules["firmware.handrec"]
+    finally:
+        _files()
