@@ -9,9 +9,10 @@ import os
 
 import pytest
 
-from engine_core.replay import apply, build, state
+from engine_core.replay import build, state
 from engine_core.rulesets import load as load_ruleset
 from firmware import handrec, persist
+from firmware.tests.followtable import reserve_changes
 from host_tools.cli.ops import run_hand
 from host_tools.sim.hand_players import HandPlayers, Parlour
 from hw_tests.harness import HEAP_BUDGET
@@ -60,17 +61,9 @@ def _expected_changes(scn):
     """The reserve changes the replay makes of the players' scenario, as
     the record lists them, and the replay's state after each event."""
     hand = build(scn)
-    rules = hand.rules
-    changes, states = [], []
-    for ev in scn["events"]:
-        before = hand.reserve
-        apply(hand, ev)
-        if hand.reserve != before:
-            seated = ev["op"] in ("kong", "draw")
-            changes.append([ev["op"], ev["seat"] if seated else None,
-                            1 if ev.get("kind") == "concealed" else 0, hand.reserve])
-        states.append(state(hand))
-    return rules, changes, states
+    states = []
+    changes = reserve_changes(hand, scn["events"], lambda h: states.append(state(h)))
+    return hand.rules, changes, states
 
 
 @pytest.mark.needs_sim

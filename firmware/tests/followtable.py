@@ -17,6 +17,24 @@ from firmware.controller.follower import HandFollower
 IDLE, WAITING, DONE = 0, 1, 2
 
 
+def reserve_changes(hand, events, after=None):
+    """Apply the replay's `events` to `hand`: the reserve changes they
+    make, as the hand's record lists them (firmware/handsave.py): [op,
+    seat or None, concealed 0/1, R after]. `after(hand)` is called after
+    each event."""
+    out = []
+    for ev in events:
+        before = hand.reserve
+        apply(hand, ev)
+        if hand.reserve != before:
+            seated = ev["op"] in ("kong", "draw")
+            out.append([ev["op"], ev["seat"] if seated else None,
+                        1 if ev.get("kind") == "concealed" else 0, hand.reserve])
+        if after is not None:
+            after(hand)
+    return out
+
+
 class FakeReader:
     fault = 0                            # as the driver's: set when a read times out
     def __init__(self, n):

@@ -8,11 +8,11 @@ new game, and writes nothing in its tick (TableController.write)."""
 
 import os
 
-from engine_core.replay import apply, state
+from engine_core.replay import state
 from engine_core.rulesets import load as load_ruleset
 from firmware import handrec, handsave, persist
 from firmware.hal import HalCommon
-from firmware.tests.followtable import Top
+from firmware.tests.followtable import Top, reserve_changes
 from firmware.tests.test_learned import Board as _LearnedBoard
 
 OPENING = [{"op": "deal"}, {"op": "replace_flowers"}, {"op": "reveal_gold"}]
@@ -24,15 +24,7 @@ def _changes(top, events):
     lists them: [op, seat or None, concealed, R after]."""
     from engine_core.hand import Hand
     hand = Hand(top.rules, top.dealer, top.dice[0] + top.dice[1], top.ids)
-    out = []
-    for ev in events:
-        before = hand.reserve
-        apply(hand, ev)
-        if hand.reserve != before:
-            seated = ev["op"] in ("kong", "draw")
-            out.append([ev["op"], ev["seat"] if seated else None,
-                        1 if ev.get("kind") == "concealed" else 0, hand.reserve])
-    return out, state(hand)
+    return reserve_changes(hand, events), state(hand)
 
 
 def _record(top):
