@@ -8,11 +8,13 @@ Memory (the controller's heap is small, and this module runs from ROMFS):
 the tables are string constants, whose text stays in ROM, and are read in
 place with find/startswith; a tuple or dict built at import would live in
 the heap (a constant tuple too: it is built when the module is loaded).
-Writing a message allocates nothing and interns no name: keys are put in
+Writing a message makes no object and interns no name: keys are put in
 order by selection, not sorted into a list, a string's bytes are copied
 through one buffer (_utf8), never read a character at a time, and no
 function here holds a comprehension or a closure (its captured locals
-would be heap cells at every call).
+would be heap cells at every call). What it allocates is the frames of
+its larger functions, freed at their return, once per list or dict, not
+per key and value (_item).
 """
 
 try:
