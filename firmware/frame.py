@@ -70,12 +70,17 @@ _CRC = const(
 
 
 def crc16(data, crc=0xFFFF, start=0, end=-1):
+    # `start` is the loop's index and each step one short expression: a
+    # frame of more than 11 words (locals and stack) would be allocated on
+    # the heap at every call (link/codec.py, _item), three a request.
     if end < 0:
         end = len(data)
     t = _CRC
-    for i in range(start, end):
-        k = (crc >> 8) ^ data[i]
-        crc = ((crc & 0xFF) ^ t[k]) << 8 | t[256 + k]
+    while start < end:
+        k = (crc >> 8) ^ data[start]
+        crc = ((crc & 0xFF) ^ t[k]) << 8
+        crc |= t[256 + k]
+        start += 1
     return crc
 
 

@@ -8,11 +8,13 @@ Memory (the controller's heap is small, and this module runs from ROMFS):
 the tables are string constants, whose text stays in ROM, and are read in
 place with find/startswith; a tuple or dict built at import would live in
 the heap (a constant tuple too: it is built when the module is loaded).
-Writing a message allocates nothing and interns no name: keys are put in
+Writing a message makes no object and interns no name: keys are put in
 order by selection, not sorted into a list, a string's bytes are copied
 through one buffer (_utf8), never read a character at a time, and no
 function here holds a comprehension or a closure (its captured locals
-would be heap cells at every call).
+would be heap cells at every call). What it allocates is the frames of
+its larger functions, freed at their return, once per list or dict, not
+per key and value (_item).
 """
 
 try:
@@ -135,15 +137,19 @@ def find(spec, k, lo, e, sep):
     a space, colon, newline or e; -1 if it is not there (or not a str)."""
     if type(k) is not str or not k or " " in k or ":" in k or "\n" in k:
         return -1
-    n = len(k)
+    # No local for len(k): with one more, this function's frame would go
+    # on the heap at every call (_item), and it is called for every key
+    # of every message.
     q = spec.find(k, lo, e)
     while q >= 0:
         # startswith, not spec[q - 1]: MicroPython interns a character read
         # out of a str, for good (_utf8)
-        if (q == lo or spec.startswith(sep, q - 1)) and (
-                q + n == e or spec.startswith(" ", q + n) or spec.startswith(":", q + n)
-                or spec.startswith("\n", q + n)):
-            return q + n
+        if q == lo or spec.startswith(sep, q - 1):
+            q += len(k)                # where the name ends
+            if q == e or spec.startswith(" ", q) or spec.startswith(":", q) \
+                    or spec.startswith("\n", q):
+                return q
+            q -= len(k)
         q = spec.find(k, q + 1, e)
     return -1
 
@@ -275,55 +281,23 @@ def _utf8(v):
     return _text
 
 
-def _value(buf, i, v, mode, spec=None, lo=0, e=0, head=None):
-    """v as JSON at buf[i:]; its end.
+def _item(buf, i, v, mode):
+    """v as JSON at buf[i:], its objects' keys by mode (_value); its end.
+
+    A str (a key too) or an int, most of what a message holds, is written
+    here, in a function whose locals and stack take at most 11 words
+    (44 B): a bigger one, such as _value, has its frame allocated on the
+    heap at every call (MicroPython's py/objfun.c). Freed at its return,
+    a frame still counts towards the next collection (gc.threshold, 512 B:
+    firmware/main.py): written by _value alone, a call per key and per
+    value, a `status` answer would take two dozen collections
+    (docs/heap-idioms.md, 14). So no more locals here: `v` holds each
+    character of a str once its bytes are out.
 
     A str is escaped like json.dumps(ensure_ascii=False): raw UTF-8,
-    \\" \\\\ \\b \\f \\n \\r \\t, \\u00XX for other control characters, \\uXXXX
-    for a lone surrogate (MicroPython's json makes them). An object's keys
-    are written sorted; they must be, by mode (for the objects in v): 0 any
-    str (_ANY_KEYS, in an "any" field), _PUBLIC NESTED, _REVEALED NESTED or
-    SECRET (reveal). A message
-    (spec: its entry is spec[lo:e]) has its "{" and head written already; its
-    other keys must be declared in the entry and of their type. Undeclared
-    or secret keys are "not_public" at once; ill-typed values and missing
-    fields "bad_value" once every key passed the guard."""
-    t = type(v)
-    if t is str:
-        b, j = _utf8(v), 0
-        buf[i] = _QUOTE
-        i += 1
-        while j < len(b):
-            c = b[j]
-            j += 1
-            if c == _SURROGATE_LEAD and j + 1 < len(b) and b[j] >= _SURROGATE_MIN:
-                c = 0xD000 | (b[j] & 0x3F) << 6 | b[j + 1] & 0x3F     # its code point
-                j += 2
-            elif c >= _SPACE and c != _QUOTE and c != _BACKSLASH:   # UTF-8 bytes as they are
-                buf[i] = c
-                i += 1
-                continue
-            buf[i] = _BACKSLASH
-            if c == _QUOTE or c == _BACKSLASH:
-                buf[i + 1] = c
-                i += 2
-            elif 0x08 <= c <= 0x0D and c != 0x0B:
-                buf[i + 1] = _ESCAPES[c - 0x08]
-                i += 2
-            else:                      # \uXXXX, hex digits in lower case as json.dumps has them
-                buf[i + 1] = _U
-                for k in range(4):
-                    n = (c >> 12 - 4 * k) & 0xF
-                    buf[i + 2 + k] = n + (_ZERO if n < 10 else _HEX_LETTER)
-                i += 6
-        buf[i] = _QUOTE
-        return i + 1
-    if v is None or t is bool:
-        b = _utf8("null" if v is None else "true" if v else "false")
-        for j in range(len(b)):
-            buf[i + j] = b[j]
-        return i + len(b)
-    if t is int:
+    \\" \\\\ \\b \\f \\n \\r \\t, \\u00XX for other control characters,
+    \\uXXXX for a lone surrogate (MicroPython's json makes them)."""
+    if type(v) is int:
         if v < 0:
             buf[i] = _MINUS
             i += 1
@@ -339,13 +313,69 @@ def _value(buf, i, v, mode, spec=None, lo=0, e=0, head=None):
             if not v:
                 return j
             i -= 1
+    if type(v) is not str:
+        return _value(buf, i, v, mode)
+    b, j = _utf8(v), 0
+    buf[i] = _QUOTE
+    i += 1
+    while j < len(b):
+        v = b[j]
+        j += 1
+        if v == _SURROGATE_LEAD and j + 1 < len(b) and b[j] >= _SURROGATE_MIN:
+            v = 0xD000 | (b[j] & 0x3F) << 6 | b[j + 1] & 0x3F     # its code point
+            j += 2
+        elif v >= _SPACE and v != _QUOTE and v != _BACKSLASH:   # UTF-8 bytes as they are
+            buf[i] = v
+            i += 1
+            continue
+        buf[i] = _BACKSLASH
+        if v == _QUOTE or v == _BACKSLASH:
+            buf[i + 1] = v
+            i += 2
+        elif 0x08 <= v <= 0x0D and v != 0x0B:
+            buf[i + 1] = _ESCAPES[v - 0x08]
+            i += 2
+        else:                          # \uXXXX, hex digits in lower case as json.dumps has them
+            buf[i + 1] = _U
+            i += 5                     # the last digit's place; the digits last first,
+            v |= 0x10000               # down to this 1 above them (no loop variable)
+            while v > 1:
+                buf[i] = (v & 0xF) + (_ZERO if v & 0xF < 10 else _HEX_LETTER)
+                v >>= 4
+                i -= 1
+            i += 5
+    buf[i] = _QUOTE
+    return i + 1
+
+
+def _value(buf, i, v, mode, spec=None, lo=0, e=0, head=None):
+    """v as JSON at buf[i:]; its end.
+
+    A str is escaped like json.dumps(ensure_ascii=False) (_item). An
+    object's keys are written sorted; they must be, by mode (for the
+    objects in v): 0 any str (_ANY_KEYS, in an "any" field), _PUBLIC
+    NESTED, _REVEALED NESTED or SECRET (reveal). A message
+    (spec: its entry is spec[lo:e]) has its "{" and head written already; its
+    other keys must be declared in the entry and of their type. Undeclared
+    or secret keys are "not_public" at once; ill-typed values and missing
+    fields "bad_value" once every key passed the guard."""
+    t = type(v)
+    if t is str:
+        return _item(buf, i, v, mode)
+    if v is None or t is bool:
+        b = _utf8("null" if v is None else "true" if v else "false")
+        for j in range(len(b)):
+            buf[i + j] = b[j]
+        return i + len(b)
+    if t is int:
+        return _item(buf, i, v, mode)
     start = i                          # no comma before the first item
     if t is list or t is tuple:
         buf[i] = _OPEN_LIST
         for j in range(len(v)):
             if i != start:
                 buf[i] = _COMMA
-            i = _value(buf, i + 1, v[j], mode)
+            i = _item(buf, i + 1, v[j], mode)
         buf[i + (i == start)] = _CLOSE_LIST
         return i + 1 + (i == start)
     if t is not dict:
@@ -383,9 +413,9 @@ def _value(buf, i, v, mode, spec=None, lo=0, e=0, head=None):
             raise LinkError("not_public", "field %s is not declared" % k[:32])
         if i != start:
             buf[i] = _COMMA
-        i = _value(buf, i + 1, k, _ANY_KEYS)
+        i = _item(buf, i + 1, k, _ANY_KEYS)
         buf[i] = _COLON
-        i = _value(buf, i + 1, v[k], sub)
+        i = _item(buf, i + 1, v[k], sub)
     if spec is not None and (bad or req != spec.count(":", lo, e) - spec.count("*", lo, e)):
         check(v, spec, lo, e, head, "bad_value")     # raises: what is wrong
     buf[i + (i == start)] = _CLOSE_OBJECT
@@ -412,9 +442,9 @@ def write(buf, kind, seq, obj, spec, key, head, value, reveal, code):
     h, mode = frame.HEADER, _REVEALED if reveal else _PUBLIC
     try:                                # an undeclared key: "not_public" here
         buf[h] = _OPEN_OBJECT
-        i = _value(buf, h + 1, head, _ANY_KEYS)
+        i = _item(buf, h + 1, head, _ANY_KEYS)
         buf[i] = _COLON
-        i = _value(buf, i + 1, obj.get(head, value), mode)
+        i = _item(buf, i + 1, obj.get(head, value), mode)
         i = _value(buf, i, obj, mode, spec, lo, e, head)
     except (IndexError, RuntimeError):  # past the buffer (a cycle ends there too)
         for k in obj:                   # the guard first, as when it fits

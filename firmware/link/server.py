@@ -173,8 +173,25 @@ class LinkServer:
         stops sending (or sends garbage) cannot hold the control loop (on
         a board the watchdog would reset it): the loop polls at every tick
         and whenever a request wakes it while it sleeps, never past the
-        tick's end. The rest waits in the UART's buffer."""
-        self._expire(now)
+        tick's end. The rest waits in the UART's buffer.
+
+        First the service session's idle time, the challenges' age and the
+        lockout after a wrong MAC, ended at the tick that passes them: a
+        request days later finds them over whatever the tick counter did
+        (link/service.py checks the same with ticks_diff, right while the
+        interval is short). Inline, with no local of its own: a method
+        more is 16 B more of the resident heap, and a local more would
+        put this frame on the heap at every poll (link/codec.py, _item)."""
+        if self.session_state and ticks_diff(now, self.session_at) > _SESSION_MS:
+            self.session_state = 0
+        if self.lock_at >= 0 and ticks_diff(now, self.lock_at) > _LOCK_MAX_MS:
+            self.lock_at = -1
+        if ticks_diff(now, self.challenges[_MARK_AT]) > _NONCE_MS:
+            # Every challenge up to the mark is older than _NONCE_MS now.
+            if self.challenges[_MARK] > self.challenges[_FLOOR]:
+                self.challenges[_FLOOR] = self.challenges[_MARK]
+            self.challenges[_MARK] = self.challenges[_ISSUED]
+            self.challenges[_MARK_AT] = now
         link = self.hal.link
         if link is None:
             return
@@ -203,24 +220,6 @@ class LinkServer:
                 answers += 1
                 if answers == _POLL_ANSWERS:
                     return
-
-    def _expire(self, now):
-        """The service session's idle time, the challenges' age and the
-        lockout after a wrong MAC, ended at the tick that passes them: a
-        request days later finds them over whatever the tick counter did
-        (link/service.py checks the same with ticks_diff, right while the
-        interval is short)."""
-        if self.session_state and ticks_diff(now, self.session_at) > _SESSION_MS:
-            self.session_state = 0
-        if self.lock_at >= 0 and ticks_diff(now, self.lock_at) > _LOCK_MAX_MS:
-            self.lock_at = -1
-        n = self.challenges
-        if ticks_diff(now, n[_MARK_AT]) > _NONCE_MS:
-            # Every challenge up to the mark is older than _NONCE_MS now.
-            if n[_MARK] > n[_FLOOR]:
-                n[_FLOOR] = n[_MARK]
-            n[_MARK] = n[_ISSUED]
-            n[_MARK_AT] = now
 
     def _request(self, now, r):
         seq = r.seq
@@ -280,7 +279,9 @@ class LinkServer:
             raise codec.LinkError(self.fault_name or "internal",
                                   self.fault_reason or "no controller")
         if home == "server":
-            return getattr(self, op)(ctl, now, args)
+            # The function from the class: from the instance it would be
+            # a bound method, made on the heap at every request.
+            return getattr(LinkServer, op)(self, ctl, now, args)
         gc.collect()               # the module goes into the holes the last one left
         if home == "service":
             from firmware.link import service

@@ -128,6 +128,10 @@ def notes(groups):
         lines.append("link: %d hosts at once: %.0f req/s, while the controller ticked %d times"
                      " in %.0f ms (virtual %d ms)" % (p["threads"], p["requests_per_s"],
                                                      p["ticks"], p["wall_ms"], p["virtual_ms"]))
+        cpu = d["link"]["clocks"].get("cpu_ms")
+        if cpu is not None:
+            lines.append("link: the firmware's CPU time %.3f ms a status, one host, its ticks"
+                         " included (less moved by the machine's load than the round trip)" % cpu)
     if "size" in d:
         s = d["size"]
         lines.append("size: %d .mpy files: %s" % (s["files"], ", ".join(

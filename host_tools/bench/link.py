@@ -2,6 +2,7 @@
 as `mjctl --sim serve` runs it): boot to the first hello answered, and
 the round trip of `status` requests on the wall clock."""
 
+import os
 import threading
 import time
 
@@ -33,22 +34,40 @@ def boot_to_ready(n=BOOTS):
     return times
 
 
+def cpu_s(pid):
+    """The CPU time (user and system, s) process `pid` has used; None where
+    /proc is not there (not Linux)."""
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def round_trips(sim, link, n=REQUESTS):
     """n `status` requests one after the other: each round trip in ms, the
     requests per second over the whole run, and the clocks meanwhile (in
     real time the controller's ticks follow the wall clock, 10 ms each;
-    a table that fell behind catches up with ticks in quick succession)."""
+    a table that fell behind catches up with ticks in quick succession),
+    with the firmware process's CPU time per request (`cpu_ms`, its idle
+    ticks included): the machine's load moves it far less than the wall
+    clock's figures (docs/performance.md, The link)."""
     for _ in range(WARMUP):
         link.request("status")
     rtts = []
+    pid = sim.proc.pid
+    c0 = cpu_s(pid)
     v0, k0, t0 = sim.table.now, sim.server.ticks, time.perf_counter()
     for _ in range(n):
         a = time.perf_counter()
         link.request("status")
         rtts.append((time.perf_counter() - a) * 1000.0)
     wall = time.perf_counter() - t0
+    c1 = cpu_s(pid)
     clocks = {"wall_ms": round(wall * 1000.0, 1), "virtual_ms": sim.table.now - v0,
-              "ticks": sim.server.ticks - k0}
+              "ticks": sim.server.ticks - k0,
+              "cpu_ms": None if c0 is None or c1 is None else round((c1 - c0) * 1000.0 / n, 3)}
     return rtts, n / wall, clocks
 
 
