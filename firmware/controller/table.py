@@ -42,7 +42,7 @@ except ImportError:  # CPython (host-side tests)
     def const(x):
         return x
 
-from firmware import faults, persist
+from firmware import faults
 from firmware.faults import (FIRMWARE_ERROR as _FIRMWARE_ERROR, OUTPUT_TIMEOUT as _OUTPUT_TIMEOUT,
                              POWER_LOST as _POWER_LOST)
 from firmware.controller import builder
@@ -53,7 +53,6 @@ from firmware.drivers import rfid
 from firmware.hal import ticks_add, ticks_diff
 from engine_core.dealer import Dealership
 from engine_core.hand import DRAW
-from engine_core.tiles import is_int
 
 _BOOT = const(0)
 _IDLE = const(1)
@@ -67,8 +66,7 @@ NAMES = ("boot", "idle", "building", "lifting", "dealer", "rolling", "in_hand", 
 
 _MARK = const("cycle")                # set while a cycle runs: found at boot = power was lost
 _HAND = const("hand")                 # set from the walls coming up to the hand's end
-_COUNTERS = const("counters.json")    # counters, fault log, dealer: kept across power cuts (persist.py)
-_RECORD = const("hand.json")          # the hand in play's record (follower.record, handrec.py)
+_RECORD = const("hand.json")          # the hand in play's record (controller/kept.py, handrec.py)
 # What awaits writing (`unwritten`, set in the tick, written by `write`);
 # the hand's record is the follower's note, follower.rec[_NOTED] (1).
 _NOTED = const(4)
@@ -79,7 +77,6 @@ _W_HAND_OFF = const(8)                # ... cleared
 _W_MARK_OFF = const(16)               # the flag `cycle` cleared
 
 
-_FAULT_LOG = const(16)         # faults kept for `mjctl faults`
 _NO_TILE = const(0xFF)         # = tiles.NO_TILE: an empty slot of the walls
 
 
@@ -135,42 +132,8 @@ class TableController:
         for lifter in self.d.lifters:  # where they are, before anyone asks
             lifter.poll(now)
         # The counters and the fault log as last saved; a damaged file
-        # starts them from zero and says so (`lost`).
-        try:
-            saved = persist.load(self.hal.store + _COUNTERS)
-            if saved:
-                cycles, hands, lifts = saved["cycles"], saved["hands"], saved["lifts"]
-                fed, log = list(saved["tiles_fed"]), saved["log"]
-                counts = bytearray(len(self.fault_counts))
-                for code, n in saved["faults"]:
-                    counts[code] = n
-                learned = motion.learned[:]   # none in an older file: learning starts
-                got = saved.get("learned", list(learned))
-                for i in range(len(got)):
-                    learned[i] = got[i]
-                if len(fed) != 4 or len(log) > _FAULT_LOG or list(learned) != got:
-                    raise ValueError("not this firmware's counters")
-                for t, code, _name, detail in log:       # what the ring can hold
-                    if not (is_int(t, 0, 0x3FFFFFFF) and is_int(code, 0, 255)
-                            and type(detail) is dict):
-                        raise ValueError("a damaged fault log entry")
-                dealer = saved.get("dealer")     # [seat, wins in a row]
-                if dealer is not None and not (type(dealer) is list and len(dealer) == 2
-                                               and is_int(dealer[0], 0, 3)
-                                               and is_int(dealer[1], 0, 1 << 30)):
-                    raise ValueError("a damaged dealer")
-                self.cycles, self.hands, self.lifts = cycles, hands, lifts
-                self.tiles_fed = fed
-                self.fault_counts[:] = counts
-                motion.learned[:] = learned
-                if dealer is not None:           # the game goes on (docs/hand.md)
-                    self.dealership.dealer, self.dealership.wins_in_row = dealer
-        except (ValueError, KeyError, TypeError, IndexError, OverflowError) as e:
-            # Damaged, or whole but of another shape (another firmware's):
-            # nothing of it is taken, and `counters` says so.
-            self.lost = "%s: counting again from zero, a new game" % e
-            saved = None
-        if not saved or saved.get("dealer") is None:
+        # starts them from zero and says so (`lost`): controller/kept.py.
+        if not self._kept("restore"):
             # A new game: the first dealer drawn at __init__, kept at once,
             # before anyone is shown it (status tells it).
             self.unwritten |= _W_COUNTERS
@@ -186,6 +149,7 @@ class TableController:
             except ValueError as e:
                 self.lost = "%s%s" % (self.lost + "; " if self.lost else "", e)
             forget("firmware.handrec")
+            forget("firmware.persist")
         if self.hal.flag(_MARK):
             self._fault(now, _POWER_LOST, {"reason": "restarted during a hand" if
                                            self.hand_cut else "restarted during a cycle"})
@@ -507,16 +471,7 @@ class TableController:
             if w & _W_MARK_OFF:
                 self.hal.set_flag(_MARK, False)
             if w & _W_RECORD:
-                # Made by handsave.py, loaded for it and forgotten: the
-                # record's maker is no part of the resident heap.
-                from firmware import handsave
-                from firmware.hal import forget
-                try:
-                    persist.save(self.hal.store + _RECORD,
-                                 handsave.record(self.follower, self.hands + 1,
-                                                 self.dealership.wins_in_row))
-                finally:
-                    forget("firmware.handsave")
+                self._kept("record")
         except Exception:
             self.unsaved += 1
         if w & _W_COUNTERS:
@@ -524,38 +479,26 @@ class TableController:
 
     def _save(self, fault=None):
         """Counters and the fault log (with `fault`, a new entry, at its
-        end) to the flash (persist.py). Never raises: a failed save (a full
-        or failing flash, no heap for it now) is counted in `unsaved`, and
-        the table goes on. The fault log lives in the file alone: a log in
-        the heap kept each fault's blocks wherever the heap had room when it
-        came, until 16 faults later, and over a day of faults they split the
-        free heap (docs/heap-idioms.md)."""
+        end) to the flash (controller/kept.py). Never raises: a failed save
+        is counted in `unsaved`, and the table goes on."""
         try:
-            log = self.faults_logged()
-            log.reverse()                  # oldest first, as saved
-            if fault is not None:
-                log.append(fault)
-                del log[:-_FAULT_LOG]
-            counts = []
-            for code in range(len(self.fault_counts)):
-                if self.fault_counts[code]:
-                    counts.append([code, self.fault_counts[code]])
-            persist.save(self.hal.store + _COUNTERS, {
-                "cycles": self.cycles, "hands": self.hands, "lifts": self.lifts,
-                "tiles_fed": self.tiles_fed, "faults": counts,
-                "log": log,
-                "learned": list(motion.learned),     # the motions' learned times (motion.py)
-                "dealer": [self.dealership.dealer, self.dealership.wins_in_row]})
+            self._kept("save", fault)
         except Exception:
             self.unsaved += 1
 
     def faults_logged(self):
         """The fault log as saved, newest first: [t, code, name, detail]
         each; empty when there is no file yet or it is damaged."""
+        return self._kept("logged")
+
+    def _kept(self, what, arg=None):
+        """kept.py's function `what` for this controller: the module and
+        persist.py loaded for it and forgotten after, so that neither is
+        resident (docs/heap-idioms.md, 14)."""
+        from firmware.controller import kept
+        from firmware.hal import forget
         try:
-            saved = persist.load(self.hal.store + _COUNTERS)
-        except ValueError:
-            return []
-        log = saved["log"] if type(saved) is dict and type(saved.get("log")) is list else []
-        log.reverse()
-        return log
+            return getattr(kept, what)(self, arg)
+        finally:
+            forget("firmware.controller.kept")
+            forget("firmware.persist")
