@@ -49,8 +49,6 @@ from firmware.controller import builder
 from firmware.controller.follower import HandFollower
 from firmware.drivers import panel
 from firmware.drivers import motion
-from firmware.drivers import rfid
-from firmware.hal import ticks_add, ticks_diff
 from engine_core.dealer import Dealership
 from engine_core.hand import DRAW
 
@@ -101,15 +99,10 @@ class TableController:
         self.resume_state = _IDLE  # where a cleared fault goes back to
         self.lost = None           # why the counters start from zero (a damaged file)
         self.unsaved = 0           # saves that failed (the flash)
-        # A technician's work (controller/work.py starts it for a request,
-        # the tick ends it): a jog's driver, deadline and [name, n,
-        # started, count before] (filled in place: a list made per jog would
-        # stay in the heap until the next one); an RFID scan of the walls in
-        # the lanes, side by side (-1: none).
-        self.jogging = None
-        self.jog_until = 0
-        self.jog = ["", 0, 0, 0]
-        self.scan_side = -1
+        # A technician's jog or scan while it runs: controller/work.py's
+        # object, made for the request that starts it, stepped by the tick,
+        # dropped when it ends (None: none runs).
+        self.work = None
         self.cycles = 0
         self.follower = HandFollower(cfg.rules, devices.rfid, self.builder,
                                      devices.display, devices.buzzer, emit,
@@ -226,8 +219,8 @@ class TableController:
         slow = motion.slow()                  # a motion past its learned time
         if slow:
             self.emit("slow", slow)
-        if self.jogging is not None or self.scan_side >= 0:
-            self._service_work(now)
+        if self.work is not None:          # a technician's jog or scan (work.py)
+            self.work.step(self, now)
         if self.hal.tripped >= 0:          # the HAL's guard turned an output off
             self._fault(now, _OUTPUT_TIMEOUT, {"pin": self.hal.tripped})
             self.hal.tripped = -1
@@ -381,46 +374,6 @@ class TableController:
         self.d.buzzer.beep(now, 150)
         self.emit("refused", {"seat": seat, "reason": reason})
 
-    # -- a technician's work, run to its end (started by work.py) -------------
-
-    def _service_work(self, now):
-        """A technician's jog ends at its deadline, or at its switch for a
-        lifter, and says what it did; a scan reads the four sides in turn."""
-        j = self.jogging
-        if j is not None:
-            at_switch = j in self.d.lifters and (j.state == motion.TOP or j.state == motion.BOTTOM)
-            if at_switch or ticks_diff(now, self.jog_until) >= 0:
-                self.jogging = None
-                if j in self.d.lifters:
-                    j.halt()
-                else:
-                    j.stop()
-                name, n, at, base = self.jog
-                count = j.revolutions if j is self.d.plate else j.count if j in self.d.lanes else 0
-                self.emit("jogged", {"name": name, "lane": n, "ms": ticks_diff(now, at),
-                                     "end": "switch" if at_switch else "time",
-                                     "count": count - base})
-        r = self.d.rfid
-        side = self.scan_side
-        if side < 0:
-            return
-        if r.fault or (r.state == rfid.DONE and r.level == 0):
-            if r.state == rfid.DONE:
-                r.release()
-                side += 1
-            if side < 4 and not r.fault:
-                r.scan(now, side, 0)
-            else:
-                self.scanned = side == 4
-                tags = 0
-                for seen in r.seen:
-                    tags += seen
-                self.emit("scanned", {"sides": side, "tags": tags})
-                side = -1
-            self.scan_side = side
-        elif r.state == rfid.IDLE:
-            r.scan(now, side, 0)
-
     # -- faults: raised here, cleared by work.py ------------------------------
 
     def crashed(self, now, exc):
@@ -430,8 +383,7 @@ class TableController:
 
     def _fault(self, now, code, detail):
         self.hal.all_off()
-        self.jogging = None
-        self.scan_side = -1
+        self.work = None               # a jog or a scan ends with the motors
         self.builder.stop()
         for lifter in self.d.lifters:
             lifter.stop()
