@@ -38,7 +38,8 @@ _WATCHDOG_MS = const(2000)
 _GC_EVERY = const(512)
 # What `TableController` imports that the boot has not, leaves first.
 _CONTROLLER_MODULES = const(("engine_core.dice", "engine_core.wall", "engine_core.hand",
-                             "engine_core.dealer", "firmware.controller.builder", "firmware.controller.follower"))
+                             "engine_core.dealer", "firmware.controller.builder",
+                             "firmware.controller.follower", "firmware.controller.keys"))
 
 
 def run(hal, config, tags, root="", required=False, table="esp32"):

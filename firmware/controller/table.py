@@ -45,12 +45,11 @@ except ImportError:  # CPython (host-side tests)
 from firmware import faults
 from firmware.faults import (FIRMWARE_ERROR as _FIRMWARE_ERROR, OUTPUT_TIMEOUT as _OUTPUT_TIMEOUT,
                              POWER_LOST as _POWER_LOST)
-from firmware.controller import builder
+from firmware.controller import builder, keys
 from firmware.controller.follower import HandFollower
 from firmware.drivers import panel
 from firmware.drivers import motion
 from engine_core.dealer import Dealership
-from engine_core.hand import DRAW
 
 _BOOT = const(0)
 _IDLE = const(1)
@@ -240,7 +239,10 @@ class TableController:
                 self.d.keys.clear()
                 self._enter(now, _DEALER)
         elif state == _DEALER:
-            self._wait_dice_key(now)
+            if keys.dealer_rolls(self, now):
+                d.dice.start(now)
+                d.display.show_dice(now, 0, 0, True)
+                self._enter(now, _ROLLING)
         elif state == _ROLLING:
             dice = d.dice
             if dice.done(now):
@@ -256,11 +258,11 @@ class TableController:
                 if self.cfg.tile_sets == 1:
                     self.unwritten |= _W_MARK_OFF
         elif state == _IN_HAND:
-            self._follow(now)
+            keys.in_hand(self, now)
         elif state != _DEALER:
             for seat in range(4):              # nothing to press for now
                 if d.keys.take_press(seat):
-                    self._refuse(now, seat, "no hand is on (the table is %s)" % NAMES[state])
+                    keys.refuse(self, now, seat, "no hand is on (the table is %s)" % NAMES[state])
 
     def _build(self, now):
         b = self.builder
@@ -320,59 +322,6 @@ class TableController:
         self.scanned = False           # the walls may change from here
         self.d.rfid.raw = None         # so a technician's scan is stale: its UIDs go
         self.emit("state", {"state": NAMES[state]})
-
-    # -- the seat keys: what a press or a gesture means now -------------------
-
-    def _wait_dice_key(self, now):
-        d = self.d
-        dealer = self.dealership.dealer
-        for seat in range(4):
-            if d.keys.take_press(seat):
-                if seat == dealer:
-                    d.dice.start(now)
-                    d.display.show_dice(now, 0, 0, True)
-                    self._enter(now, _ROLLING)
-                    return
-                self._refuse(now, seat, "only the dealer rolls")
-
-    def _follow(self, now):
-        d = self.d
-        f = self.follower
-        dealer = self.dealership.dealer
-        if self.gold_rolling and d.dice.done(now):
-            self.gold_rolling = False
-            d.display.show_dice(now, d.dice.a, d.dice.b, False)
-            self.emit("dice", {"a": d.dice.a, "b": d.dice.b, "dealer": dealer, "gold": True})
-            f.gold_dice(now, d.dice.a + d.dice.b)
-        for seat in range(4):
-            pressed = d.keys.take_press(seat)
-            g = d.keys.take_gesture(seat)      # presses are read as gestures here
-            if self.gold_rolling:
-                if g and seat != dealer:       # the dealer's own press makes one too
-                    self._refuse(now, seat, "the dice are rolling for the gold")
-                continue
-            if f.wants_gold_dice():
-                if pressed and seat == dealer:
-                    self.gold_rolling = True   # the gold by the dice (§7)
-                    d.dice.start(now)
-                    d.display.show_dice(now, 0, 0, True)
-                elif g:
-                    self._refuse(now, seat, "the dealer rolls for the gold")
-                continue
-            if g == panel.HOLD:
-                self.hand_end(now, seat)       # "I win"
-                return
-            if g == panel.SINGLE or g == panel.DOUBLE:
-                why = f.kong(now, seat, g == panel.DOUBLE)
-                if why:
-                    self._refuse(now, seat, why)
-        if f.active and f.phase == DRAW:       # nothing left to draw: 和局
-            self.hand_end(now, None)
-
-    def _refuse(self, now, seat, reason):
-        """A key pressed when it means nothing: a beep and an event, no change."""
-        self.d.buzzer.beep(now, 150)
-        self.emit("refused", {"seat": seat, "reason": reason})
 
     # -- faults: raised here, cleared by work.py ------------------------------
 
