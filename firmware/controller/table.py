@@ -42,10 +42,8 @@ except ImportError:  # CPython (host-side tests)
     def const(x):
         return x
 
-from firmware import faults
-from firmware.faults import (FIRMWARE_ERROR as _FIRMWARE_ERROR, OUTPUT_TIMEOUT as _OUTPUT_TIMEOUT,
-                             POWER_LOST as _POWER_LOST)
-from firmware.controller import builder, keys
+from firmware.faults import OUTPUT_TIMEOUT as _OUTPUT_TIMEOUT, POWER_LOST as _POWER_LOST
+from firmware.controller import builder, keys, trip
 from firmware.controller.follower import HandFollower
 from firmware.drivers import panel
 from firmware.drivers import motion
@@ -143,7 +141,7 @@ class TableController:
             forget("firmware.handrec")
             forget("firmware.persist")
         if self.hal.flag(_MARK):
-            self._fault(now, _POWER_LOST, {"reason": "restarted during a hand" if
+            trip.fault(self, now, _POWER_LOST, {"reason": "restarted during a hand" if
                                            self.hand_cut else "restarted during a cycle"})
             self.resume_state = _IDLE
         else:
@@ -198,12 +196,6 @@ class TableController:
         technician's jog, scan or dice test needs)."""
         return self.state == _IDLE or self.state == _FAULT
 
-    def kong(self, now, seat, concealed):
-        """A kong declared on the link; None, or why it is refused."""
-        if self.state != _IN_HAND:
-            return "no hand is being played (state %s)" % NAMES[self.state]
-        return self.follower.kong(now, seat, concealed)
-
     def step(self, now):
         d = self.d
         d.plate.poll(now)
@@ -221,14 +213,14 @@ class TableController:
         if self.work is not None:          # a technician's jog or scan (work.py)
             self.work.step(self, now)
         if self.hal.tripped >= 0:          # the HAL's guard turned an output off
-            self._fault(now, _OUTPUT_TIMEOUT, {"pin": self.hal.tripped})
+            trip.fault(self, now, _OUTPUT_TIMEOUT, {"pin": self.hal.tripped})
             self.hal.tripped = -1
         self.follower.step(now, self.state == _IN_HAND)   # reads the walls in play
         if self.state == _FAULT:
             return
         for dev in d.fault_sources:
             if dev.fault:
-                self._fault(now, dev.fault, dev.detail)
+                trip.fault(self, now, dev.fault, dev.detail)
                 return
         state = self.state
         if state == _BUILDING or (state == _IN_HAND and self.cfg.tile_sets == 2):
@@ -272,7 +264,7 @@ class TableController:
             return
         b.step(now)
         if b.fault:
-            self._fault(now, b.fault, b.detail)
+            trip.fault(self, now, b.fault, b.detail)
         elif b.state == builder.READY and self.state == _BUILDING:
             self.emit("walls", {"tiles_per_side": b.tiles_per_side()})
             self._lift(now)
@@ -322,31 +314,6 @@ class TableController:
         self.scanned = False           # the walls may change from here
         self.d.rfid.raw = None         # so a technician's scan is stale: its UIDs go
         self.emit("state", {"state": NAMES[state]})
-
-    # -- faults: raised here, cleared by work.py ------------------------------
-
-    def crashed(self, now, exc):
-        """A bug raised in the loop: the safe state, and the bug on the link."""
-        self.hal.all_off()
-        self._fault(now, _FIRMWARE_ERROR, {"reason": "%s: %s" % (type(exc).__name__, exc)})
-
-    def _fault(self, now, code, detail):
-        self.hal.all_off()
-        self.work = None               # a jog or a scan ends with the motors
-        self.builder.stop()
-        for lifter in self.d.lifters:
-            lifter.stop()
-        if self.state != _FAULT:
-            self.resume_state = self.state if self.state != _BOOT else _IDLE
-        self.fault = code
-        self.fault_detail = detail
-        self.fault_at = now
-        if code < len(self.fault_counts) and self.fault_counts[code] < 255:
-            self.fault_counts[code] += 1
-        self._save([now, code, faults.name_of(code), detail or {}])
-        name = faults.name_of(code)
-        self._enter(now, _FAULT)
-        self.emit("fault", {"code": code, "name": name, "detail": detail or {}})
 
     # -- what survives a power cut --------------------------------------------
 
