@@ -178,7 +178,9 @@ def _grow_module_tables():
     """Import the most that one request imports for a moment, and forget
     it: config_set's link/service.py, the config's checker and the
     rulesets, all at once; and controller/work.py, the one module a
-    request adds to the controller's package (a jog, a scan, a clear).
+    request adds to the controller's package (a jog, a scan, a clear;
+    controller/kept.py, loaded for a write or a save, is never loaded with
+    it, and takes the same slot).
     The tables that name modules (sys.modules, each package's names) grow
     when a request's imports would overfill them, and a grown table stays
     for good: grown here it sits among the controller's buffers; grown

@@ -15,25 +15,30 @@ With two tile sets the builder makes the next set during the hand (the
 walls in play sit on the table top, the lifters go back down empty).
 Every state change and fault is an event on the link (public facts only).
 
-The controller by concern (TableController's sections below, and the
-modules beside it):
+The controller by concern, a module each (firmware/controller/):
 
-    the cycle          the state machine, its commands and its tick (here)
-    the seat keys      what a press or a gesture means in each state (here)
-    a technician's     started for a request by work.py (a jog, a scan),
-      work             run to its end by the tick (here)
-    faults             raised at the tick (here), cleared by work.py
-    what survives      the counters and the dealer read at boot, the
-      a power cut      hand's record checked at boot (handrec.py, loaded
-                       for it); written between ticks (`write`): the
-                       tick only notes what changed (here, through
-                       persist.py)
+    the cycle          table.py: the state machine, its commands and its
+                       tick; the flags and what awaits writing (`write`)
+    the seat keys      keys.py: what a press or a gesture means in each
+                       state (resident functions, called by the tick)
+    faults             trip.py: raised at the tick, by main.run for a bug
+                       (resident functions); cleared by work.py
+    a technician's     work.py: started for a request (a jog, a scan), a
+      work             `Work` the tick steps while it runs
+    what survives      kept.py: the counters and the dealer read at boot,
+      a power cut      the counters, the fault log and the hand's record
+                       written between ticks (the tick only notes what
+                       changed); the hand's record checked at boot
+                       (handrec.py)
     building a set     builder.py; following a hand: follower.py
 
-What runs at the tick is resident; what only a request starts (work.py)
-is loaded for the request and forgotten after it (docs/heap-idioms.md,
-12: a concern in a class or module of its own, resident, costs the heap
-more than the targets leave).
+What runs at every tick is resident (table, keys, trip, builder,
+follower); work.py and kept.py are loaded when they are needed and
+forgotten after (a `Work` holds its module while it runs). Resident, a
+module of functions costs the heap about 80 B and a class 112 B more
+(docs/heap-idioms.md, 12c and 14): they fit in what the modules loaded
+per use keep out of the resident heap (persist.py, the counters' code, a
+jog's state).
 """
 
 try:
