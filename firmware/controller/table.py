@@ -147,7 +147,7 @@ class TableController:
             forget("firmware.persist")
         if self.hal.flag(_MARK):
             trip.fault(self, now, _POWER_LOST, {"reason": "restarted during a hand" if
-                                           self.hand_cut else "restarted during a cycle"})
+                                                self.hand_cut else "restarted during a cycle"})
             self.resume_state = _IDLE
         else:
             self._enter(now, _IDLE)
