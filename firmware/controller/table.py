@@ -63,7 +63,9 @@ _DEALER = const(4)
 _ROLLING = const(5)
 _IN_HAND = const(6)
 _FAULT = const(7)
-NAMES = ("boot", "idle", "building", "lifting", "dealer", "rolling", "in_hand", "fault")
+_RESUMING = const(8)     # a hand the power cut, coming back (firmware/handresume.py)
+NAMES = ("boot", "idle", "building", "lifting", "dealer", "rolling", "in_hand", "fault",
+         "resuming")
 
 _MARK = const("cycle")                # set while a cycle runs: found at boot = power was lost
 _HAND = const("hand")                 # set from the walls coming up to the hand's end
@@ -176,23 +178,31 @@ class TableController:
             self.unwritten |= _W_COUNTERS
         self.hand_cut = self.hal.flag(_HAND)
         if self.hand_cut:
-            # The hand the power cut: its record checked now (a later boot
-            # resumes the hand from it); damaged or foreign, it is said
-            # (`lost`), never guessed. The checker is loaded for this alone.
-            from firmware import handrec
-            from firmware.hal import forget
-            try:
-                handrec.cut_hand(self.hal.store + _RECORD, self.cfg.rules, self.hands)
-            except ValueError as e:
-                self.lost = "%s%s" % (self.lost + "; " if self.lost else "", e)
-            forget("firmware.handrec")
-        if self.hal.flag(_MARK):
-            self._fault(now, _POWER_LOST, {"reason": "restarted during a hand" if
-                                           self.hand_cut else "restarted during a cycle"})
+            # The hand the power cut comes back: its record checked, the
+            # walls read (`resuming`, ticks), the hand rebuilt; or
+            # power_lost and the reason (firmware/handresume.py, loaded
+            # for it and forgotten once the hand is back or given up).
+            from firmware import handresume
+            why = handresume.begin(self, now)
+            if why is None:
+                self._enter(now, _RESUMING)
+            else:
+                self._gave_up(now, why)
+        elif self.hal.flag(_MARK):
+            self._fault(now, _POWER_LOST, {"reason": "restarted during a cycle"})
             self.resume_state = _IDLE
         else:
             self._enter(now, _IDLE)
         self.write()
+
+    def _gave_up(self, now, why):
+        """The hand cut cannot come back (`why`, one word): power_lost, the
+        dealer shown, the players finish it by hand."""
+        from firmware.hal import forget
+        forget("firmware.handresume")
+        self.d.display.show_dealer(now, self.dealership.dealer, self.dealership.streak)
+        self._fault(now, _POWER_LOST, {"reason": why})
+        self.resume_state = _IDLE
 
     def start(self, now):
         """Begin a table cycle; a refusal text, or None when started."""
@@ -269,6 +279,16 @@ class TableController:
             self.hal.tripped = -1
         self.follower.step(now, self.state == _IN_HAND)   # reads the walls in play
         if self.state == _FAULT:
+            return
+        if self.state == _RESUMING:        # before the faults: a reader's is a reason
+            from firmware import handresume
+            to = handresume.step(self, now)
+            if type(to) is int:
+                from firmware.hal import forget
+                forget("firmware.handresume")
+                self._enter(now, to)
+            elif to is not None:
+                self._gave_up(now, to)
             return
         for dev in d.fault_sources:
             if dev.fault:
