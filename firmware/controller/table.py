@@ -63,7 +63,7 @@ _DEALER = const(4)
 _ROLLING = const(5)
 _IN_HAND = const(6)
 _FAULT = const(7)
-_RESUMING = const(8)     # a hand the power cut, coming back (firmware/handresume.py)
+_RESUMING = const(8)     # a hand the power cut, coming back (firmware/controller/wake.py)
 NAMES = ("boot", "idle", "building", "lifting", "dealer", "rolling", "in_hand", "fault",
          "resuming")
 
@@ -180,10 +180,10 @@ class TableController:
         if self.hand_cut:
             # The hand the power cut comes back: its record checked, the
             # walls read (`resuming`, ticks), the hand rebuilt; or
-            # power_lost and the reason (firmware/handresume.py, loaded
+            # power_lost and the reason (firmware/controller/wake.py, loaded
             # for it and forgotten once the hand is back or given up).
-            from firmware import handresume
-            why = handresume.begin(self, now)
+            from firmware.controller import wake
+            why = wake.begin(self, now)
             if why is None:
                 self._enter(now, _RESUMING)
             else:
@@ -199,7 +199,7 @@ class TableController:
         """The hand cut cannot come back (`why`, one word): power_lost, the
         dealer shown, the players finish it by hand."""
         from firmware.hal import forget
-        forget("firmware.handresume")
+        forget("firmware.controller.wake")
         self.d.display.show_dealer(now, self.dealership.dealer, self.dealership.streak)
         self._fault(now, _POWER_LOST, {"reason": why})
         self.resume_state = _IDLE
@@ -234,15 +234,21 @@ class TableController:
         self.emit("result", {"winner": winner, "dealer": ds.dealer, "wins_in_row": ds.wins_in_row,
                              "streak": ds.streak})
         self.d.display.show_alert(now, panel.ALERT_NONE)
+        if self.hand_cut:
+            # A hand brought back after a power cut (controller/wake.py):
+            # its lanes may hold part of the next set, read before feeding.
+            self.hand_cut = False
+            if self.cfg.tile_sets == 2 and self._all(motion.BOTTOM):
+                self.builder.resume(now)
         self._start_next(now)
         return None
 
     def in_hand(self):
         """From the walls coming up to the hand's end, whatever stopped the
         table in between: a fault (the state it resumes), or a power cut
-        (the flag in the flash, read at boot, until a start: the players
-        finish a cut hand by hand, and the controller cannot see them end
-        it). What could read a tile or move the table is refused all that
+        (the flag in the flash, read at boot: the hand resumed to its end,
+        or, not resumed, until a start: the players finish it by hand,
+        and the controller cannot see them end it). What could read a tile or move the table is refused all that
         time (link/service.py)."""
         s = self.resume_state if self.state == _FAULT else self.state
         return _LIFTING <= s <= _IN_HAND or self.hand_cut
@@ -281,11 +287,11 @@ class TableController:
         if self.state == _FAULT:
             return
         if self.state == _RESUMING:        # before the faults: a reader's is a reason
-            from firmware import handresume
-            to = handresume.step(self, now)
+            from firmware.controller import wake
+            to = wake.step(self, now, NAMES)
             if type(to) is int:
                 from firmware.hal import forget
-                forget("firmware.handresume")
+                forget("firmware.controller.wake")
                 self._enter(now, to)
             elif to is not None:
                 self._gave_up(now, to)
@@ -295,7 +301,10 @@ class TableController:
                 self._fault(now, dev.fault, dev.detail)
                 return
         state = self.state
-        if state == _BUILDING or (state == _IN_HAND and self.cfg.tile_sets == 2):
+        # Not in a hand the power cut (`hand_cut` then): nothing moves
+        # unasked after a boot; its next set is built from its end.
+        if state == _BUILDING or (state == _IN_HAND and self.cfg.tile_sets == 2
+                                  and not self.hand_cut):
             self._build(now)
         if state == _LIFTING:
             if self._all(motion.TOP):

@@ -39,7 +39,7 @@ TEXTS = {
     "phase.final": "final",
     "phase.draw": "draw",
     # Why a hand cut by the power did not come back (power_lost's `reason`,
-    # firmware/handresume.py).
+    # firmware/controller/wake.py).
     "resume.record": "the hand's record is missing, damaged, foreign or of another hand",
     "resume.record_full": "the hand's record was full: a change of it was not kept",
     "resume.put_back": "a tile was put back in this hand",

@@ -41,7 +41,7 @@ TEXTS = {
     "phase.play": "行牌",
     "phase.final": "最后四张",
     "phase.draw": "和局",
-    # 断电的一局为何没能恢复（power_lost 的 reason，firmware/handresume.py）。
+    # 断电的一局为何没能恢复（power_lost 的 reason，firmware/controller/wake.py）。
     "resume.record": "本局记录缺失、损坏、不属于本机或不是这一局",
     "resume.record_full": "本局记录已满：有一项变化未能保存",
     "resume.put_back": "本局有牌被放回牌墙",

@@ -32,8 +32,8 @@ the record saved; else the reason:
     not_whole     before the dice: the walls not the ruleset's set
 
 Not resident: loaded at boot for a hand cut, forgotten by the table once
-the hand is back or given up (module names shorter than 25 characters:
-docs/heap-idioms.md, 3).
+the hand is back or given up (a module's name shorter than 25 characters,
+hence this one's: docs/heap-idioms.md, 3).
 """
 
 try:
@@ -46,7 +46,6 @@ from binascii import unhexlify
 
 from engine_core.hand import DEALT, FINAL, NEW, PLAY, REPLACED
 from firmware import handrec
-from firmware.controller.table import NAMES
 from firmware.drivers import motion
 from firmware.tags import UNKNOWN
 
@@ -115,9 +114,10 @@ def _all_up(tc):
     return True
 
 
-def step(tc, now):
+def step(tc, now, names):
     """Each tick in `resuming`: None while the sides are read; then the
-    state to enter (its index in NAMES), or a reason (a str)."""
+    state to enter (its index in `names`, the table's NAMES), or a reason
+    (a str)."""
     r = tc.d.rfid
     if r.fault:
         return "reader"
@@ -137,11 +137,11 @@ def step(tc, now):
         if r.seen[slot] and r.ids[slot] == UNKNOWN:
             return "unknown_tag"
     if rec is None:
-        return _before_dice(tc, now, r)
-    return _rebuild(tc, now, r, rec)
+        return _before_dice(tc, now, r, names)
+    return _rebuild(tc, now, r, rec, names)
 
 
-def _before_dice(tc, now, r):
+def _before_dice(tc, now, r, names):
     """A cut between the walls up and the dice settled: the walls whole
     (every slot holds a tile, the ruleset's set), the dealer's key again."""
     have = bytearray(len(tc.cfg.tile_counts))
@@ -154,12 +154,11 @@ def _before_dice(tc, now, r):
         return "not_whole"
     ds = tc.dealership
     tc.d.display.show_dealer(now, ds.dealer, ds.streak)
-    tc.d.keys.clear()
     tc.hand_cut = False
-    return NAMES.index("dealer")
+    return names.index("dealer")
 
 
-def _rebuild(tc, now, r, rec):
+def _rebuild(tc, now, r, rec, names):
     f = tc.follower
     ids = unhexlify(rec["tiles"])
     n = len(ids)
@@ -201,27 +200,21 @@ def _rebuild(tc, now, r, rec):
     if rec["gold"] is not None and made["gold"] != rec["gold"]:
         f.end()
         return "mismatch"
-    f.show_again(now)
     tc.d.display.show_dealer(now, rec["dealer"], tc.dealership.streak)
-    tc.d.display.show_dice(now, a, b, False)
+    f.buzzer = quiet
+    f.show_again(now)                  # no beep: the alert is not new
+    f.buzzer = shown[2]
     fields = f._fields(_QUEUE * _ROW)
     fields["n"] = f.events
     del fields["op"]
     tc.emit("hand_resumed", fields)
-    tc.hand_cut = False
+    # `hand_cut` stays set to the hand's end: nothing moves unasked after a
+    # boot (the next set, two tile sets, is built from the hand's end on;
+    # the lifters stay where the cut left them till then).
+    # The keys are not cleared: a press made while the walls were read (a
+    # kong's) is taken by the hand as it would have been.
     tc.gold_rolling = False
-    tc.d.keys.clear()
-    # The next set (two tile sets): its lanes read again before feeding
-    # (a build the cut stopped), or built from empty lanes once the
-    # platforms are down (a cut before the build began).
-    down = True
-    for lifter in tc.d.lifters:
-        if lifter.state != motion.BOTTOM:
-            down = False
-            lifter.lower(now)
-    if tc.cfg.tile_sets == 2 and down:
-        tc.builder.resume(now)
-    return NAMES.index("in_hand")
+    return names.index("in_hand")
 
 
 def _entries(rec):
