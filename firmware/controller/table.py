@@ -69,6 +69,7 @@ NAMES = ("boot", "idle", "building", "lifting", "dealer", "rolling", "in_hand", 
 
 _MARK = const("cycle")                # set while a cycle runs: found at boot = power was lost
 _HAND = const("hand")                 # set from the walls coming up to the hand's end
+_GAVE_UP = const("gave_up")           # the hand cut could not come back: no second try
 _COUNTERS = const("counters.json")    # counters, fault log, dealer: kept across power cuts (persist.py)
 _RECORD = const("hand.json")          # the hand in play's record (follower.record, handrec.py)
 # What awaits writing (`unwritten`, set in the tick, written by `write`);
@@ -79,6 +80,7 @@ _W_COUNTERS = const(2)
 _W_HAND_ON = const(4)                 # the flag `hand` set
 _W_HAND_OFF = const(8)                # ... cleared
 _W_MARK_OFF = const(16)               # the flag `cycle` cleared
+_W_GAVE_UP = const(32)                # the flag `gave_up` set
 
 
 _FAULT_LOG = const(16)         # faults kept for `mjctl faults`
@@ -177,7 +179,7 @@ class TableController:
             # before anyone is shown it (status tells it).
             self.unwritten |= _W_COUNTERS
         self.hand_cut = self.hal.flag(_HAND)
-        if self.hand_cut:
+        if self.hand_cut and not self.hal.flag(_GAVE_UP):
             # The hand the power cut comes back: its record checked, the
             # walls read (`resuming`, ticks), the hand rebuilt; or
             # power_lost and the reason (firmware/controller/wake.py, loaded
@@ -189,7 +191,8 @@ class TableController:
             else:
                 self._gave_up(now, why)
         elif self.hal.flag(_MARK):
-            self._fault(now, _POWER_LOST, {"reason": "restarted during a cycle"})
+            self._fault(now, _POWER_LOST, {"reason": "restarted during a hand" if
+                                           self.hand_cut else "restarted during a cycle"})
             self.resume_state = _IDLE
         else:
             self._enter(now, _IDLE)
@@ -203,6 +206,7 @@ class TableController:
         self.d.display.show_dealer(now, self.dealership.dealer, self.dealership.streak)
         self._fault(now, _POWER_LOST, {"reason": why})
         self.resume_state = _IDLE
+        self.unwritten |= _W_GAVE_UP       # the players finish it: not tried again
 
     def start(self, now):
         """Begin a table cycle; a refusal text, or None when started."""
@@ -210,6 +214,7 @@ class TableController:
             return "the table is %s, not idle" % NAMES[self.state]
         self.hal.set_flag(_MARK, True)
         self.hal.set_flag(_HAND, False)    # a hand cut by the power is over: a new cycle
+        self.hal.set_flag(_GAVE_UP, False)
         self.hand_cut = False
         self.builder.state = builder.EMPTY
         self._lower_all(now)           # the builder starts once the platforms are down
@@ -535,6 +540,8 @@ class TableController:
                 self.hal.set_flag(_HAND, (w & _W_HAND_ON) != 0)
             if w & _W_MARK_OFF:
                 self.hal.set_flag(_MARK, False)
+            if w & _W_GAVE_UP:
+                self.hal.set_flag(_GAVE_UP, True)
             if w & _W_RECORD:
                 # Made by handsave.py, loaded for it and forgotten: the
                 # record's maker is no part of the resident heap.

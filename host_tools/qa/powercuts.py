@@ -67,7 +67,7 @@ from host_tools.sim.launcher import SimTable
 # (firmware/controller/wake.py), and that of a cut in a cycle.
 HAND_STATES = ("lifting", "dealer", "rolling", "in_hand", "resuming")
 REASONS = ("record", "record_full", "put_back", "not_up", "reader", "unknown_tag", "mismatch",
-           "unexplained", "not_whole", "restarted during a cycle")
+           "unexplained", "not_whole", "restarted during a cycle", "restarted during a hand")
 CYCLE_REASON = "restarted during a cycle"
 WAIT_S = 30.0                   # wall seconds for any one thing (a boot, an answer)
 # Virtual ms from a start to the cut, drawn uniformly in one of these spans

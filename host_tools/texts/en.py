@@ -49,6 +49,7 @@ TEXTS = {
     "resume.mismatch": "a tile on the walls is not the one the record has there",
     "resume.unexplained": "a tile is gone that no legal take explains (taken while the power was off?)",
     "resume.not_whole": "the walls are not whole (a tile missing or not of this set)",
+    "resume.restarted during a hand": "the power went again during a hand that could not come back",
     "resume.restarted during a cycle": "the power went during a cycle (no hand in play)",
     "op.deal": "deal",
     "op.replace_flowers": "replace_flowers",

@@ -51,6 +51,7 @@ TEXTS = {
     "resume.mismatch": "牌墙上某张牌与记录中该位置的牌不符",
     "resume.unexplained": "有牌不见了，任何合规的取牌都解释不了（断电时被拿走？）",
     "resume.not_whole": "牌墙不完整（缺牌或有不属于这副的牌）",
+    "resume.restarted during a hand": "无法恢复的一局中再次断电",
     "resume.restarted during a cycle": "循环进行中断电（没有在打的牌局）",
     "op.deal": "抓牌",
     "op.replace_flowers": "补花",
