@@ -65,19 +65,23 @@ def public_state(ev):
     return out
 
 
-def run_hand(sim, link, players, timeout_s=HAND_WALL_TIMEOUT_S):
+def run_hand(sim, link, players, timeout_s=HAND_WALL_TIMEOUT_S, cuts=None):
     """One cycle, then one hand played by `players` (HandPlayers) to its
     result. Returns the hand's JSON object.
 
     With `players.cut_after_ms` set, the players cut the power that long
-    after the deal began (host_tools/sim/hand_players.py): `observed` then
+    after the deal began (or when `players.cut_on` says; `cuts`: True for a
+    cut made otherwise, False for none; host_tools/sim/hand_players.py):
+    `observed` then
     holds the states published before the cut, the resumed state (op
     "resumed") and those after, each with its `n`; `"resumed"` says
     whether the table brought the hand back, `"fallback"` the reason it
     gave when it did not (power_lost's detail), and `"replay_ok"` whether
     every state after the resume is the replay's (engine_core.replay)."""
     cycle = run_cycle(sim, link)
-    cutting = getattr(players, "cut_after_ms", None) is not None
+    cutting = cuts if cuts is not None else (
+        getattr(players, "cut_after_ms", None) is not None
+        or getattr(players, "cut_on", None) is not None)
     out = {"ok": False, "result": None, "scenario": None, "observed": [], "cycle": cycle,
            "faults": list(cycle["faults"]), "runtime": cycle["runtime"]}
     if not cycle["ok"]:
@@ -123,8 +127,7 @@ def run_hand(sim, link, players, timeout_s=HAND_WALL_TIMEOUT_S):
     if cutting:
         out["players"]["cuts"] = [list(c) for c in players.cuts]
         out["players"]["taken_while_off"] = [s for _, s in players.off_taken]
-        if out["resumed"] is None and players.cuts:
-            out["resumed"] = False          # no hand event after the boot: nothing to say
+
     if cutting and out["resumed"]:
         out["mismatches"] = resumed_mismatches(out["observed"], players.scenario)
         out["replay_ok"] = not out["mismatches"]
@@ -134,8 +137,9 @@ def run_hand(sim, link, players, timeout_s=HAND_WALL_TIMEOUT_S):
                      and n_last == len(players.scenario["events"])
                      and not players.skipped and not players.abandoned)
         return out
-    if cutting:
+    if cutting and out["resumed"] is False:
         return out
+    # No cut in the hand (or one before its dice: rolled again): as ever.
     out["ok"] = (not out["faults"] and out["result"] is not None and players.scenario is not None
                  and len(out["observed"]) == len(players.scenario["events"])
                  and not players.skipped and not players.abandoned)
