@@ -136,6 +136,14 @@ def _record_with(store, **changes):
     return edit
 
 
+def _file(store, name):
+    try:
+        with open(os.path.join(store, name), "rb") as f:
+            return f.read()
+    except OSError:
+        return None
+
+
 def _unknown_tile(table):
     """The tile at the middle slot of a wall replaced by one whose tag the
     table does not know."""
@@ -185,10 +193,13 @@ def test_each_reason_a_hand_cannot_come_back_is_named(make_target):
         dealer = target.status()["dealer"]
         restarts = target.sim.restarts
 
+        saved = []
+
         def cut():
             table.power_cut()
             if while_off is not None:
                 while_off(table)
+            saved.append(_file(store, "hand.json"))
         target.in_table(cut)
         ev = target.wait_event(lambda e: e["ev"] in ("fault", "hand_resumed") or (
             e["ev"] == "state" and e["state"] == "idle"), "the boot after the cut")
@@ -196,6 +207,7 @@ def test_each_reason_a_hand_cannot_come_back_is_named(make_target):
         assert (ev["ev"], ev.get("name"), ev.get("detail", {}).get("reason")) == (
             "fault", "power_lost", reason), (reason, ev)
         assert target.status()["dealer"] == dealer, reason
+        assert _file(store, "hand.json") == saved[0], reason      # the record as it was
         if reason == "reader":
             target.in_table(lambda: table.clear_fault("rfid_timeout"))
         if reason != "unknown_tag":

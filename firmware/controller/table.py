@@ -70,6 +70,7 @@ NAMES = ("boot", "idle", "building", "lifting", "dealer", "rolling", "in_hand", 
 _MARK = const("cycle")                # set while a cycle runs: found at boot = power was lost
 _HAND = const("hand")                 # set from the walls coming up to the hand's end
 _GAVE_UP = const("gave_up")           # the hand cut could not come back: no second try
+                                      # (set by controller/wake.py with its fault's save)
 _COUNTERS = const("counters.json")    # counters, fault log, dealer: kept across power cuts (persist.py)
 _RECORD = const("hand.json")          # the hand in play's record (follower.record, handrec.py)
 # What awaits writing (`unwritten`, set in the tick, written by `write`);
@@ -80,7 +81,6 @@ _W_COUNTERS = const(2)
 _W_HAND_ON = const(4)                 # the flag `hand` set
 _W_HAND_OFF = const(8)                # ... cleared
 _W_MARK_OFF = const(16)               # the flag `cycle` cleared
-_W_GAVE_UP = const(32)                # the flag `gave_up` set
 
 
 _FAULT_LOG = const(16)         # faults kept for `mjctl faults`
@@ -185,11 +185,7 @@ class TableController:
             # power_lost and the reason (firmware/controller/wake.py, loaded
             # for it and forgotten once the hand is back or given up).
             from firmware.controller import wake
-            why = wake.begin(self, now)
-            if why is None:
-                self._enter(now, _RESUMING)
-            else:
-                self._gave_up(now, why)
+            wake.begin(self, now, NAMES)
         elif self.hal.flag(_MARK):
             self._fault(now, _POWER_LOST, {"reason": "restarted during a hand" if
                                            self.hand_cut else "restarted during a cycle"})
@@ -197,16 +193,6 @@ class TableController:
         else:
             self._enter(now, _IDLE)
         self.write()
-
-    def _gave_up(self, now, why):
-        """The hand cut cannot come back (`why`, one word): power_lost, the
-        dealer shown, the players finish it by hand."""
-        from firmware.hal import forget
-        forget("firmware.controller.wake")
-        self.d.display.show_dealer(now, self.dealership.dealer, self.dealership.streak)
-        self._fault(now, _POWER_LOST, {"reason": why})
-        self.resume_state = _IDLE
-        self.unwritten |= _W_GAVE_UP       # the players finish it: not tried again
 
     def start(self, now):
         """Begin a table cycle; a refusal text, or None when started."""
@@ -293,13 +279,7 @@ class TableController:
             return
         if self.state == _RESUMING:        # before the faults: a reader's is a reason
             from firmware.controller import wake
-            to = wake.step(self, now, NAMES)
-            if type(to) is int:
-                from firmware.hal import forget
-                forget("firmware.controller.wake")
-                self._enter(now, to)
-            elif to is not None:
-                self._gave_up(now, to)
+            wake.step(self, now, NAMES)
             return
         for dev in d.fault_sources:
             if dev.fault:
@@ -540,8 +520,6 @@ class TableController:
                 self.hal.set_flag(_HAND, (w & _W_HAND_ON) != 0)
             if w & _W_MARK_OFF:
                 self.hal.set_flag(_MARK, False)
-            if w & _W_GAVE_UP:
-                self.hal.set_flag(_GAVE_UP, True)
             if w & _W_RECORD:
                 # Made by handsave.py, loaded for it and forgotten: the
                 # record's maker is no part of the resident heap.

@@ -5,9 +5,12 @@ restored, and the table back in `in_hand` as if nothing had happened; or,
 when anything is not certain, `power_lost` with the reason in one word.
 
     boot: `begin`   -> the state `resuming` (the four sides read, one a
-                       tick, through the reader's driver), or the dealer's
-                       key (a cut before the dice settled), or a reason
-    tick: `step`    -> None (reading), a state to enter, or a reason
+                       tick, through the reader's driver), or power_lost
+    tick: `step`    -> reading; then `in_hand`, the dealer's key (a cut
+                       before the dice settled), or power_lost
+
+Both enter the state themselves and, once done, forget this module
+(what runs now keeps its code to its return).
 
 The rebuild drives the follower itself (controller/follower.py) over the
 slots found empty, as it would have explained them one read after
@@ -47,6 +50,7 @@ from binascii import unhexlify
 from engine_core.hand import DEALT, FINAL, NEW, PLAY, REPLACED
 from firmware import handrec
 from firmware.drivers import motion
+from firmware.faults import POWER_LOST as _POWER_LOST
 from firmware.tags import UNKNOWN
 
 _LEVEL_TOP = const(1)
@@ -56,6 +60,7 @@ _ROW = const(14)
 _OP_DEAL = const(0)
 _OP_TAKE = const(5)
 _OP_DRAW = const(3)
+_R_NOTED = const(4)            # the follower's rec: the record to be written
 
 # What `begin` found, for `step`: [side being read (4: all read), the
 # record (None: before the dice)].
@@ -83,9 +88,40 @@ def _quiet(name, fields):
     pass
 
 
-def begin(tc, now):
-    """At boot, the flag `hand` found: None (reading the walls: enter
-    `resuming`), or the reason the hand cannot come back."""
+def begin(tc, now, names):
+    """At boot, the flag `hand` found: the walls to be read (`resuming`),
+    or power_lost and the reason."""
+    why = _begin(tc)
+    if why:
+        gave_up(tc, now, why, names)
+    else:
+        tc._enter(now, names.index("resuming"))
+
+
+def gave_up(tc, now, why, names):
+    """The hand cut cannot come back (`why`, one word): power_lost, the
+    dealer shown, the record as saved, the players finish it by hand; not
+    tried again (the flag `gave_up`, to the next start)."""
+    ds = tc.dealership
+    tc.d.display.show_dealer(now, ds.dealer, ds.streak)
+    tc._fault(now, _POWER_LOST, {"reason": why})
+    tc.resume_state = names.index("idle")
+    tc.follower.rec[_R_NOTED] = 0          # a rebuild given up: the saved record stays
+    # With the fault's own save (TableController._fault), not between
+    # ticks: a fault's writes do not wait.
+    try:
+        tc.hal.set_flag("gave_up", True)
+    except OSError:
+        tc.unsaved += 1
+    _done()
+
+
+def _done():
+    from firmware.hal import forget
+    forget("firmware.controller.wake")
+
+
+def _begin(tc):
     from firmware.hal import forget
     try:
         rec = handrec.cut_hand(tc.hal.store + "hand.json", tc.cfg.rules, tc.hands)
@@ -115,9 +151,20 @@ def _all_up(tc):
 
 
 def step(tc, now, names):
-    """Each tick in `resuming`: None while the sides are read; then the
-    state to enter (its index in `names`, the table's NAMES), or a reason
-    (a str)."""
+    """Each tick in `resuming` (`names`: the table's NAMES): nothing while
+    the sides are read; then the hand back (`in_hand`, or `dealer` before
+    the dice) or given up (power_lost)."""
+    to = _step(tc, now, names)
+    if to is None:
+        return
+    if type(to) is str:
+        gave_up(tc, now, to, names)
+    else:
+        tc._enter(now, to)
+        _done()
+
+
+def _step(tc, now, names):
     r = tc.d.rfid
     if r.fault:
         return "reader"
