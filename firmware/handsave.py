@@ -65,4 +65,4 @@ def record(follower, n, wins_in_row):
             "gold": hand.gold_code,
             "gold_dice": rec[_R_GOLD_DICE] or None, "reserve": hand.reserve,
             "changes": changes, "heads": heads, "takes": takes, "full": rec[_R_FULL],
-            "tiles": hexlify(ids).decode()}
+            "tiles": hexlify(ids).decode()}  # pyright: ignore[reportArgumentType]  (any buffer)

@@ -173,6 +173,7 @@ class Run:
                     "dealer_kept": 0}
         self.dealer = None           # the dealer the host was last told of
         self.following = None       # [players, states seen from a resume on]
+        self.parlour = None         # the players (powercuts() seats them)
 
     # -- events ----------------------------------------------------------------
 
@@ -367,10 +368,13 @@ class Run:
         c = self.link.request("counters")
         faults = self.link.request("faults", n=1)
         # The buzzer answering a player's key (a refused press: "no hand is
-        # on") is no motion and follows a command of theirs: not counted.
+        # on") or a tile they took in a resumed hand (the final group's
+        # alert) is no motion and follows what they did: not counted.
         pressed = [t for t, _ in list(self.table.players.presses) if t >= boot_t]
+        cur = self.parlour.current if self.parlour is not None else None
+        pressed += [t for t, _, _ in list(cur.taken if cur is not None else []) if t >= boot_t]
         moved = [o for o in self._outputs_on(boot_t)
-                 if not (o[1] == "buzzer" and pressed and pressed[0] <= o[0])]
+                 if not (o[1] == "buzzer" and pressed and min(pressed) <= o[0])]
         if moved:
             out["moved_before_command"] += 1
             problems.append("outputs turned on before any command: %s" % moved[:4])
@@ -516,8 +520,12 @@ def powercuts(cuts, seed=1, log=None, share_idle=SHARE_IDLE, share_fault=SHARE_F
                     run.state_at_cut = run.state
                     run.cutter.cut_t = None
                     if log and (n + 1) % 50 == 0:
-                        log("%d cuts, %d failures, %s" % (n + 1, len(run.out["failures"]),
-                                                         run.out["by_state"]))
+                        o = run.out
+                        log("%d cuts, %d failures, %s; hand cuts %d: %d resumed, %d dice again, "
+                            "fallbacks %s; replay: %d hands, %d states, %d differing"
+                            % (n + 1, len(o["failures"]), o["by_state"], o["hand_cuts"],
+                               o["resumed"], o["dice_again"], o["fallbacks"],
+                               o["replay_checked"], o["replay_states"], o["replay_mismatches"]))
             except (Failure, LinkError) as e:
                 run.out["failures"].append({"cut": run.out["cuts"], "problems": [
                     "stopped: %s" % e]})

@@ -181,6 +181,13 @@ class HandPlayers:
     def power_off(self, now):
         self._off_at = now
         self._lost_press = self._press_in_flight(now)
+        # The room goes dark: every finger leaves its key (a gesture cut
+        # short is pressed again whole after the boot, below).
+        keys = self.table.players
+        del keys.queue[:]
+        for pin in keys.pins:
+            if self.table.physical.get(pin):
+                self.table.emit(pin, 0)
         if self.off_take and self.hand is not None and not self.done:
             slot = self._stray_slot_on_table()
             if slot is not None:
