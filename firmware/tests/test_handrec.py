@@ -196,7 +196,7 @@ def _controller(events=None):
 
 def _files():
     _clean("hr-counters.json", "hr-hand.json")
-    for flag in ("hr-cycle", "hr-hand"):
+    for flag in ("hr-cycle", "hr-hand", "hr-gave_up"):
         _clean(flag)
 
 
@@ -255,6 +255,10 @@ def test_a_damaged_record_of_a_cut_hand_is_reported_at_boot():
         _hal, ctl = _controller()
         assert ctl.hand_cut and "the hand's record" in ctl.lost, ctl.lost
         assert "damaged" in ctl.lost, ctl.lost
+        # Given up with its reason, and not tried again at the next boot.
+        assert ctl.fault_detail == {"reason": "record"}, ctl.fault_detail
+        _hal, ctl = _controller()
+        assert ctl.fault_detail is None and ctl.hand_cut, ctl.fault_detail   # idle, still a hand
         import sys
         assert "firmware.handrec" not in sys.modules or handrec is sys.modules["firmware.handrec"]
     finally:
