@@ -62,11 +62,14 @@ _DEALER = const(4)
 _ROLLING = const(5)
 _IN_HAND = const(6)
 _FAULT = const(7)
-NAMES = ("boot", "idle", "building", "lifting", "dealer", "rolling", "in_hand", "fault")
+_RESUMING = const(8)     # a hand the power cut, coming back (firmware/controller/wake.py)
+NAMES = ("boot", "idle", "building", "lifting", "dealer", "rolling", "in_hand", "fault",
+         "resuming")
 
 _MARK = const("cycle")                # set while a cycle runs: found at boot = power was lost
 _HAND = const("hand")                 # set from the walls coming up to the hand's end
-_RECORD = const("hand.json")          # the hand in play's record (controller/kept.py, handrec.py)
+_GAVE_UP = const("gave_up")           # the hand cut could not come back: no second try
+                                      # (set by controller/wake.py with its fault's save)
 # What awaits writing (`unwritten`, set in the tick, written by `write`);
 # the hand's record is the follower's note, follower.rec[_NOTED] (1).
 _NOTED = const(4)
@@ -133,19 +136,14 @@ class TableController:
             # before anyone is shown it (status tells it).
             self.unwritten |= _W_COUNTERS
         self.hand_cut = self.hal.flag(_HAND)
-        if self.hand_cut:
-            # The hand the power cut: its record checked now (a later boot
-            # resumes the hand from it); damaged or foreign, it is said
-            # (`lost`), never guessed. The checker is loaded for this alone.
-            from firmware import handrec
-            from firmware.hal import forget
-            try:
-                handrec.cut_hand(self.hal.store + _RECORD, self.cfg.rules, self.hands)
-            except ValueError as e:
-                self.lost = "%s%s" % (self.lost + "; " if self.lost else "", e)
-            forget("firmware.handrec")
-            forget("firmware.persist")
-        if self.hal.flag(_MARK):
+        if self.hand_cut and not self.hal.flag(_GAVE_UP):
+            # The hand the power cut comes back: its record checked, the
+            # walls read (`resuming`, ticks), the hand rebuilt; or
+            # power_lost and the reason (firmware/controller/wake.py, loaded
+            # for it and forgotten once the hand is back or given up).
+            from firmware.controller import wake
+            wake.begin(self, now, NAMES)
+        elif self.hal.flag(_MARK):
             trip.fault(self, now, _POWER_LOST, {"reason": "restarted during a hand" if
                                                 self.hand_cut else "restarted during a cycle"})
             self.resume_state = _IDLE
@@ -159,6 +157,7 @@ class TableController:
             return "the table is %s, not idle" % NAMES[self.state]
         self.hal.set_flag(_MARK, True)
         self.hal.set_flag(_HAND, False)    # a hand cut by the power is over: a new cycle
+        self.hal.set_flag(_GAVE_UP, False)
         self.hand_cut = False
         self.builder.state = builder.EMPTY
         self._lower_all(now)           # the builder starts once the platforms are down
@@ -183,15 +182,21 @@ class TableController:
         self.emit("result", {"winner": winner, "dealer": ds.dealer, "wins_in_row": ds.wins_in_row,
                              "streak": ds.streak})
         self.d.display.show_alert(now, panel.ALERT_NONE)
+        if self.hand_cut:
+            # A hand brought back after a power cut (controller/wake.py):
+            # its lanes may hold part of the next set, read before feeding.
+            self.hand_cut = False
+            if self.cfg.tile_sets == 2 and self._all(motion.BOTTOM):
+                self.builder.resume(now)
         self._start_next(now)
         return None
 
     def in_hand(self):
         """From the walls coming up to the hand's end, whatever stopped the
         table in between: a fault (the state it resumes), or a power cut
-        (the flag in the flash, read at boot, until a start: the players
-        finish a cut hand by hand, and the controller cannot see them end
-        it). What could read a tile or move the table is refused all that
+        (the flag in the flash, read at boot: the hand resumed to its end,
+        or, not resumed, until a start: the players finish it by hand,
+        and the controller cannot see them end it). What could read a tile or move the table is refused all that
         time (link/service.py)."""
         s = self.resume_state if self.state == _FAULT else self.state
         return _LIFTING <= s <= _IN_HAND or self.hand_cut
@@ -223,12 +228,19 @@ class TableController:
         self.follower.step(now, self.state == _IN_HAND)   # reads the walls in play
         if self.state == _FAULT:
             return
+        if self.state == _RESUMING:        # before the faults: a reader's is a reason
+            from firmware.controller import wake
+            wake.step(self, now, NAMES)
+            return
         for dev in d.fault_sources:
             if dev.fault:
                 trip.fault(self, now, dev.fault, dev.detail)
                 return
         state = self.state
-        if state == _BUILDING or (state == _IN_HAND and self.cfg.tile_sets == 2):
+        # Not in a hand the power cut (`hand_cut` then): nothing moves
+        # unasked after a boot; its next set is built from its end.
+        if state == _BUILDING or (state == _IN_HAND and self.cfg.tile_sets == 2
+                                  and not self.hand_cut):
             self._build(now)
         if state == _LIFTING:
             if self._all(motion.TOP):
