@@ -54,6 +54,8 @@ from firmware.drivers import motion
 from firmware.faults import POWER_LOST as _POWER_LOST
 from firmware.tags import UNKNOWN
 
+_RECORD = const("hand.json")   # the hand's record, as kept.py writes it
+
 _LEVEL_TOP = const(1)
 _CONFIRM = const(2)            # the follower's: reads in a row without a tag = gone
 _QUEUE = const(8)              # the follower's queue and row size
@@ -125,7 +127,7 @@ def _done():
 def _begin(tc):
     from firmware.hal import forget
     try:
-        rec = handrec.cut_hand(tc.hal.store + "hand.json", tc.cfg.rules, tc.hands)
+        rec = handrec.cut_hand(tc.hal.store + _RECORD, tc.cfg.rules, tc.hands)
     except ValueError as e:
         tc.lost = "%s%s" % (tc.lost + "; " if tc.lost else "", e)
         return "record"

@@ -77,6 +77,6 @@ def test_the_builders_reader_states_are_the_readers():
 
 
 def test_what_survives_a_power_cut_names_the_controllers_files():
-    """kept.py writes the hand's record the boot checks (table.py)."""
-    from firmware.controller import kept, table
-    assert kept._RECORD == table._RECORD
+    """kept.py writes the hand's record the boot reads back (wake.py)."""
+    from firmware.controller import kept, wake
+    assert kept._RECORD == wake._RECORD
