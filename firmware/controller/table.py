@@ -28,15 +28,17 @@ The controller by concern, a module each (firmware/controller/):
     what survives      kept.py: the counters and the dealer read at boot,
       a power cut      the counters, the fault log and the hand's record
                        written between ticks (the tick only notes what
-                       changed); the hand's record checked at boot
-                       (handrec.py)
+                       changed)
+    a hand the power   wake.py: at boot, the walls read (`resuming`), the
+      cut, back        hand rebuilt from them and its record, or
+                       power_lost and the reason
     building a set     builder.py; following a hand: follower.py
 
 What runs at every tick is resident (table, keys, trip, builder,
-follower); work.py and kept.py are loaded when they are needed and
-forgotten after (a `Work` holds its module while it runs). Resident, a
+follower); work.py, kept.py and wake.py are loaded when they are
+needed and forgotten after (a `Work` holds its module while it runs). Resident, a
 module of functions costs the heap about 80 B and a class 112 B more
-(docs/heap-idioms.md, 12c and 14): they fit in what the modules loaded
+(docs/heap-idioms.md, 12c and 15): they fit in what the modules loaded
 per use keep out of the resident heap (persist.py, the counters' code, a
 jog's state).
 """
