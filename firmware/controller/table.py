@@ -198,8 +198,9 @@ class TableController:
         table in between: a fault (the state it resumes), or a power cut
         (the flag in the flash, read at boot: the hand resumed to its end,
         or, not resumed, until a start: the players finish it by hand,
-        and the controller cannot see them end it). What could read a tile or move the table is refused all that
-        time (link/service.py)."""
+        and the controller cannot see them end it; `resuming` too). What
+        could read a tile or move the table is refused all that time
+        (link/service.py)."""
         s = self.resume_state if self.state == _FAULT else self.state
         return _LIFTING <= s <= _IN_HAND or self.hand_cut
 
