@@ -10,6 +10,12 @@ firmware/handsave.py).
     logged    the fault log as saved, newest first
     record    the hand's record, from what the follower noted in the tick
 
+`save` at a lift (the controller in `lifting`, no fault) also writes the
+walls lifted, tile id by slot as the builder's audit found them
+(walls.json, {"lifts": the lift's count, "tiles": hex}): a boot after a
+cut before the dice (wake.py) reads the walls at the top and takes them
+only if they are these, slot for slot.
+
 What these read and set is the controller's own state, every field of it
 set at boot in TableController.__init__.
 
@@ -33,6 +39,8 @@ from engine_core.tiles import is_int
 
 _COUNTERS = const("counters.json")    # counters, fault log, dealer
 _RECORD = const("hand.json")          # the hand in play's record (handsave.py, handrec.py)
+_WALLS = const("walls.json")          # the walls lifted, as audited (wake.py reads them)
+_LIFTING = const(3)                   # = table._LIFTING
 _FAULT_LOG = const(16)                # faults kept for `mjctl faults`
 
 
@@ -86,6 +94,10 @@ def save(ctl, fault=None):
     until 16 faults later, and over a day of faults they split the free
     heap (docs/heap-idioms.md, 9)."""
     try:
+        if fault is None and ctl.state == _LIFTING:
+            from binascii import hexlify
+            persist.save(ctl.hal.store + _WALLS, {"lifts": ctl.lifts,
+                                                  "tiles": hexlify(ctl.in_play).decode()})
         log = logged(ctl)
         log.reverse()                  # oldest first, as saved
         if fault is not None:

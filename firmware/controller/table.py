@@ -31,7 +31,8 @@ The controller by concern, a module each (firmware/controller/):
                        changed)
     a hand the power   wake.py: at boot, the walls read (`resuming`), the
       cut, back        hand rebuilt from them and its record, or
-                       power_lost and the reason
+                       power_lost and the reason; a lift or a build cut,
+                       read and resumed on the technician's clear
     building a set     builder.py; following a hand: follower.py
 
 What runs at every tick is resident (table, keys, trip, builder,
@@ -49,7 +50,7 @@ except ImportError:  # CPython (host-side tests)
     def const(x):
         return x
 
-from firmware.faults import OUTPUT_TIMEOUT as _OUTPUT_TIMEOUT, POWER_LOST as _POWER_LOST
+from firmware.faults import OUTPUT_TIMEOUT as _OUTPUT_TIMEOUT
 from firmware.controller import builder, keys, trip
 from firmware.controller.follower import HandFollower
 from firmware.drivers import panel
@@ -146,9 +147,10 @@ class TableController:
             from firmware.controller import wake
             wake.begin(self, now, NAMES)
         elif self.hal.flag(_MARK):
-            trip.fault(self, now, _POWER_LOST, {"reason": "restarted during a hand" if
-                                                self.hand_cut else "restarted during a cycle"})
-            self.resume_state = _IDLE
+            # A build the power cut: its lanes read, kept on a clear; or
+            # power_lost and the reason (controller/wake.py, `cycle`).
+            from firmware.controller import wake
+            wake.cycle(self, now, NAMES)
         else:
             self._enter(now, _IDLE)
         self.write()
