@@ -115,17 +115,6 @@ def _gap_in_lane_1(table):
     wall.tiles[j] = None
 
 
-def _empty_lane(table, side):
-    lane = table.lanes[side]
-    table.plate.queue.extend(t for t in lane.wall.tiles if t is not None)
-    lane.wall.tiles.clear()
-    lane.wall.gaps.clear()
-    lane.wall.stacked_at.clear()
-    if lane.chute is not None:
-        table.plate.queue.append(lane.chute)
-        lane.clear_chute()
-
-
 @pytest.mark.needs_sim
 def test_a_lane_with_a_gap_is_emptied_alone_and_the_others_keep_their_walls(make_target):
     target = make_target(seed=8)
@@ -136,7 +125,7 @@ def test_a_lane_with_a_gap_is_emptied_alone_and_the_others_keep_their_walls(make
     detail = _mid_build(target)
     assert detail.get("lane") == [1], detail
     kept = [list(lane.wall.tiles) for lane in table.lanes]
-    target.in_table(lambda: _empty_lane(table, 1))          # lane 1 alone
+    target.in_table(lambda: table.technician_empties_lane(1))          # lane 1 alone
     assert target.in_table(lambda: tiles_held(table)) == want
     target.drain()
     target.request("clear")

@@ -20,11 +20,7 @@ LIFTING_AT = (0.005, 0.5, 0.99)     # of the rise's travel: in the bottom switch
 
 
 def tiles_held(table):
-    """Every tile the virtual table holds, wherever it lies."""
-    n = len(table.plate.queue) + len(table.pile)
-    for lane in table.lanes:
-        n += sum(1 for t in lane.wall.tiles if t is not None) + (lane.chute is not None)
-    return n + sum(len(w) for w in table.top_walls.values())
+    return table.tiles_held()
 
 
 def _rising_at(table, share):
