@@ -148,3 +148,51 @@ def test_a_lane_left_with_its_gap_is_caught_by_the_audit(make_target):
     target.request("clear")
     ev = target.wait_event(lambda e: e["ev"] == "fault", "the audit's fault")
     assert ev["name"] in ("missing_tile", "extra_tile", "lane_jam"), ev
+
+
+@pytest.mark.needs_sim
+def test_a_cut_while_the_next_set_is_built_under_a_hand_resumes_both(make_target):
+    """Two tile sets: the cut comes in a hand while the next set is half
+    built in the lanes below it. The hand comes back (wake.py) and is
+    played to its end as its replay; then the lanes are read again and the
+    build goes on from what they hold (each wall kept), the set is lifted,
+    and the next hand on it is its replay from its first state."""
+    from host_tools.sim.hand_players import Parlour
+    seats = []
+    target = make_target(seed=4, setup=lambda table: seats.append(Parlour(table, seed=4)))
+    table = target.table
+    parlour = seats[0]
+    want = table.config.tile_sets * table.rules.n_tiles
+    kept = []
+
+    def cut():
+        table.power_cut()
+        kept.extend(list(lane.wall.tiles) for lane in table.lanes)
+    target.when_table(lambda: len(parlour.hands) == 1 and parlour.hands[0].scenario is not None
+                      and table.display.dice is not None and 20 <= sum(_stacked(table)) <= 100,
+                      cut)
+    target.start()
+    observed = []
+    while True:
+        ev = target.next_event()
+        assert ev is not None and ev["ev"] != "fault", ev
+        if ev["ev"] in ("hand", "hand_resumed"):
+            st = public_state(ev) if ev["ev"] == "hand" else {"op": "resumed"}
+            if ev["ev"] == "hand_resumed":
+                from engine_core.replay import from_wire
+                st.update(from_wire(ev))
+            st["n"] = ev["n"]
+            observed.append(st)
+        elif ev["ev"] == "result":
+            break
+    assert kept and [st["op"] for st in observed].count("resumed") == 1, observed[-3:]
+    assert resumed_mismatches(observed, parlour.hands[0].scenario) == []
+    target.wait_event(lambda e: e["ev"] == "dice" and not e.get("gold"), "the next hand's dice")
+    for side, lane in enumerate(table.lanes):     # the set built on what the lanes held
+        assert lane.walls[-2].tiles[:len(kept[side])] == kept[side], side
+    second = _hand_to_result(target)
+    assert len(parlour.hands) == 2
+    scenario = parlour.hands[1].scenario
+    assert len(second) == len(scenario["events"])
+    assert resumed_mismatches(second, scenario, from_start=True) == []
+    assert target.in_table(lambda: tiles_held(table)) == want
