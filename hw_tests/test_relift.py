@@ -10,6 +10,8 @@ dealer's key, and the hand played after it is its replay. No tile is
 lost. A wall that comes up short or in another order falls back with its
 reason (`not_whole`, `mismatch`), never a guess."""
 
+import os
+
 import pytest
 
 from host_tools.cli.ops import public_state, resumed_mismatches
@@ -114,12 +116,17 @@ def _swap_two(table):
 def test_a_lift_that_comes_up_other_than_it_went_falls_back_with_its_reason(make_target):
     """A tile taken from a rising wall, or two swapped, while the power is
     off: the walls read at the top after the clear are not what the audit
-    lifted: power_lost with the reason, the dealer kept; then sorted,
+    lifted; the file of the walls lifted gone: what was lifted is not
+    known. power_lost with the reason, the dealer kept; then sorted,
     cleared, and the next cycle goes on."""
     target = make_target(seed=5)
     table = target.table
     want = table.config.tile_sets * table.rules.n_tiles
-    for reason, while_off in (("not_whole", _take_one), ("mismatch", _swap_two)):
+    def _no_walls_file(_table):
+        os.remove(os.path.join(target.sim.store, "walls.json"))
+
+    for reason, while_off in (("not_whole", _take_one), ("mismatch", _swap_two),
+                              ("record", _no_walls_file)):
         target.drain()
         _cut_while_rising(target, 0.5, while_off)
         target.start()
