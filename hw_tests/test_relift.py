@@ -123,7 +123,7 @@ def test_a_lift_that_comes_up_other_than_it_went_falls_back_with_its_reason(make
     table = target.table
     want = table.config.tile_sets * table.rules.n_tiles
     def _no_walls_file(_table):
-        os.remove(os.path.join(target.sim.store, "walls.json"))
+        os.remove(os.path.join(target.sim.store, "walls.bin"))
 
     for reason, while_off in (("not_whole", _take_one), ("mismatch", _swap_two),
                               ("record", _no_walls_file)):

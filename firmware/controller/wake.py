@@ -67,7 +67,7 @@ from firmware.faults import POWER_LOST as _POWER_LOST
 from firmware.tags import UNKNOWN
 
 _RECORD = const("hand.json")   # the hand's record, as kept.py writes it
-_WALLS = const("walls.json")   # the walls lifted, as kept.py writes them
+_WALLS = const("walls.bin")    # the walls lifted, as kept.py writes them
 
 _LEVEL_LANES = const(0)
 _LEVEL_TOP = const(1)
@@ -303,7 +303,7 @@ def _before_dice(tc, now, r, names):
     """A cut between the lift and the dice settled (the walls up, or
     lifted the rest of the way after the technician's clear): the walls
     whole (every slot holds a tile, the ruleset's set) and, slot for
-    slot, the walls the builder's audit lifted (walls.json, kept.py);
+    slot, the walls the builder's audit lifted (walls.bin, kept.py);
     the dealer's key again."""
     have = bytearray(len(tc.cfg.tile_counts))
     for slot in range(len(tc.in_play)):
@@ -313,24 +313,21 @@ def _before_dice(tc, now, r, names):
         tc.in_play[slot] = r.ids[slot]
     if have != tc.cfg.tile_counts:
         return "not_whole"
-    from firmware import persist
-    from firmware.hal import forget
+    from firmware.frame import crc16
+    n = len(tc.in_play)
     try:
-        lifted = persist.load(tc.hal.store + _WALLS)
-    except ValueError:
-        lifted = None
-    finally:
-        forget("firmware.persist")
-    # Another lift's (a cut between the flag `hand` and this write) or
-    # none: what was lifted is not known.
-    if type(lifted) is not dict or lifted.get("lifts") != tc.lifts:
+        with open(tc.hal.store + _WALLS, "rb") as f:
+            lifted = f.read()
+    except OSError:
+        lifted = b""
+    # None, damaged, or another lift's (a cut between the flag `hand` and
+    # this file): what was lifted is not known.
+    if len(lifted) != n + 6 or crc16(lifted, 0xFFFF, 0, n + 4) != int.from_bytes(
+            lifted[n + 4:], "big") or int.from_bytes(lifted[:4], "big") != tc.lifts:
         return "record"
-    try:
-        ids = unhexlify(lifted["tiles"])
-    except (KeyError, TypeError, ValueError):
-        return "record"
-    if bytearray(ids) != tc.in_play:
-        return "mismatch"
+    for slot in range(n):
+        if lifted[4 + slot] != tc.in_play[slot]:
+            return "mismatch"
     ds = tc.dealership
     tc.d.display.show_dealer(now, ds.dealer, ds.streak)
     tc.hand_cut = False
