@@ -12,7 +12,7 @@ firmware/handsave.py).
 
 `save` at a lift (the controller in `lifting`, no fault) also writes the
 walls lifted, tile id by slot as the builder's audit found them
-(`walls`): a boot after a cut before the dice (wake.py) reads the walls
+(walls.bin): a boot after a cut before the dice (wake.py) reads the walls
 at the top and takes them only if they are these, slot for slot.
 
 What these read and set is the controller's own state, every field of it
@@ -94,7 +94,21 @@ def save(ctl, fault=None):
     heap (docs/heap-idioms.md, 9)."""
     try:
         if fault is None and ctl.state == _LIFTING:
-            walls(ctl)
+            # The walls lifted (walls.bin): the lift's count (4 bytes, big
+            # endian), the tile id of each slot as audited (`in_play`), the
+            # CRC-16 of both (2 bytes); written whole and renamed, as
+            # persist.py does. Not JSON: the ids as they are, no hex text.
+            # Here, not a function: one more global of this module, made
+            # at each import, costs the cycle's heap (docs/heap-idioms.md).
+            import os
+            from firmware.frame import crc16
+            path = ctl.hal.store + _WALLS
+            head = ctl.lifts.to_bytes(4, "big")
+            with open(path + ".new", "wb") as f:
+                f.write(head)
+                f.write(ctl.in_play)
+                f.write(crc16(ctl.in_play, crc16(head)).to_bytes(2, "big"))
+            os.rename(path + ".new", path)
         log = logged(ctl)
         log.reverse()                  # oldest first, as saved
         if fault is not None:
@@ -112,23 +126,6 @@ def save(ctl, fault=None):
             "dealer": [ctl.dealership.dealer, ctl.dealership.wins_in_row]})
     except Exception:
         ctl.unsaved += 1
-
-
-def walls(ctl, _=None):
-    """The walls lifted (walls.bin): the lift's count (4 bytes, big
-    endian), the tile id of each slot as audited (`in_play`), the CRC-16
-    of both (2 bytes); written whole and renamed, as persist.py does. Not
-    JSON: the ids as they are, no hex text (two copies of 288 B at a lift,
-    which a hand's end makes with the heap at its fullest)."""
-    import os
-    from firmware.frame import crc16
-    path = ctl.hal.store + _WALLS
-    head = ctl.lifts.to_bytes(4, "big")
-    with open(path + ".new", "wb") as f:
-        f.write(head)
-        f.write(ctl.in_play)
-        f.write(crc16(ctl.in_play, crc16(head)).to_bytes(2, "big"))
-    os.rename(path + ".new", path)
 
 
 def logged(ctl, _=None):

@@ -139,18 +139,14 @@ class TableController:
             # before anyone is shown it (status tells it).
             self.unwritten |= _W_COUNTERS
         self.hand_cut = self.hal.flag(_HAND)
-        if self.hand_cut and not self.hal.flag(_GAVE_UP):
+        if (self.hand_cut and not self.hal.flag(_GAVE_UP)) or self.hal.flag(_MARK):
             # The hand the power cut comes back: its record checked, the
-            # walls read (`resuming`, ticks), the hand rebuilt; or
-            # power_lost and the reason (firmware/controller/wake.py, loaded
-            # for it and forgotten once the hand is back or given up).
+            # walls read (`resuming`, ticks), the hand rebuilt; a lift or a
+            # build the power cut, read, waits for the technician's clear;
+            # or power_lost and the reason (firmware/controller/wake.py,
+            # loaded for it and forgotten once done).
             from firmware.controller import wake
             wake.begin(self, now, NAMES)
-        elif self.hal.flag(_MARK):
-            # A build the power cut: its lanes read, kept on a clear; or
-            # power_lost and the reason (controller/wake.py, `cycle`).
-            from firmware.controller import wake
-            wake.cycle(self, now, NAMES)
         else:
             self._enter(now, _IDLE)
         self.write()

@@ -41,7 +41,7 @@ the record saved; else the reason:
     not_whole     before the dice: the walls not the ruleset's set
 
 A cut while the walls rose (`mid_lift`) or while a set was built
-(`cycle`, below: `mid_build`) is resumed on the technician's clear, never
+(`begin` with no hand: `mid_build`) is resumed on the technician's clear, never
 at boot: nothing moves unasked after a boot (docs/reliability.md, A cut
 while building or lifting).
 
@@ -79,9 +79,9 @@ _OP_TAKE = const(5)
 _OP_DRAW = const(3)
 _R_NOTED = const(4)            # the follower's rec: the record to be written
 
-# What `begin` or `cycle` found, for `step`: [side being read (4: all
-# read), the record (None: before the dice; _BUILD: a build's lanes)].
-_BUILD = False
+# What `begin` found, for `step`: [side being read (4: all read), the
+# record (None: before the dice; _BUILD: a build's lanes)].
+_BUILD = const(0)
 _at = [0, None]
 
 
@@ -107,25 +107,51 @@ def _quiet(name, fields):
 
 
 def begin(tc, now, names):
-    """At boot, the flag `hand` found: the walls to be read (`resuming`),
+    """At boot, the flag `hand` (a hand to resume: not given up) or the
+    flag `cycle` found: the walls or the lanes to be read (`resuming`),
     or power_lost and the reason."""
+    if not tc.hand_cut or tc.hal.flag("gave_up"):
+        # A build the power cut (the flag `hand` is set from the lift on).
+        # The platforms all at the bottom: the lanes' walls read (`step`);
+        # else what the lanes hold cannot be read (platforms on their way
+        # down, or a lift not yet written): the lanes tipped, as before.
+        why = "restarted during a hand" if tc.hand_cut else "restarted during a cycle"
+        if not tc.hand_cut:
+            for lifter in tc.d.lifters:
+                if lifter.state != motion.BOTTOM:
+                    break
+            else:
+                _at[0] = 0
+                _at[1] = _BUILD
+                tc._enter(now, names.index("resuming"))
+                return
+        gave_up(tc, now, why, names, "idle")
+        return
     why = _begin(tc)
     if why == "mid_lift":
         # Cut while the walls rose: nothing moves unasked after a boot.
         # The technician's clear lifts them the rest of the way and comes
         # back here (`resuming`: `step` reads them at the top); no hand
         # is given up, so a cut again tries again.
-        _stop(tc, now, why, "resuming", names)
+        gave_up(tc, now, why, names, "resuming")
     elif why:
         gave_up(tc, now, why, names)
     else:
         tc._enter(now, names.index("resuming"))
 
 
-def gave_up(tc, now, why, names):
+def gave_up(tc, now, why, names, resume=None):
     """The hand cut cannot come back (`why`, one word): power_lost, the
     dealer shown, the record as saved, the players finish it by hand; not
-    tried again (the flag `gave_up`, to the next start)."""
+    tried again (the flag `gave_up`, to the next start). With `resume`
+    (a state's name), no hand is given up: power_lost with `why` (a word,
+    or the fault's whole detail), a clear going back to `resume` (a lift
+    or a build the power cut, or a cycle's lanes to tip)."""
+    if resume is not None:
+        trip.fault(tc, now, _POWER_LOST, why if type(why) is dict else {"reason": why})
+        tc.resume_state = names.index(resume)
+        _done()
+        return
     ds = tc.dealership
     tc.d.display.show_dealer(now, ds.dealer, ds.streak)
     trip.fault(tc, now, _POWER_LOST, {"reason": why})
@@ -189,31 +215,28 @@ def step(tc, now, names):
         tc._enter(now, to)
         _done()
     elif tc.state != names.index("resuming"):
-        _done()                            # stopped by a fault: a lifter's, or mid_build
-
-
-def _lifted(tc, now):
-    """A lift cut by the power, finished after the technician's clear
-    (controller/work.py lifts them): True once the four are at the top;
-    a lifter's fault stops the table as in `lifting`."""
-    for lifter in tc.d.lifters:
-        if lifter.fault:
-            trip.fault(tc, now, lifter.fault, lifter.detail)
-            return False
-    return _all_up(tc)
+        _done()                            # stopped by a lifter's fault
 
 
 def _step(tc, now, names):
     rec = _at[1]
-    if rec is None and not _lifted(tc, now):    # before the dice: the walls up first
-        return None
+    if rec is None:
+        # Before the dice: the walls up first (a lift the power cut,
+        # finished after the technician's clear: controller/work.py lifts
+        # them); a lifter's fault stops the table as in `lifting`.
+        for lifter in tc.d.lifters:
+            if lifter.fault:
+                trip.fault(tc, now, lifter.fault, lifter.detail)
+                return None
+        if not _all_up(tc):
+            return None
     r = tc.d.rfid
     if r.fault:
-        if rec is _BUILD:
-            _stop(tc, now, "reader", "idle", names)
+        if rec == _BUILD:
+            gave_up(tc, now, "reader", names, "idle")
             return None
         return "reader"
-    level = _LEVEL_LANES if rec is _BUILD else _LEVEL_TOP
+    level = _LEVEL_LANES if rec == _BUILD else _LEVEL_TOP
     side = _at[0]
     if r.done(level):
         r.release()
@@ -227,76 +250,40 @@ def _step(tc, now, names):
     n = len(tc.in_play)
     for slot in range(n):
         if r.seen[slot] and r.ids[slot] == UNKNOWN:
-            if rec is _BUILD:
-                _stop(tc, now, "unknown_tag", "idle", names)
+            if rec == _BUILD:
+                gave_up(tc, now, "unknown_tag", names, "idle")
                 return None
             return "unknown_tag"
-    if rec is _BUILD:
-        _lanes(tc, now, r, names)
+    if rec == _BUILD:
+        # A build's lanes: power_lost `mid_build` with the tiles each lane
+        # holds (`count`, by lane: no tile named) and the lanes whose wall
+        # is not whole from its first tile on in the lanes' stacking order
+        # (docs/hardware.md: a gap, a tile put by hand; `lane`): those the
+        # technician empties, the others keep their walls. The clear
+        # resumes the build (controller/work.py: the builder's recount,
+        # then feeding), and its audit checks the set as ever. `count` and
+        # `lane` are the link's nested keys (link/codec.py, _NESTED).
+        per = n // 4
+        held = []
+        gaps = []
+        for side in range(4):
+            base = side * per
+            k = 0
+            for slot in range(base, base + per):
+                k += r.seen[slot]
+            held.append(k)
+            for j in range(k):         # the j-th tile stacked: stack j // 2, bottom first
+                if not r.seen[base + (j & ~1) + 1 - (j & 1)]:
+                    gaps.append(side)
+                    break
+        detail = {"reason": "mid_build", "count": held}
+        if gaps:
+            detail["lane"] = gaps
+        gave_up(tc, now, detail, names, "building")
         return None
     if rec is None:
         return _before_dice(tc, now, r, names)
     return _rebuild(tc, now, r, rec, names)
-
-
-# -- a build the power cut -----------------------------------------------------
-
-def cycle(tc, now, names):
-    """At boot, the flag `cycle` with no hand to resume: a build the power
-    cut (the flag `hand` is set from the lift on). The platforms all at
-    the bottom: the lanes' walls read (`resuming`, `_lanes`); else what the
-    lanes hold cannot be read (platforms on their way down, or a lift not
-    yet written): power_lost, the lanes tipped as before."""
-    if tc.hand_cut:
-        why = "restarted during a hand"
-    else:
-        why = "restarted during a cycle"
-        for lifter in tc.d.lifters:
-            if lifter.state != motion.BOTTOM:
-                break
-        else:
-            _at[0] = 0
-            _at[1] = _BUILD
-            tc._enter(now, names.index("resuming"))
-            return
-    _stop(tc, now, why, "idle", names)
-
-
-def _stop(tc, now, why, resume, names):
-    """power_lost with reason `why`, a clear going back to `resume`."""
-    detail = why if type(why) is dict else {"reason": why}
-    trip.fault(tc, now, _POWER_LOST, detail)
-    tc.resume_state = names.index(resume)
-    _done()
-
-
-def _lanes(tc, now, r, names):
-    """The lanes of a build the power cut, read: power_lost `mid_build`
-    with the tiles each lane holds (`count`, by lane: no tile named), and
-    the lanes whose wall is not whole from its first tile on in the
-    lanes' stacking order (docs/hardware.md: a gap, a tile put by hand;
-    `lane`): those the technician empties, the others keep their walls. The clear resumes the
-    build (controller/work.py: the builder's recount, then feeding), and
-    its audit checks the set as ever."""
-    per = len(tc.in_play) // 4
-    held = []
-    gaps = []
-    for side in range(4):
-        base = side * per
-        k = 0
-        for slot in range(base, base + per):
-            k += r.seen[slot]
-        held.append(k)
-        for j in range(k):             # the j-th tile stacked: stack j // 2, bottom first
-            if not r.seen[base + (j & ~1) + 1 - (j & 1)]:
-                gaps.append(side)
-                break
-    # The link's nested keys (link/codec.py, _NESTED): `count` by lane,
-    # `lane` the lanes to empty.
-    detail = {"reason": "mid_build", "count": held}
-    if gaps:
-        detail["lane"] = gaps
-    _stop(tc, now, detail, "building", names)
 
 
 def _before_dice(tc, now, r, names):

@@ -242,8 +242,8 @@ def _wake_reasons():
     the words it returns or stops with)."""
     src = (ROOT / "firmware" / "controller" / "wake.py").read_text(encoding="utf-8")
     words = set(re.findall(r'return "(\w+)"', src))
-    words |= set(re.findall(r'_stop\(tc, now, "([\w ]+)"', src))
-    words |= set(re.findall(r'why = "([\w ]+)"', src))
+    words |= set(re.findall(r'gave_up\(tc, now, "([\w ]+)"', src))
+    words |= set(re.findall(r'"(restarted during a \w+)"', src))
     words |= set(re.findall(r'"reason": "(\w+)"', src))
     return words
 
