@@ -94,21 +94,25 @@ def save(ctl, fault=None):
     heap (docs/heap-idioms.md, 9)."""
     try:
         if fault is None and ctl.state == _LIFTING:
-            # The walls lifted (walls.bin): the lift's count (4 bytes, big
-            # endian), the tile id of each slot as audited (`in_play`), the
-            # CRC-16 of both (2 bytes); written whole and renamed, as
-            # persist.py does. Not JSON: the ids as they are, no hex text.
-            # Here, not a function: one more global of this module, made
-            # at each import, costs the cycle's heap (docs/heap-idioms.md).
-            import os
+            # The walls lifted (walls.bin): the tile id of each slot as
+            # audited (`in_play`), then the lift's count (4 bytes, big
+            # endian) and the CRC-16 of all before it (2 bytes). Not JSON:
+            # the ids as they are, no hex text; written over the last one
+            # in place (a write torn by a cut leaves the file short or
+            # fails its CRC: the walls lifted are then not known). Here,
+            # not a function: a global more in this module, made at each
+            # import.
             from firmware.frame import crc16
-            path = ctl.hal.store + _WALLS
-            head = ctl.lifts.to_bytes(4, "big")
-            with open(path + ".new", "wb") as f:
-                f.write(head)
+            n = ctl.lifts
+            tail = bytearray(6)
+            for i in range(4):
+                tail[i] = n >> (24 - 8 * i) & 255
+            n = crc16(tail, crc16(ctl.in_play), 0, 4)
+            tail[4] = n >> 8
+            tail[5] = n & 255
+            with open(ctl.hal.store + _WALLS, "wb") as f:
                 f.write(ctl.in_play)
-                f.write(crc16(ctl.in_play, crc16(head)).to_bytes(2, "big"))
-            os.rename(path + ".new", path)
+                f.write(tail)
         log = logged(ctl)
         log.reverse()                  # oldest first, as saved
         if fault is not None:

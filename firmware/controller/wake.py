@@ -309,11 +309,12 @@ def _before_dice(tc, now, r, names):
         lifted = b""
     # None, damaged, or another lift's (a cut between the flag `hand` and
     # this file): what was lifted is not known.
-    if len(lifted) != n + 6 or crc16(lifted, 0xFFFF, 0, n + 4) != int.from_bytes(
-            lifted[n + 4:], "big") or int.from_bytes(lifted[:4], "big") != tc.lifts:
+    if len(lifted) != n + 6 or crc16(lifted, 0xFFFF, 0, n + 4) != (
+            lifted[n + 4] << 8 | lifted[n + 5]) or int.from_bytes(
+            lifted[n:n + 4], "big") != tc.lifts:
         return "record"
     for slot in range(n):
-        if lifted[4 + slot] != tc.in_play[slot]:
+        if lifted[slot] != tc.in_play[slot]:
             return "mismatch"
     ds = tc.dealership
     tc.d.display.show_dealer(now, ds.dealer, ds.streak)
