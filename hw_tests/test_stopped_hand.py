@@ -142,8 +142,9 @@ def test_a_hand_cut_by_the_power_stays_a_hand_until_a_new_cycle(target):
 
 @pytest.mark.needs_sim
 def test_a_cycle_cut_while_building_leaves_service_open_after_the_clear(target):
-    """A cut before the walls came up cut no hand: once cleared, the
-    technician may work on the idle table."""
+    """A cut before the walls came up cut no hand: the table stopped with
+    power_lost `mid_build` (the clear builds on) is one the technician may
+    work on."""
     target.start()
     target.wait_state("building")
     target.drain()
