@@ -174,7 +174,6 @@ def test_each_reason_a_hand_cannot_come_back_is_named(make_target):
     table = target.table
     store = target.sim.store
     cases = [
-        ("not_up", "lifting", None),
         ("not_whole", "dealer", _take_middle),
         ("unexplained", "in_hand", _take_middle),
         ("mismatch", "in_hand", _swap_two),

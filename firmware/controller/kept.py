@@ -10,6 +10,11 @@ firmware/handsave.py).
     logged    the fault log as saved, newest first
     record    the hand's record, from what the follower noted in the tick
 
+`save` at a lift (the controller in `lifting`, no fault) also writes the
+walls lifted, tile id by slot as the builder's audit found them
+(walls.bin): a boot after a cut before the dice (wake.py) reads the walls
+at the top and takes them only if they are these, slot for slot.
+
 What these read and set is the controller's own state, every field of it
 set at boot in TableController.__init__.
 
@@ -33,6 +38,8 @@ from engine_core.tiles import is_int
 
 _COUNTERS = const("counters.json")    # counters, fault log, dealer
 _RECORD = const("hand.json")          # the hand in play's record (handsave.py, handrec.py)
+_WALLS = const("walls.bin")           # the walls lifted, as audited (wake.py reads them)
+_LIFTING = const(3)                   # = table._LIFTING
 _FAULT_LOG = const(16)                # faults kept for `mjctl faults`
 
 
@@ -86,6 +93,26 @@ def save(ctl, fault=None):
     until 16 faults later, and over a day of faults they split the free
     heap (docs/heap-idioms.md, 9)."""
     try:
+        if fault is None and ctl.state == _LIFTING:
+            # The walls lifted (walls.bin): the tile id of each slot as
+            # audited (`in_play`), then the lift's count (4 bytes, big
+            # endian) and the CRC-16 of all before it (2 bytes). Not JSON:
+            # the ids as they are, no hex text; written over the last one
+            # in place (a write torn by a cut leaves the file short or
+            # fails its CRC: the walls lifted are then not known). Here,
+            # not a function: a global more in this module, made at each
+            # import.
+            from firmware.frame import crc16
+            n = ctl.lifts
+            tail = bytearray(6)
+            for i in range(4):
+                tail[i] = n >> (24 - 8 * i) & 255
+            n = crc16(tail, crc16(ctl.in_play), 0, 4)
+            tail[4] = n >> 8
+            tail[5] = n & 255
+            with open(ctl.hal.store + _WALLS, "wb") as f:
+                f.write(ctl.in_play)
+                f.write(tail)
         log = logged(ctl)
         log.reverse()                  # oldest first, as saved
         if fault is not None:

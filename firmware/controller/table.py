@@ -31,7 +31,8 @@ The controller by concern, a module each (firmware/controller/):
                        changed)
     a hand the power   wake.py: at boot, the walls read (`resuming`), the
       cut, back        hand rebuilt from them and its record, or
-                       power_lost and the reason
+                       power_lost and the reason; a lift or a build cut,
+                       read and resumed on the technician's clear
     building a set     builder.py; following a hand: follower.py
 
 What runs at every tick is resident (table, keys, trip, builder,
@@ -49,7 +50,7 @@ except ImportError:  # CPython (host-side tests)
     def const(x):
         return x
 
-from firmware.faults import OUTPUT_TIMEOUT as _OUTPUT_TIMEOUT, POWER_LOST as _POWER_LOST
+from firmware.faults import OUTPUT_TIMEOUT as _OUTPUT_TIMEOUT
 from firmware.controller import builder, keys, trip
 from firmware.controller.follower import HandFollower
 from firmware.drivers import panel
@@ -138,17 +139,14 @@ class TableController:
             # before anyone is shown it (status tells it).
             self.unwritten |= _W_COUNTERS
         self.hand_cut = self.hal.flag(_HAND)
-        if self.hand_cut and not self.hal.flag(_GAVE_UP):
+        if (self.hand_cut and not self.hal.flag(_GAVE_UP)) or self.hal.flag(_MARK):
             # The hand the power cut comes back: its record checked, the
-            # walls read (`resuming`, ticks), the hand rebuilt; or
-            # power_lost and the reason (firmware/controller/wake.py, loaded
-            # for it and forgotten once the hand is back or given up).
+            # walls read (`resuming`, ticks), the hand rebuilt; a lift or a
+            # build the power cut, read, waits for the technician's clear;
+            # or power_lost and the reason (firmware/controller/wake.py,
+            # loaded for it and forgotten once done).
             from firmware.controller import wake
             wake.begin(self, now, NAMES)
-        elif self.hal.flag(_MARK):
-            trip.fault(self, now, _POWER_LOST, {"reason": "restarted during a hand" if
-                                                self.hand_cut else "restarted during a cycle"})
-            self.resume_state = _IDLE
         else:
             self._enter(now, _IDLE)
         self.write()

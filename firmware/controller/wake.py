@@ -6,8 +6,11 @@ when anything is not certain, `power_lost` with the reason in one word.
 
     boot: `begin`   -> the state `resuming` (the four sides read, one a
                        tick, through the reader's driver), or power_lost
-    tick: `step`    -> reading; then `in_hand`, the dealer's key (a cut
-                       before the dice settled), or power_lost
+                       (`mid_lift`: the technician's clear finishes the
+                       lift and comes back to `resuming`)
+    tick: `step`    -> the lift finished, if it was cut; reading; then
+                       `in_hand`, the dealer's key (a cut before the dice
+                       settled), or power_lost
 
 Both enter the state themselves and, once done, forget this module
 (what runs now keeps its code to its return).
@@ -26,7 +29,10 @@ the record saved; else the reason:
     record        the record missing, damaged, foreign, of another hand
     record_full   an entry did not fit the follower's buffer
     put_back      a tile was put back in this hand (its tile id changed)
-    not_up        the walls were not all up (a cut while lifting)
+    mid_lift      the walls were not all up (a cut while lifting): not a
+                  loss; nothing moves unasked after a boot, so the
+                  technician's `clear` finishes the lift, and the walls
+                  read at the top decide (`not_whole`, `mismatch`...)
     reader        the reader failed or did not answer
     unknown_tag   a tag the table does not know on the walls
     mismatch      a tile not the record's, or the record not the rebuild's
@@ -34,7 +40,13 @@ the record saved; else the reason:
                   while the power was off)
     not_whole     before the dice: the walls not the ruleset's set
 
-Not resident: loaded at boot for a hand cut, forgotten by the table once
+A cut while the walls rose (`mid_lift`) or while a set was built
+(`begin` with no hand: `mid_build`) is resumed on the technician's clear, never
+at boot: nothing moves unasked after a boot (docs/reliability.md, A cut
+while building or lifting).
+
+Not resident: loaded at boot for a hand, a lift or a build cut (and
+again after a clear to read a lift finished), forgotten by the table once
 the hand is back or given up (a module's name shorter than 25 characters,
 hence this one's: docs/heap-idioms.md, 3).
 """
@@ -55,7 +67,9 @@ from firmware.faults import POWER_LOST as _POWER_LOST
 from firmware.tags import UNKNOWN
 
 _RECORD = const("hand.json")   # the hand's record, as kept.py writes it
+_WALLS = const("walls.bin")    # the walls lifted, as kept.py writes them
 
+_LEVEL_LANES = const(0)
 _LEVEL_TOP = const(1)
 _CONFIRM = const(2)            # the follower's: reads in a row without a tag = gone
 _QUEUE = const(8)              # the follower's queue and row size
@@ -66,7 +80,8 @@ _OP_DRAW = const(3)
 _R_NOTED = const(4)            # the follower's rec: the record to be written
 
 # What `begin` found, for `step`: [side being read (4: all read), the
-# record (None: before the dice)].
+# record (None: before the dice; _BUILD: a build's lanes)].
+_BUILD = const(0)
 _at = [0, None]
 
 
@@ -92,19 +107,51 @@ def _quiet(name, fields):
 
 
 def begin(tc, now, names):
-    """At boot, the flag `hand` found: the walls to be read (`resuming`),
+    """At boot, the flag `hand` (a hand to resume: not given up) or the
+    flag `cycle` found: the walls or the lanes to be read (`resuming`),
     or power_lost and the reason."""
+    if not tc.hand_cut or tc.hal.flag("gave_up"):
+        # A build the power cut (the flag `hand` is set from the lift on).
+        # The platforms all at the bottom: the lanes' walls read (`step`);
+        # else what the lanes hold cannot be read (platforms on their way
+        # down, or a lift not yet written): the lanes tipped, as before.
+        why = "restarted during a hand" if tc.hand_cut else "restarted during a cycle"
+        if not tc.hand_cut:
+            for lifter in tc.d.lifters:
+                if lifter.state != motion.BOTTOM:
+                    break
+            else:
+                _at[0] = 0
+                _at[1] = _BUILD
+                tc._enter(now, names.index("resuming"))
+                return
+        gave_up(tc, now, why, names, "idle")
+        return
     why = _begin(tc)
-    if why:
+    if why == "mid_lift":
+        # Cut while the walls rose: nothing moves unasked after a boot.
+        # The technician's clear lifts them the rest of the way and comes
+        # back here (`resuming`: `step` reads them at the top); no hand
+        # is given up, so a cut again tries again.
+        gave_up(tc, now, why, names, "resuming")
+    elif why:
         gave_up(tc, now, why, names)
     else:
         tc._enter(now, names.index("resuming"))
 
 
-def gave_up(tc, now, why, names):
+def gave_up(tc, now, why, names, resume=None):
     """The hand cut cannot come back (`why`, one word): power_lost, the
     dealer shown, the record as saved, the players finish it by hand; not
-    tried again (the flag `gave_up`, to the next start)."""
+    tried again (the flag `gave_up`, to the next start). With `resume`
+    (a state's name), no hand is given up: power_lost with `why` (a word,
+    or the fault's whole detail), a clear going back to `resume` (a lift
+    or a build the power cut, or a cycle's lanes to tip)."""
+    if resume is not None:
+        trip.fault(tc, now, _POWER_LOST, why if type(why) is dict else {"reason": why})
+        tc.resume_state = names.index(resume)
+        _done()
+        return
     ds = tc.dealership
     tc.d.display.show_dealer(now, ds.dealer, ds.streak)
     trip.fault(tc, now, _POWER_LOST, {"reason": why})
@@ -122,6 +169,7 @@ def gave_up(tc, now, why, names):
 def _done():
     from firmware.hal import forget
     forget("firmware.controller.wake")
+    forget("firmware.handrec")         # imported with this module, whatever the path
 
 
 def _begin(tc):
@@ -141,7 +189,7 @@ def _begin(tc):
             if t[0] == "put_back":
                 return "put_back"
     elif not _all_up(tc):
-        return "not_up"
+        return "mid_lift"
     _at[0] = 0
     _at[1] = rec
     return None
@@ -156,45 +204,94 @@ def _all_up(tc):
 
 def step(tc, now, names):
     """Each tick in `resuming` (`names`: the table's NAMES): nothing while
-    the sides are read; then the hand back (`in_hand`, or `dealer` before
-    the dice) or given up (power_lost)."""
+    a lift is finished or the sides are read; then the hand back
+    (`in_hand`, or `dealer` before the dice), given up (power_lost), or
+    a build's lanes read (power_lost `mid_build`, controller/work.py's
+    clear resumes it)."""
     to = _step(tc, now, names)
-    if to is None:
-        return
     if type(to) is str:
         gave_up(tc, now, to, names)
-    else:
+    elif to is not None:
         tc._enter(now, to)
         _done()
+    elif tc.state != names.index("resuming"):
+        _done()                            # stopped by a lifter's fault
 
 
 def _step(tc, now, names):
+    rec = _at[1]
+    if rec is None:
+        # Before the dice: the walls up first (a lift the power cut,
+        # finished after the technician's clear: controller/work.py lifts
+        # them); a lifter's fault stops the table as in `lifting`.
+        for lifter in tc.d.lifters:
+            if lifter.fault:
+                trip.fault(tc, now, lifter.fault, lifter.detail)
+                return None
+        if not _all_up(tc):
+            return None
     r = tc.d.rfid
     if r.fault:
+        if rec == _BUILD:
+            gave_up(tc, now, "reader", names, "idle")
+            return None
         return "reader"
+    level = _LEVEL_LANES if rec == _BUILD else _LEVEL_TOP
     side = _at[0]
-    if r.done(_LEVEL_TOP):
+    if r.done(level):
         r.release()
         side += 1
         _at[0] = side
     if side < 4:
         if r.state == 0:                   # rfid.IDLE: ask for the next side
-            r.scan(now, side, _LEVEL_TOP)
+            r.scan(now, side, level)
         return None
-    rec = _at[1]
     _at[1] = None
     n = len(tc.in_play)
     for slot in range(n):
         if r.seen[slot] and r.ids[slot] == UNKNOWN:
+            if rec == _BUILD:
+                gave_up(tc, now, "unknown_tag", names, "idle")
+                return None
             return "unknown_tag"
+    if rec == _BUILD:
+        # A build's lanes: power_lost `mid_build` with the tiles each lane
+        # holds (`count`, by lane: no tile named) and the lanes whose wall
+        # is not whole from its first tile on in the lanes' stacking order
+        # (docs/hardware.md: a gap, a tile put by hand; `lane`): those the
+        # technician empties, the others keep their walls. The clear
+        # resumes the build (controller/work.py: the builder's recount,
+        # then feeding), and its audit checks the set as ever. `count` and
+        # `lane` are the link's nested keys (link/codec.py, _NESTED).
+        per = n // 4
+        held = []
+        gaps = []
+        for side in range(4):
+            base = side * per
+            k = 0
+            for slot in range(base, base + per):
+                k += r.seen[slot]
+            held.append(k)
+            for j in range(k):         # the j-th tile stacked: stack j // 2, bottom first
+                if not r.seen[base + (j & ~1) + 1 - (j & 1)]:
+                    gaps.append(side)
+                    break
+        detail = {"reason": "mid_build", "count": held}
+        if gaps:
+            detail["lane"] = gaps
+        gave_up(tc, now, detail, names, "building")
+        return None
     if rec is None:
         return _before_dice(tc, now, r, names)
     return _rebuild(tc, now, r, rec, names)
 
 
 def _before_dice(tc, now, r, names):
-    """A cut between the walls up and the dice settled: the walls whole
-    (every slot holds a tile, the ruleset's set), the dealer's key again."""
+    """A cut between the lift and the dice settled (the walls up, or
+    lifted the rest of the way after the technician's clear): the walls
+    whole (every slot holds a tile, the ruleset's set) and, slot for
+    slot, the walls the builder's audit lifted (walls.bin, kept.py);
+    the dealer's key again."""
     have = bytearray(len(tc.cfg.tile_counts))
     for slot in range(len(tc.in_play)):
         if not r.seen[slot]:
@@ -203,6 +300,22 @@ def _before_dice(tc, now, r, names):
         tc.in_play[slot] = r.ids[slot]
     if have != tc.cfg.tile_counts:
         return "not_whole"
+    from firmware.frame import crc16
+    n = len(tc.in_play)
+    try:
+        with open(tc.hal.store + _WALLS, "rb") as f:
+            lifted = f.read()
+    except OSError:
+        lifted = b""
+    # None, damaged, or another lift's (a cut between the flag `hand` and
+    # this file): what was lifted is not known.
+    if len(lifted) != n + 6 or crc16(lifted, 0xFFFF, 0, n + 4) != (
+            lifted[n + 4] << 8 | lifted[n + 5]) or int.from_bytes(
+            lifted[n:n + 4], "big") != tc.lifts:
+        return "record"
+    for slot in range(n):
+        if lifted[slot] != tc.in_play[slot]:
+            return "mismatch"
     ds = tc.dealership
     tc.d.display.show_dealer(now, ds.dealer, ds.streak)
     tc.hand_cut = False

@@ -16,7 +16,10 @@ A cleared fault sends the table back to where the fault stopped it
 (table.NAMES): this module keeps no copy of the controller's numbers.
 
     building   the set's build resumes: each wall read again, then fed
+               (after a power cut too: power_lost `mid_build`)
     lifting    the move again (the set was counted when it began)
+    resuming   a lift the power cut (power_lost `mid_lift`): the move
+               again, then the walls read at the top (controller/wake.py)
     dealer, rolling, in_hand
                the display shows again what the players need, if it was
                the display that failed
@@ -42,7 +45,8 @@ except ImportError:  # CPython (host-side tests)
 from firmware.controller import builder
 from firmware.controller.table import NAMES
 from firmware.drivers import motion, rfid
-from firmware.faults import AUDIT_FAULTS as _AUDIT_FAULTS, DISPLAY_UNPLUGGED as _DISPLAY_UNPLUGGED
+from firmware.faults import (AUDIT_FAULTS as _AUDIT_FAULTS, DISPLAY_UNPLUGGED as _DISPLAY_UNPLUGGED,
+                             POWER_LOST as _POWER_LOST)
 from firmware.hal import ticks_add, ticks_diff
 
 _MARK = const("cycle")                # = table._MARK: set while a cycle runs
@@ -210,11 +214,17 @@ def clear(ctl, now):
         b.state = builder.EMPTY
     elif b.state == builder.AUDITING:
         b.audit_again(now)
-    elif b.state != builder.EMPTY and b.state != builder.READY:
-        b.resume(now)              # reads every wall again, then feeds
-    if resume == "lifting":
+    elif (b.state != builder.EMPTY and b.state != builder.READY) or (
+            code == _POWER_LOST and resume == "building"):
+        # Reads every wall again, then feeds; a build the power cut
+        # (power_lost `mid_build`, its platforms at the bottom) so too:
+        # the lanes keep what they hold.
+        b.resume(now)
+    if resume == "lifting" or resume == "resuming":
         # The set was lifted and counted when the lift began: only the
-        # move again, so that lifts and tiles_fed count it once.
+        # move again, so that lifts and tiles_fed count it once. A lift the
+        # power cut (power_lost `mid_lift`) goes on so too, and is read
+        # at the top (controller/wake.py); lifters at the top stay there.
         for lifter in ctl.d.lifters:
             lifter.lift(now)
     elif resume == "idle":

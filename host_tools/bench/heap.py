@@ -8,6 +8,11 @@ fragmentation included:
 * image_heap_resume_bytes: a hand the power cuts 60 virtual seconds after
   its deal began, brought back at boot (controller/wake.py) and played to
   its end, every state after the resume the replay's (seed 4);
+* image_heap_recut_bytes: a cycle the power cuts twice, once while its
+  set is built (60 tiles stacked) and once halfway up its lift, each
+  resumed by the technician's clear (controller/wake.py: the lanes read at
+  boot, the walls read at the top after the lift), then its hand played
+  to its end, every state the replay's (seed 4);
 * image_heap_service_bytes: a technician's visit at idle: the self-test,
   an RFID scan and audit, a config change, the session closed (seed 3);
 * mpy_deploy_heap_cycle_bytes: the cycle again from the .mpy files of a
@@ -68,6 +73,78 @@ def resume_ok(heap, seed=HAND_SEED):
         HandPlayers(table, seed=seed, cut_after_ms=RESUME_CUT_MS)))
 
 
+RECUT_TILES = 60
+
+
+class _Recut:
+    """Cuts the power once when RECUT_TILES are stacked, and once when the
+    walls are halfway up (a device on the virtual table's clock)."""
+
+    def __init__(self, table):
+        self.table = table
+        self.done = 0
+        table.attach(self)
+
+    def walls_up(self, now):
+        pass
+
+    def _lifter(self):
+        return self.table.lifters[0]
+
+    def next_time(self, now):
+        lifter = self._lifter()
+        if self.done == 1 and lifter.direction() > 0 and lifter.pos < lifter.top // 2:
+            return now + -(-(lifter.top // 2 - lifter.pos) // lifter.down_ms)
+        return None
+
+    def run(self, dt):
+        pass
+
+    def fire(self, now):
+        t = self.table
+        lifter = self._lifter()
+        if self.done == 0 and sum(len(lane.wall.tiles) for lane in t.lanes) >= RECUT_TILES:
+            self.done = 1
+            t.power_cut()
+        elif self.done == 1 and lifter.direction() > 0 and lifter.pos >= lifter.top // 2:
+            self.done = 2
+            t.power_cut()
+
+
+def recut_ok(heap, seed=HAND_SEED):
+    players = []
+
+    def play(sim, link):
+        from host_tools.cli.ops import public_state, resumed_mismatches
+        link.request("start")
+        for reason in ("mid_build", "mid_lift"):
+            ev = link.wait_event(lambda e: e["ev"] == "fault", HAND_WALL_S)
+            if ev.get("detail", {}).get("reason") != reason:
+                return False
+            link.request("clear")
+        link.wait_event(lambda e: e["ev"] == "state" and e["state"] == "dealer", HAND_WALL_S)
+        observed = []
+        while True:
+            ev = link.next_event(timeout=HAND_WALL_S)
+            if ev is None or ev["ev"] == "fault":
+                return False
+            if ev["ev"] == "hand":
+                st = public_state(ev)
+                st["n"] = ev["n"]
+                observed.append(st)
+            elif ev["ev"] == "result":
+                break
+        scenario = players[0].scenario
+        return (len(observed) == len(scenario["events"])
+                and not resumed_mismatches(observed, scenario, from_start=True)
+                and _clean(sim, link))
+
+    def setup(table):
+        players.append(HandPlayers(table, seed=seed))
+        _Recut(table)
+    return passes(play, seed, heap, setup=setup)
+
+
 def service_visit(sim, link):
     """The technician's visit: the self-test (its own session), then a
     session with an RFID scan and audit and a config change."""
@@ -102,18 +179,20 @@ def smallest(fn, lo_hi, runs):
 def measure():
     if not mpy_tree_fresh():           # else the launcher would run the .py sources
         raise RuntimeError("build/mpy is older than the sources: run `make mpy` (make bench does)")
-    runs = {"cycle": [], "hand": [], "resume": [], "service": [], "mpy_cycle": []}
+    runs = {"cycle": [], "hand": [], "resume": [], "recut": [], "service": [], "mpy_cycle": []}
     figures = {
         "image_heap_cycle_bytes": smallest(cycle_ok, IMAGE_RANGE, runs["cycle"]),
         "image_heap_hand_bytes": smallest(hand_ok, IMAGE_RANGE, runs["hand"]),
         "image_heap_resume_bytes": smallest(resume_ok, IMAGE_RANGE, runs["resume"]),
+        "image_heap_recut_bytes": smallest(recut_ok, IMAGE_RANGE, runs["recut"]),
         "image_heap_service_bytes": smallest(service_ok, IMAGE_RANGE, runs["service"]),
         "mpy_deploy_heap_cycle_bytes": smallest(lambda h: cycle_ok(h, form="mpy"), MPY_RANGE,
                                                 runs["mpy_cycle"]),
     }
     details = {"resolution": RESOLUTION, "image_range": IMAGE_RANGE, "mpy_range": MPY_RANGE,
                "seeds": {"cycle": CYCLE_SEED, "hand": HAND_SEED, "resume": HAND_SEED,
-                         "service": SERVICE_SEED}, "resume_cut_ms": RESUME_CUT_MS,
+                         "recut": HAND_SEED, "service": SERVICE_SEED},
+               "resume_cut_ms": RESUME_CUT_MS, "recut_tiles": RECUT_TILES,
                "runs": runs,
                "port": "MicroPython 1.28.0 unix port, 32-bit (gcc -m32), as on an ESP32"}
     return figures, details
@@ -122,7 +201,8 @@ def measure():
 if __name__ == "__main__":
     import sys
     what = sys.argv[1]
-    fn = {"cycle": cycle_ok, "hand": hand_ok, "resume": resume_ok, "service": service_ok,
+    fn = {"cycle": cycle_ok, "hand": hand_ok, "resume": resume_ok, "recut": recut_ok,
+          "service": service_ok,
           "mpy": lambda h: cycle_ok(h, form="mpy")}[what]
     for h in sys.argv[2:]:
         print(what, h, fn(int(h)))

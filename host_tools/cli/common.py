@@ -7,7 +7,8 @@ import json
 import sys
 
 from host_tools import texts
-from host_tools.texts import LANGS, fault_texts, lang, pad, t, word
+from host_tools.texts import LANGS, fault_texts, lang, pad, reason_texts, t, word
+from firmware.faults import POWER_LOST
 
 EXIT_INPUT = 1         # a wrong call or input (also: a check that failed)
 EXIT_REFUSED = 2       # the table refused, or stopped the command
@@ -105,6 +106,15 @@ def seconds(ms):
 
 def human_fault(c, f):
     name, cause, fix = fault_texts(f["code"])
+    reason = f["detail"].get("reason") if f["code"] == POWER_LOST and f["detail"] else None
+    if reason is not None:
+        # What the reason says of this cut, and what to do when it is one
+        # the technician's clear resumes (a lift, a build).
+        why, what = reason_texts(reason)
+        if why is not None:
+            cause = "%s %s" % (cause, why)
+        if what is not None:
+            fix = what
     c.print("[bold red]%s[/] %s" % (t("fault.head", code=f["code"], name=name),
                                     plain(f["detail"]) if f["detail"] else ""), highlight=False)
     for label, text in ((t("fault.cause"), cause), (t("fault.fix"), fix)):

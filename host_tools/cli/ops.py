@@ -146,11 +146,12 @@ def run_hand(sim, link, players, timeout_s=HAND_WALL_TIMEOUT_S, cuts=None):
     return out
 
 
-def resumed_mismatches(observed, scenario):
-    """The states from the resume on that are not the replay's after the
-    events its `n` counts (a `hand` event's n is its index: the events
-    before it; the resumed state's, the events published so far, 0: the
-    walls as they stand). [(n, observed, replayed)]."""
+def resumed_mismatches(observed, scenario, from_start=False):
+    """The states from the resume on (`from_start`: all of them, a hand
+    that began after a resumed build or lift) that are not the replay's
+    after the events its `n` counts (a `hand` event's n is its index: the
+    events before it; the resumed state's, the events published so far,
+    0: the walls as they stand). [(n, observed, replayed)]."""
     from engine_core.replay import PUBLIC_KEYS, build, state, apply
     hand = build(scenario)
     states = [state(hand)]
@@ -158,7 +159,7 @@ def resumed_mismatches(observed, scenario):
         apply(hand, ev)
         states.append(state(hand))
     out = []
-    after = False
+    after = from_start
     for st in observed:
         after = after or st["op"] == "resumed"
         if not after:

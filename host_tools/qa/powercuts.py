@@ -30,7 +30,12 @@ reboot it checks:
   `lifting` states, power_lost in the fault counts = the `power_lost`
   events: the hand in play is lost, nothing the host was told of is.
 
-The technician then tips the lanes into the tray (docs/faults.md) and,
+After a `power_lost` `mid_lift` or `mid_build` (a lift or a build the
+power cut, docs/reliability.md, A cut while building or lifting) the
+technician empties only the lanes it names and clears: the cycle goes on
+(`cycles_resumed`), and the first hand on the walls it makes is checked
+against its replay from its first state (`replay_after_clear`). After any
+other, the technician tips the lanes into the tray (docs/faults.md) and,
 the hand being lost, the parlour puts the table in order: one whole set in
 the tray, the other on the table top (VirtualTable.technician_sorts_the_sets;
 tipping the lanes alone deadlocks the model after a cut in the middle of a
@@ -66,9 +71,13 @@ from host_tools.sim.launcher import SimTable
 # to the hand's end): a cut in them is a hand's; power_lost's reasons then
 # (firmware/controller/wake.py), and that of a cut in a cycle.
 HAND_STATES = ("lifting", "dealer", "rolling", "in_hand", "resuming")
-REASONS = ("record", "record_full", "put_back", "not_up", "reader", "unknown_tag", "mismatch",
-           "unexplained", "not_whole", "restarted during a cycle", "restarted during a hand")
-CYCLE_REASON = "restarted during a cycle"
+# A lift or a build the power cut: the technician's clear resumes it
+# (wake.py), the lanes are not tipped.
+RESUMABLE = ("mid_lift", "mid_build")
+REASONS = ("record", "record_full", "put_back", "reader", "unknown_tag", "mismatch",
+           "unexplained", "not_whole", "restarted during a cycle", "restarted during a hand"
+           ) + RESUMABLE
+CYCLE_REASONS = ("restarted during a cycle", "mid_build")     # no hand's walls up
 WAIT_S = 30.0                   # wall seconds for any one thing (a boot, an answer)
 # Virtual ms from a start to the cut, drawn uniformly in one of these spans
 # (with its weight): the build, the lift, the dealer and the dice; the
@@ -103,9 +112,12 @@ class Cutter:
         self.cut_t = None
         self.cut_at = t
 
-    def tip_lanes(self):
+    def tip_lanes(self, lanes=None):
+        """The parlour sorts the two sets (None), or the technician empties
+        only `lanes` (power_lost `mid_build` names them; [] for none); the
+        tiles are counted either way."""
         self.tipped.clear()
-        self._tip = True
+        self._tip = True if lanes is None else list(lanes)
 
     # the table's hooks
     def walls_up(self, now):
@@ -115,7 +127,7 @@ class Cutter:
         pass
 
     def next_time(self, now):
-        if self._tip:
+        if self._tip is not False:
             return now
         return self.cut_at
 
@@ -123,9 +135,14 @@ class Cutter:
         pass
 
     def fire(self, now):
-        if self._tip:
-            self._tip = False
-            self.tiles.append(self.table.technician_sorts_the_sets())
+        if self._tip is not False:
+            tip, self._tip = self._tip, False
+            if tip is True:
+                self.tiles.append(self.table.technician_sorts_the_sets())
+            else:
+                for side in tip:
+                    self.table.technician_empties_lane(side)
+                self.tiles.append(self.table.tiles_held())
             self.tipped.set()
         if self.cut_at is not None and now >= self.cut_at:
             self.cut_at = None
@@ -170,9 +187,20 @@ class Run:
                     # the dice), or power_lost and its reason.
                     "hand_cuts": 0, "resumed": 0, "dice_again": 0, "fallbacks": {},
                     "replay_checked": 0, "replay_states": 0, "replay_mismatches": 0,
-                    "dealer_kept": 0}
+                    "dealer_kept": 0,
+                    # Cycles the power cut while lifting or building: resumed
+                    # on the technician's clear (by reason; `lanes_emptied`
+                    # one by one, a wall with a gap), or the lanes tipped
+                    # and the sets sorted (`cycles_tipped`); a lift resumed
+                    # that then fell back (`lift_fallbacks`); the hands
+                    # played after a resumed lift or build checked against
+                    # their replay from their first state (`replay_after_clear`).
+                    "cycles_resumed": {}, "lanes_emptied": 0, "cycles_tipped": 0,
+                    "lift_fallbacks": {}, "replay_after_clear": 0}
         self.dealer = None           # the dealer the host was last told of
-        self.following = None       # [players, states seen from a resume on]
+        self.following = None       # [players, states seen from a resume on, from its start]
+        self.last_lost = None        # the detail of the last power_lost
+        self.check_next = False      # the next hand's states against its replay (a resumed cycle)
         self.parlour = None         # the players (powercuts() seats them)
 
     # -- events ----------------------------------------------------------------
@@ -194,17 +222,24 @@ class Run:
         elif name == "dice" and not ev.get("gold"):
             self.seen["cycles"] += 1
             self.dealer = ev["dealer"]
+            if self.check_next:
+                # The first hand on walls a resumed lift or build made:
+                # every state of it against its replay.
+                self.check_next = False
+                self.following = [self.parlour.current, [], True]
         elif name == "hand_resumed":
             st = {"op": "resumed", "n": ev["n"]}
             st.update(from_wire(ev))
-            self.following = [self.parlour.current, [st]]
+            self.following = [self.parlour.current, [st], False]
         elif name == "hand" and self.following is not None:
             st = {"op": ev["op"], "n": ev["n"]}
             st.update(from_wire(ev))
             self.following[1].append(st)
         elif name == "fault" and ev["name"] == "power_lost":
             self.seen["power_lost"] += 1
+            self.last_lost = ev.get("detail", {})
         elif name == "fault":              # not a cut's: counted, for the report
+            self.last_lost = None
             other = self.out["other_faults"]
             other[ev["name"]] = other.get(ev["name"], 0) + 1
 
@@ -214,11 +249,12 @@ class Run:
         f, self.following = self.following, None
         if f is None:
             return
-        players, states = f
-        if players is None or players.scenario is None or players.abandoned:
+        players, states, from_start = f
+        if players is None or players.scenario is None or players.abandoned or not states:
             return
-        bad = resumed_mismatches(states, players.scenario)
+        bad = resumed_mismatches(states, players.scenario, from_start)
         self.out["replay_checked"] += 1
+        self.out["replay_after_clear"] += from_start
         self.out["replay_states"] += len(states)
         if bad:
             self.out["replay_mismatches"] += 1
@@ -337,13 +373,14 @@ class Run:
         resumed = boot["ev"] == "hand_resumed" or (boot["ev"] == "state"
                                                    and boot["state"] == "dealer")
         reason = boot.get("detail", {}).get("reason") if got_lost else None
-        hand_cut = resumed or (got_lost and reason != CYCLE_REASON)
+        hand_cut = resumed or (got_lost and reason not in CYCLE_REASONS)
         if boot["ev"] == "fault" and not got_lost:
             problems.append("boot fault %s %s" % (boot["name"], boot.get("detail")))
         if (got_lost or resumed) != (state_at_cut != "idle"):
             problems.append("power_lost %s, resumed %s after a cut in state %s"
                             % (got_lost, resumed, state_at_cut))
-        if state_at_cut in HAND_STATES and not hand_cut:
+        if state_at_cut in HAND_STATES and not hand_cut and not (
+                state_at_cut == "resuming" and reason in CYCLE_REASONS):   # a build's lanes read
             problems.append("a cut in state %s not taken for a hand's (%s)" % (state_at_cut, reason))
         if got_lost and reason not in REASONS:
             problems.append("power_lost with an unnamed reason %r" % (reason,))
@@ -354,9 +391,9 @@ class Run:
                 out["resumed"] += 1
             elif resumed:
                 out["dice_again"] += 1
-            else:
+            elif reason not in RESUMABLE:      # mid_lift: counted when cleared (recover)
                 out["fallbacks"][reason] = out["fallbacks"].get(reason, 0) + 1
-        if self.log and hand_cut:
+        if self.log and (hand_cut or got_lost):
             self.log("cut %d at %d ms (%s): %s" % (n, cut_t, state_at_cut, boot["ev"] if resumed
                                                    or not got_lost else "power_lost " + reason))
         # Nothing moves before a command: watch a quiet second of virtual time.
@@ -490,12 +527,39 @@ class Run:
 
     # -- the technician --------------------------------------------------------
 
+    def _tip(self, lanes=None):
+        self.cutter.tip_lanes(lanes)
+        if not self.cutter.tipped.wait(WAIT_S):
+            raise Failure("the technician never got to the table")
+
     def recover(self, start):
-        """power_lost: tip the lanes, clear (-> idle); then start."""
+        """power_lost: a lift or a build the clear resumes (its lanes kept,
+        those it names emptied alone); else tip the lanes, clear (-> idle);
+        then start."""
+        lost = self.last_lost if self.state == "fault" else None
+        reason = lost.get("reason") if lost else None
+        if reason in RESUMABLE:
+            self._tip(lost.get("lane", []))
+            n = self.out["cycles_resumed"]
+            n[reason] = n.get(reason, 0) + 1
+            self.out["lanes_emptied"] += len(lost.get("lane", []))
+            self.check_next = True
+            self.link.request("clear")
+            if reason == "mid_build":
+                self.wait_event(lambda e: e["ev"] == "state" and e["state"] == "building",
+                                "building")
+                return                     # the build goes on: nothing to start
+            ev = self.wait_event(lambda e: e["ev"] == "fault" or (
+                e["ev"] == "state" and e["state"] == "dealer"), "the lift finished")
+            if ev["ev"] == "state":
+                return                     # the walls up as audited: the dealer's key
+            why = ev.get("detail", {}).get("reason", ev["name"])
+            f = self.out["lift_fallbacks"]
+            f[why] = f.get(why, 0) + 1
+            self.check_next = False
         if self.state == "fault":
-            self.cutter.tip_lanes()
-            if not self.cutter.tipped.wait(WAIT_S):
-                raise Failure("the technician never got to the table")
+            self._tip()
+            self.out["cycles_tipped"] += 1
             self.link.request("clear")
             self.wait_event(lambda e: e["ev"] == "state" and e["state"] == "idle", "idle")
         if start and self.state == "idle":     # else a resumed hand or its cycle goes on
@@ -527,9 +591,11 @@ def powercuts(cuts, seed=1, log=None, share_idle=SHARE_IDLE, share_fault=SHARE_F
                     if log and (n + 1) % 50 == 0:
                         o = run.out
                         log("%d cuts, %d failures, %s; hand cuts %d: %d resumed, %d dice again, "
-                            "fallbacks %s; replay: %d hands, %d states, %d differing"
+                            "fallbacks %s; cycles resumed %s, tipped %d; replay: %d hands, "
+                            "%d states, %d differing"
                             % (n + 1, len(o["failures"]), o["by_state"], o["hand_cuts"],
                                o["resumed"], o["dice_again"], o["fallbacks"],
+                               o["cycles_resumed"], o["cycles_tipped"],
                                o["replay_checked"], o["replay_states"], o["replay_mismatches"]))
             except (Failure, LinkError) as e:
                 run.out["failures"].append({"cut": run.out["cuts"], "problems": [
@@ -579,8 +645,12 @@ def main(argv=None):
               "%(moved_before_command)d moved before a command; "
               "%(new_file_left)d .new left by a cut; %(in_flight)d counts in flight; "
               "hand cuts %(hand_cuts)d: %(resumed)d resumed in play, %(dice_again)d to the "
-              "dealer's key again, fallbacks %(fallbacks)s; %(replay_checked)d resumed hands "
-              "checked against their replay (%(replay_states)d states, %(replay_mismatches)d "
+              "dealer's key again, fallbacks %(fallbacks)s; cycles resumed on clear "
+              "%(cycles_resumed)s (lanes emptied alone %(lanes_emptied)d; lifts that then fell "
+              "back %(lift_fallbacks)s), cycles tipped %(cycles_tipped)d; "
+              "%(replay_checked)d resumed hands "
+              "checked against their replay (%(replay_after_clear)d after a resumed cycle; "
+              "%(replay_states)d states, %(replay_mismatches)d "
               "differing); dealer kept %(dealer_kept)d; "
               "other faults %(other_faults)s; counters %(counters)s; "
               "%(virtual_s)s s virtual in %(wall_s)s s" % out)

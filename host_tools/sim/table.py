@@ -307,6 +307,26 @@ class VirtualTable:
             lane.walls[-1] = Wall(lane.side, self.stacks)
         return out
 
+    def technician_empties_lane(self, side):
+        """One lane's wall (and its chute) tipped into the tray by hand: a
+        wall with a gap after a power cut, which power_lost `mid_build`
+        names; the other lanes keep theirs."""
+        lane = self.lanes[side]
+        self.plate.queue.extend(t for t in lane.wall.tiles if t is not None)
+        if lane.chute is not None:
+            self.plate.queue.append(lane.chute)
+            lane.clear_chute()
+        lane.walls[-1] = Wall(side, self.stacks)
+        self.log_event("technician", side, "lane emptied into the tray")
+
+    def tiles_held(self):
+        """Every tile the table holds, wherever it lies (the tray, the
+        lanes and their chutes, the walls in play, the table top)."""
+        n = len(self.plate.queue) + len(self.pile)
+        for lane in self.lanes:
+            n += sum(1 for t in lane.wall.tiles if t is not None) + (lane.chute is not None)
+        return n + sum(len(w) for w in self.top_walls.values())
+
     def technician_sorts_the_sets(self):
         """After a power cut the hand in play is lost and the parlour puts
         the table in order: every tile, wherever it is (tray, lanes, walls

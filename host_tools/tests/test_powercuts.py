@@ -17,12 +17,15 @@ def test_a_few_cuts_at_random_instants_pass_every_check():
     out = powercuts.powercuts(8, seed=4, share_idle=0.25, share_fault=0.25, share_wall=0.5)
     assert out["ok"], out
     assert out["cuts"] == 8 and out["moved_before_command"] == 0
-    assert out["by_state"].get("idle") and out["by_state"].get("in_hand"), out["by_state"]
+    # A cut build resumes on the clear, so an idle cut asked for after one
+    # falls in the resumed build instead: idle may not come in 8 cuts.
+    assert out["by_state"].get("in_hand") and out["by_state"].get("building"), out["by_state"]
     # Every cut: idle (nothing to say), a hand resumed (or the dealer's key
     # again), or power_lost with its reason.
     back = out["resumed"] + out["dice_again"]
-    assert out["power_lost"] + back == 8 - out["by_state"]["idle"], out
-    assert back >= 1 and out["replay_checked"] == out["resumed"] and not out["replay_mismatches"]
+    assert out["power_lost"] + back == 8 - out["by_state"].get("idle", 0), out
+    assert back >= 1 and not out["replay_mismatches"]
+    assert out["replay_checked"] == out["resumed"] + out["replay_after_clear"], out
     assert out["dealer_kept"] >= 1
     assert out["counters"]["lifts"] == out["seen"]["lifts"] >= 1
     assert out["wall_cuts"] >= 1

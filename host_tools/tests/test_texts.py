@@ -235,3 +235,47 @@ def test_the_chinese_guide_lists_every_fault_and_is_linked():
     for doc in ("README.md", "docs/technician.md"):
         assert "docs/zh/technician.md" in Path(ROOT, doc).read_text() or \
             "zh/technician.md" in Path(ROOT, doc).read_text(), doc
+
+
+def _wake_reasons():
+    """Every reason word power_lost can carry (firmware/controller/wake.py:
+    the words it returns or stops with)."""
+    src = (ROOT / "firmware" / "controller" / "wake.py").read_text(encoding="utf-8")
+    words = set(re.findall(r'return "(\w+)"', src))
+    words |= set(re.findall(r'gave_up\(tc, now, "([\w ]+)"', src))
+    words |= set(re.findall(r'"(restarted during a \w+)"', src))
+    words |= set(re.findall(r'"reason": "(\w+)"', src))
+    return words
+
+
+def test_every_power_lost_reason_has_its_cause_and_a_resumed_one_its_fix_in_both_languages():
+    reasons = _wake_reasons()
+    assert {"mid_lift", "mid_build", "restarted during a cycle", "not_whole"} <= reasons
+    assert "not_up" not in reasons and "resume.not_up" not in en.TEXTS
+    for lang in ("en", "zh"):
+        texts.set_lang(lang)
+        try:
+            for reason in reasons:
+                cause, fix = texts.reason_texts(reason)
+                assert cause, (lang, reason)
+                # The reasons a clear resumes say what to do; the others
+                # are the fault's own fix (a hand lost).
+                assert (fix is not None) == (reason in ("mid_lift", "mid_build")), (lang, reason)
+        finally:
+            texts.set_lang("en")
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_mjctl_shows_a_resumed_cycle_s_reason_and_its_fix(lang):
+    from rich.console import Console
+    from host_tools.cli.common import human_fault
+    texts.set_lang(lang)
+    try:
+        out = io.StringIO()
+        human_fault(Console(file=out, width=200), {"code": 41, "detail": {
+            "reason": "mid_build", "count": [36, 20, 7, 0], "lane": [2]}})
+        cause, fix = texts.reason_texts("mid_build")
+        shown = re.sub(r"\s", "", out.getvalue())
+        assert re.sub(r"\s", "", cause) in shown and re.sub(r"\s", "", fix) in shown, shown
+    finally:
+        texts.set_lang("en")

@@ -75,6 +75,14 @@ def pad(text, width):
     return text + " " * max(0, width - cell_len(text))
 
 
+def reason_texts(reason):
+    """(cause, fix) of a power_lost `reason` (firmware/controller/wake.py)
+    in the chosen language: fix None where the fault's own fix says it
+    (a hand lost), cause None for a reason the tables do not know."""
+    table = LANGS[_lang[0]].TEXTS
+    return table.get("resume.%s" % reason), table.get("resume_fix.%s" % reason)
+
+
 def fault_texts(code):
     """(name, cause, fix) of a fault code in the chosen language; the
     English ones are the firmware's table. The Chinese name keeps the

@@ -43,7 +43,17 @@ TEXTS = {
     "resume.record": "the hand's record is missing, damaged, foreign or of another hand",
     "resume.record_full": "the hand's record was full: a change of it was not kept",
     "resume.put_back": "a tile was put back in this hand",
-    "resume.not_up": "the walls were not all up (the power went while they rose)",
+    # A cut while the walls rose or a set was built: not a loss, the
+    # technician's clear resumes it (power_lost's `reason`, wake.py); its fix.
+    "resume.mid_lift": "the power went while the walls rose: they stopped where they were",
+    "resume_fix.mid_lift": ("check that nothing lies on the rising walls or in the lifters' way "
+                            "(do not tip the lanes), then clear: the lift finishes, the walls "
+                            "are read at the top and, if they are the set the table built, the "
+                            "dealer presses the dice key"),
+    "resume.mid_build": "the power went while the walls were built: the lanes keep what they hold",
+    "resume_fix.mid_build": ("do not tip the lanes: empty only the lanes the detail names "
+                             "(`lane`: a wall with a gap) into the tray, then clear: the build "
+                             "goes on from what the lanes hold and the audit checks the set"),
     "resume.reader": "the RFID reader failed while reading the walls",
     "resume.unknown_tag": "a tag the table does not know lies on the walls",
     "resume.mismatch": "a tile on the walls is not the one the record has there",
