@@ -127,6 +127,18 @@ def _block_at(code):
     return i
 
 
+def text_of(code):
+    """(cause, fix) of `code`, in English, or ("", "") (the telemetry's
+    fault message; the host has both languages, host_tools/texts)."""
+    i = _block_at(code)
+    if i < 0:
+        return "", ""
+    a = _TABLE.find("\n", i) + 1
+    b = _TABLE.find("\n", a)
+    c = _TABLE.find("\n", b + 1)
+    return _TABLE[a:b], _TABLE[b + 1:c if c > 0 else len(_TABLE)]
+
+
 def name_of(code):
     i = _block_at(code)
     if i < 0:

@@ -454,7 +454,10 @@ def _note_act(link, now, op, args, outcome):
     if op == "jog":
         entry = [now, "jog", args.get("actuator"), args.get("n"), args.get("ms"), outcome]
     elif op == "config_set":
-        entry = [now, "config_set", args.get("key"), args.get("value"), outcome]
+        value = args.get("value")
+        if str(args.get("key")).endswith("password"):     # the telemetry's: never logged
+            value = "***"
+        entry = [now, "config_set", args.get("key"), value, outcome]
     else:
         entry = [now, op, outcome]
     _note(link, entry)
@@ -476,6 +479,18 @@ def config_set(link, ctl, now, args):
     key, or "timings.NAME" / "pins.NAME" for one entry of those."""
     _still(ctl, "config_set")
     cfg, key, value = ctl.cfg, args["key"], args["value"]
+    if key.startswith("mqtt."):       # the telemetry's: a secret, not the config file
+        import sys
+        loaded = "firmware.telemetry" in sys.modules
+        from firmware import telemetry
+        try:
+            return telemetry.configure(ctl.hal, key, value)
+        except ValueError as e:
+            raise LinkError("config_invalid", str(e))
+        finally:
+            del telemetry
+            if not loaded:
+                forget("firmware.telemetry")
     with open(cfg.path) as f:
         data = json.load(f)
     head, _, leaf = key.partition(".")

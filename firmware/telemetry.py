@@ -1,0 +1,353 @@
+"""The table's telemetry: what it does, published to the parlour's MQTT
+broker with micropython-lib's umqtt.simple (frozen into the image).
+docs/fleet.md gives the topics, the payloads and what the table does when
+the broker fails.
+
+Only when configured: the secret `mqtt.json` (hal.secret, NVS on a
+production board, with the service key), written by `config_set` of the
+keys `mqtt.*` in a service session. Without it main.py never imports this
+module and the table runs exactly as without telemetry.
+
+The table first, always:
+* publishing is bounded per tick: at most `_PER_TICK` messages written
+  whole in one non-blocking write each, and one read of at most 64 bytes
+  (discarded: the table subscribes to nothing, so nothing the broker sends
+  is parsed, and a malformed or hostile packet changes nothing);
+* a connect is the one step that waits: at most `_TIMEOUT_MS` for the TCP
+  connect and as much for the CONNACK, once per backoff (1 s, doubled per
+  failure up to 64 s); the host must be an IPv4 address (no DNS lookup);
+* memory is bounded: a queue of `_QUEUE` payloads that drops the oldest
+  and counts what it dropped; the state, the build and `online` are sent
+  again at every connect, so a dropped state comes back;
+* any error on the socket closes it and counts it; nothing raises into
+  the control loop (main.py calls `tick` and `event` inside its own
+  guard too).
+
+Only public facts: the state, a fault's code, name, cause and fix and its
+scalar detail (none for the audit's faults, whose details may name tiles),
+a hand's result, the counters, health and build. Nothing of the follower's
+`hand` events, nothing that names a tile or a tag.
+"""
+
+try:
+    from micropython import const  # pyright: ignore[reportAssignmentType]  (CPython defines it below)
+except ImportError:  # CPython (host-side tests)
+    def const(x):
+        return x
+
+import gc
+import json
+
+from firmware import faults
+from firmware.faults import AUDIT_FAULTS as _AUDIT_FAULTS
+from firmware.hal import ticks_diff
+
+_QUEUE = const(12)             # payloads waiting; the oldest dropped beyond
+_PER_TICK = const(2)           # messages written per tick at most
+_BACKOFF_MIN = const(1000)
+_BACKOFF_MAX = const(64000)
+_TIMEOUT_MS = const(100)       # the TCP connect, then the CONNACK, each at most
+_KEEPALIVE_S = const(30)       # told to the broker; a PINGREQ every half of it
+_SILENT_MS = const(75000)      # nothing from the broker this long: the link is dead
+_HEALTH_MS = const(10000)      # counters and health this often
+_SECRET = const(("tile", "tiles", "uid"))
+
+
+class Telemetry:
+    def __init__(self, hal, link, ctl, conf, build, fw, boots):
+        self.hal = hal
+        self.link = link
+        self.ctl = ctl
+        self.conf = conf
+        self.root = "parlour/%s/table/%s/" % (conf["site"], conf["table"])
+        self.build = json.dumps({"fw": fw, "build": build})
+        self.boots = boots
+        self.emit_link = link.emit
+        self.client = None
+        self.q = []                # [leaf, payload, retain]
+        self.dropped = 0           # payloads the full queue pushed out
+        self.errors = 0            # connects failed, sockets lost
+        self.refused = 0           # CONNACKs refusing (bad credentials, not authorised)
+        self.connects = 0
+        self.sent = 0
+        self.state = None          # the last state's payload, sent again at each connect
+        self.next_try = 0
+        self.backoff = _BACKOFF_MIN
+        self.last_rx = 0
+        self.last_ping = 0
+        self.next_health = 0
+        self.rx = bytearray(64)
+
+    # -- what the controller says ---------------------------------------------
+
+    def event(self, name, fields):
+        """The controller's emit: the link's first, then what is published."""
+        self.emit_link(name, fields)
+        try:
+            self._noted(name, fields)
+        except Exception:          # MemoryError, a bug: the event is not published
+            self.dropped += 1
+
+    def _noted(self, name, fields):
+        ctl = self.ctl
+        if name == "state":
+            self._state()
+        elif name == "fault":
+            code = fields["code"]
+            cause, fix = faults.text_of(code)
+            out = {"code": code, "name": fields["name"], "cause": cause, "fix": fix,
+                   "t": fields.get("t")}
+            if code not in _AUDIT_FAULTS:
+                out["detail"] = _public(fields.get("detail"))
+            self.put("fault", json.dumps(out), False)
+            if ctl is not None:
+                self._state()
+        elif name == "cleared":
+            self.put("cleared", json.dumps({"code": fields["code"], "t": fields.get("t")}), False)
+        elif name == "result":
+            w = fields["winner"]
+            self.put("hand", json.dumps({"winner": w, "draw": w is None,
+                                         "dealer": fields["dealer"],
+                                         "wins_in_row": fields["wins_in_row"],
+                                         "streak": fields["streak"], "hands": ctl.hands,
+                                         "t": fields.get("t")}), False)
+
+    def _state(self):
+        ctl = self.ctl
+        from firmware.controller.table import NAMES
+        self.state = json.dumps({"state": NAMES[ctl.state], "fault": ctl.fault or None,
+                                 "t": self.hal.ticks_ms()})
+        self.put("state", self.state, True)
+
+    def put(self, leaf, payload, retain):
+        q = self.q
+        if len(q) >= _QUEUE:
+            q.pop(0)
+            self.dropped += 1
+        q.append((leaf, payload, retain))
+
+    # -- the loop's share ------------------------------------------------------
+
+    def tick(self, now):
+        try:
+            if ticks_diff(now, self.next_health) >= 0:
+                self.next_health = now + _HEALTH_MS
+                self._health(now)
+            if self.client is None:
+                if ticks_diff(now, self.next_try) >= 0:
+                    self._connect(now)
+                return
+            self._io(now)
+        except Exception:          # OSError, a bug: the link is dropped, tried again later
+            self._lost(now)
+
+    def _health(self, now):
+        ctl = self.ctl
+        by_code = []
+        for code in range(len(ctl.fault_counts)):
+            if ctl.fault_counts[code]:
+                by_code.append([code, ctl.fault_counts[code]])
+        self.put("counters", json.dumps({"cycles": ctl.cycles, "hands": ctl.hands,
+                                         "lifts": ctl.lifts, "tiles_fed": list(ctl.tiles_fed),
+                                         "faults": by_code}), True)
+        link = self.link
+        self.put("health", json.dumps({
+            "uptime": now, "heap_free": gc.mem_free(), "boots": self.boots,
+            "link": {"errors": link.errors, "dropped": link.dropped, "overruns": link.overruns},
+            "mqtt": {"dropped": self.dropped, "errors": self.errors, "refused": self.refused,
+                     "connects": self.connects, "sent": self.sent}}), True)
+
+    def _connect(self, now):
+        conf = self.conf
+        self.next_try = now + self.backoff
+        self.backoff = min(self.backoff * 2, _BACKOFF_MAX)
+        if not self.hal.net_up(conf):
+            return
+        from umqtt.simple import MQTTClient, MQTTException  # pyright: ignore[reportMissingImports]
+        c = MQTTClient(self.root[:-1].replace("/", "-"), conf["host"], conf.get("port", 1883),
+                       conf["user"], conf["password"], _KEEPALIVE_S, self.hal.net_tls(conf))
+        c.set_last_will(self.root + "online", b"false", True)
+        try:
+            c.connect(True, _TIMEOUT_MS / 1000)
+        except MQTTException:
+            self.refused += 1
+            _close(c)
+            return
+        except Exception:
+            self.errors += 1
+            _close(c)
+            return
+        c.sock.setblocking(False)
+        self.client = c
+        self.connects += 1
+        self.backoff = _BACKOFF_MIN
+        self.last_rx = self.last_ping = now
+        # What a subscriber must always find, first: online, the build, the state.
+        if self.state is None and self.ctl is not None:
+            self._state()
+            self.q.pop()
+        q = self.q
+        q.insert(0, ("online", b"true", True))
+        q.insert(1, ("build", self.build, True))
+        if self.state is not None:
+            q.insert(2, ("state", self.state, True))
+
+    def _io(self, now):
+        sock = self.client.sock
+        n = sock.readinto(self.rx)
+        if n == 0:                 # the broker closed it
+            raise OSError(0)
+        if n:
+            self.last_rx = now
+        elif ticks_diff(now, self.last_rx) > _SILENT_MS:
+            raise OSError(1)
+        if ticks_diff(now, self.last_ping) >= _KEEPALIVE_S * 500:
+            if sock.write(b"\xc0\0") == 2:
+                self.last_ping = now
+        q = self.q
+        for _ in range(_PER_TICK):
+            if not q:
+                return
+            leaf, payload, retain = q[0]
+            pkt = _packet(self.root + leaf, payload, retain)
+            n = sock.write(pkt)
+            if not n:              # the socket's buffer is full: the broker is slow
+                return
+            if n != len(pkt):      # half a packet on the wire: this stream is lost
+                raise OSError(2)
+            q.pop(0)
+            self.sent += 1
+
+    def _lost(self, now):
+        self.errors += 1
+        if self.client is not None:
+            _close(self.client)
+            self.client = None
+        self.next_try = now + self.backoff
+        self.backoff = min(self.backoff * 2, _BACKOFF_MAX)
+
+
+def _close(c):
+    try:
+        if c.sock is not None:
+            c.sock.close()
+    except Exception:
+        pass
+
+
+def _packet(topic, payload, retain):
+    """A PUBLISH, QoS 0, whole in one buffer: one write puts it on the
+    socket or nothing of it (umqtt's publish writes it in four)."""
+    if isinstance(payload, str):
+        payload = payload.encode()
+    t = topic.encode()
+    size = 2 + len(t) + len(payload)
+    head = bytearray(5)
+    head[0] = 0x30 | (1 if retain else 0)
+    i = 1
+    while size > 0x7F:
+        head[i] = (size & 0x7F) | 0x80
+        size >>= 7
+        i += 1
+    head[i] = size
+    return bytes(head[:i + 1]) + bytes((len(t) >> 8, len(t) & 0xFF)) + t + payload
+
+
+def _public(detail):
+    """A fault's detail, its scalar members only, none that names a tile."""
+    out = {}
+    if type(detail) is dict:
+        for k in detail:
+            v = detail[k]
+            if k not in _SECRET and (v is None or type(v) in (int, str, bool)):
+                out[k] = v
+    return out
+
+
+def start(hal, link, ctl, build, fw):
+    """The telemetry when the table holds a valid `mqtt.json`, else None.
+    Counts the boots in the store (`mqtt.boots`)."""
+    try:
+        with hal.secret("mqtt.json") as f:
+            conf = json.load(f)
+        for k in ("host", "site", "table", "user", "password"):
+            if type(conf.get(k)) is not str or not conf[k]:
+                return None
+    except (OSError, ValueError):
+        return None
+    boots = 0
+    path = hal.store + "mqtt.boots"
+    try:
+        with open(path) as f:
+            boots = int(f.read())
+    except (OSError, ValueError):
+        pass
+    boots += 1
+    try:
+        with open(path, "w") as f:
+            f.write(str(boots))
+    except OSError:
+        pass
+    t = Telemetry(hal, link, ctl, conf, build, fw, boots)
+    ctl.emit = t.event         # the follower keeps the link's: its hand events are not published
+    return t
+
+
+# What `config_set mqtt.KEY VALUE` may set, with its check (docs/fleet.md).
+_KEYS = const(("host", "port", "site", "table", "user", "password", "wifi_ssid",
+               "wifi_password", "tls", "clear"))
+
+
+def configure(hal, key, value):
+    """config_set of `mqtt.LEAF`: checked, written into the secret
+    `mqtt.json` whole (hal.set_secret: atomic). `mqtt.clear true` empties
+    it: the telemetry is off from the next start. ValueError if refused."""
+    leaf = key[5:]
+    if leaf not in _KEYS:
+        raise ValueError("the telemetry has no %r (one of %s)" % (key, ", ".join(_KEYS)))
+    if leaf == "port":
+        if type(value) is not int or not 0 < value < 65536:
+            raise ValueError("mqtt.port is a port number, 1 to 65535")
+    elif leaf in ("tls", "clear"):
+        if type(value) is not bool:
+            raise ValueError("%s is true or false" % key)
+    elif type(value) is not str or len(value) > 64:
+        raise ValueError("%s is a text of at most 64 characters" % key)
+    elif leaf == "host" and not _ipv4(value):
+        raise ValueError("mqtt.host is the broker's IPv4 address (no name: a lookup would stall the table)")
+    elif leaf in ("site", "table") and not _name(value):
+        raise ValueError("%s is 1 to 32 of a-z A-Z 0-9 _ -" % key)
+    conf = {}
+    try:
+        with hal.secret("mqtt.json") as f:
+            conf = json.load(f)
+    except (OSError, ValueError):
+        pass
+    if leaf == "clear":
+        if value:
+            conf = {}
+    else:
+        conf[leaf] = value
+    hal.set_secret("mqtt.json", (json.dumps(conf),))
+    if leaf.endswith("password"):
+        value = "***"
+    return {"ok": True, "key": key, "value": value, "restart": True}
+
+
+def _ipv4(s):
+    parts = s.split(".")
+    if len(parts) != 4:
+        return False
+    for p in parts:
+        if not p.isdigit() or len(p) > 3 or int(p) > 255:
+            return False
+    return True
+
+
+def _name(s):
+    if not 0 < len(s) <= 32:
+        return False
+    for ch in s:
+        if not (ch.isalpha() or ch.isdigit() or ch in "_-") or ord(ch) > 127:
+            return False
+    return True

@@ -1,0 +1,244 @@
+"""The table's telemetry against a real broker (docs/fleet.md): the twin
+publishes to Mosquitto on 127.0.0.1 (host_tools/fleet/broker.py, started
+here), and a subscriber reads what a parlour's dashboard would. The table
+plays on whatever the broker does: killed and started again, a wrong
+password, topics the ACL refuses. Every message of a whole hand is
+decoded and searched for a hidden tile's code or a tag's UID."""
+
+import json
+import re
+import time
+
+import pytest
+
+from host_tools.cli.ops import run_cycle, run_hand
+from host_tools.fleet.broker import Broker, table_user
+from host_tools.fleet.listen import Listener
+from host_tools.link.client import LinkClient
+from host_tools.sim.hand_players import HandPlayers
+from host_tools.sim.launcher import SimTable
+from hw_tests.harness import HEAP_BUDGET
+
+pytestmark = pytest.mark.needs_sim
+
+SITE = "hall"
+TILE_CODE = re.compile(r"\b([1-9][mpsz]|[1-8]f)\b")
+UID = re.compile(r"4d4a[0-9a-f]{4}", re.I)
+ROOT = "parlour/%s/table/" % SITE
+
+
+@pytest.fixture
+def broker():
+    """Mosquitto with three tables' users (t1, t2, t3) and the dashboard."""
+    with Broker(tables=[(SITE, "t1", "pw-one"), (SITE, "t2", "pw-two"),
+                        (SITE, "t3", "pw-three")]) as b:
+        yield b
+
+
+class Table:
+    """The twin with its telemetry configured (the secret mqtt.json in its
+    store, as config_set mqtt.* writes it), and its link."""
+
+    def __init__(self, broker, table="t1", password=None, seed=1, faults=(), players=False,
+                 user=None, heap=None):
+        self.sim = SimTable(seed=seed, faults=faults, heap=heap)
+        conf = {"host": "127.0.0.1", "port": broker.port, "site": SITE, "table": table,
+                "user": user or table_user(SITE, table),
+                "password": password or {"t1": "pw-one", "t2": "pw-two",
+                                         "t3": "pw-three"}[table]}
+        with open(self.sim.store + "/mqtt.json", "w") as f:
+            json.dump(conf, f)
+        self.players = HandPlayers(self.sim.table, seed=seed) if players else None
+        self.sim.start()
+        self.link = LinkClient(self.sim.link_path)
+
+    def close(self):
+        self.link.close()
+        self.sim.stop()
+
+    def wait_virtual(self, ms, timeout=60):
+        """Until the table's clock has moved `ms` on (virtual time)."""
+        t0 = self.link.request("status")["uptime"]
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            st = self.link.request("status")
+            if st["uptime"] - t0 >= ms:
+                return st
+        raise AssertionError("the table's clock did not move %d ms in %d s" % (ms, timeout))
+
+
+@pytest.fixture
+def tables(broker):
+    made = []
+
+    def make(**kwargs):
+        t = Table(broker, **kwargs)
+        made.append(t)
+        return t
+    yield make
+    for t in made:
+        t.close()
+
+
+def _at(msg, table, leaf):
+    return msg.topic == ROOT + table + "/" + leaf
+
+
+def test_the_table_publishes_online_build_state_counters_and_health(broker, tables):
+    with Listener(broker.port, broker.dashboard) as ln:
+        t = tables(heap=HEAP_BUDGET)
+        online = ln.wait(lambda m: _at(m, "t1", "online"), what="online")
+        assert online.payload == b"true"
+        build = ln.wait(lambda m: _at(m, "t1", "build"), what="build")
+        assert build.data["fw"] == "0.1.0"
+        assert build.data["build"].startswith("image-")
+        state = ln.wait(lambda m: _at(m, "t1", "state"), what="state")
+        assert state.data["state"] in ("boot", "idle")
+        t.link.request("start")
+        ln.wait(lambda m: _at(m, "t1", "state") and m.data["state"] == "building",
+                what="the state building")
+        counters = ln.wait(lambda m: _at(m, "t1", "counters"), what="counters")
+        assert set(counters.data) == {"cycles", "hands", "lifts", "tiles_fed", "faults"}
+        health = ln.wait(lambda m: _at(m, "t1", "health"), what="health")
+        assert health.data["boots"] == 1
+        assert 0 < health.data["heap_free"] < HEAP_BUDGET
+        assert health.data["mqtt"]["connects"] == 1
+        assert set(health.data["link"]) == {"errors", "dropped", "overruns"}
+
+
+def test_a_fault_is_published_with_its_code_cause_and_fix_and_the_state_says_it(broker, tables):
+    with Listener(broker.port, broker.dashboard) as ln:
+        t = tables(faults=["lane_jam:2"])
+        t.link.request("start")
+        f = ln.wait(lambda m: _at(m, "t1", "fault"), what="the fault")
+        assert f.data["code"] == 10 and f.data["name"] == "lane_jam"
+        assert f.data["cause"].startswith("A lane stopped counting tiles")
+        assert f.data["fix"].startswith("Open the lane cover")
+        assert f.data["detail"]["lane"] == 2
+        st = ln.wait(lambda m: _at(m, "t1", "state") and m.data["state"] == "fault",
+                     what="the state fault")
+        assert st.data["fault"] == 10 and st.retain
+
+
+def test_a_late_subscriber_finds_the_retained_state_online_and_build(broker, tables):
+    with Listener(broker.port, broker.dashboard) as ln:
+        t = tables()
+        t.link.request("start")
+        ln.wait(lambda m: _at(m, "t1", "state") and m.data["state"] == "building",
+                what="the state building")
+    with Listener(broker.port, broker.dashboard) as late:
+        got = {}
+        for leaf in ("online", "build", "state"):
+            m = late.wait(lambda m: _at(m, "t1", leaf), what=leaf, timeout=10)
+            assert m.retain, m
+            got[leaf] = m
+        assert got["online"].payload == b"true"
+        assert got["state"].data["state"] != "boot"
+
+
+def test_the_last_will_marks_a_killed_table_offline_and_it_comes_back(broker, tables):
+    with Listener(broker.port, broker.dashboard) as ln:
+        t = tables()
+        ln.wait(lambda m: _at(m, "t1", "online") and m.payload == b"true", what="online")
+        t.sim.power_cut_now()      # the firmware's process killed: its socket closes
+        off = ln.wait(lambda m: _at(m, "t1", "online") and m.payload == b"false",
+                      what="the last-will")
+        assert off.topic == ROOT + "t1/online"
+        ln.wait(lambda m: _at(m, "t1", "online") and m.payload == b"true", what="online again")
+        h = ln.wait(lambda m: _at(m, "t1", "health"), what="health")
+        assert h.data["boots"] == 2
+
+
+def test_the_table_plays_on_while_the_broker_is_down_and_reconnects(broker, tables):
+    t = tables()
+    with Listener(broker.port, broker.dashboard) as ln:
+        ln.wait(lambda m: _at(m, "t1", "health"), what="health")
+    broker.kill()
+    # A whole cycle with no broker: the walls go up, the dice are shown.
+    out = run_cycle(t.sim, t.link)
+    assert out["ok"], out
+    # Long enough that health and counters fill the queue and push some out.
+    t.wait_virtual(90000)
+    broker.start()
+    with Listener(broker.port, broker.dashboard) as ln:
+        h = ln.wait(lambda m: _at(m, "t1", "health") and m.data["mqtt"]["connects"] >= 2,
+                    what="health after the reconnect", timeout=60)
+        mq = h.data["mqtt"]
+        assert mq["errors"] >= 1 and mq["dropped"] > 0, mq
+        st = t.link.request("status")
+        assert st["fault"] is None and st["state"] not in ("boot",)
+    assert "Traceback" not in t.sim.firmware_log()
+
+
+def test_a_wrong_password_is_refused_and_the_table_plays_on(broker, tables):
+    with Listener(broker.port, broker.dashboard) as ln:
+        t = tables(password="wrong")
+        out = run_cycle(t.sim, t.link)
+        assert out["ok"], out
+        t.wait_virtual(40000)
+        assert not [m for m in ln.seen if m.topic.startswith(ROOT + "t1/")], ln.seen
+    log = broker.log()
+    refusals = log.count("not authorised")
+    # Backed off: 1, 2, 4, 8, 16 s... about six tries in the minute or so
+    # the table ran, never one per tick.
+    assert 1 <= refusals <= 12, log[-2000:]
+    assert "Traceback" not in t.sim.firmware_log()
+
+
+def test_the_acl_keeps_a_table_to_its_own_topics(broker, tables):
+    """Table t1's user configured as table t2: everything it publishes
+    (and its last-will) names t2's topics, which t1's user may not write;
+    and the dashboard's user may read, never write."""
+    with Listener(broker.port, broker.dashboard) as ln:
+        t = tables(table="t2", user=table_user(SITE, "t1"), password="pw-one")
+        t.link.request("start")
+        t.wait_virtual(30000)
+        assert not [m for m in ln.seen if m.topic.startswith(ROOT + "t2/")], ln.seen
+        # The dashboard cannot write either. With QoS 1 the broker answers
+        # once it has routed the message: had it been let through, this
+        # subscriber (parlour/#) would have had it before the answer.
+        info = ln.c.publish(ROOT + "t3/state", b'{"state": "idle"}', qos=1, retain=True)
+        info.wait_for_publish(10)
+        assert info.is_published()
+        assert not [m for m in ln.seen if m.topic.startswith(ROOT + "t3/")], ln.seen
+
+
+def _walk(obj, path, found):
+    if isinstance(obj, dict):
+        for k, v in obj.items():
+            if k in ("tile", "tiles", "uid", "wall", "walls", "hand"):
+                found.append((path + "." + k, v))
+            _walk(v, path + "." + k, found)
+    elif isinstance(obj, list):
+        for i, v in enumerate(obj):
+            _walk(v, "%s[%d]" % (path, i), found)
+    elif isinstance(obj, str):
+        if TILE_CODE.search(obj) or UID.search(obj):
+            found.append((path, obj))
+
+
+def test_no_message_of_a_whole_hand_names_a_tile_or_a_tag(broker, tables):
+    """Every message from the boot to a hand's result, decoded: JSON, and
+    no secret key, tile code or tag UID at any depth. The hand's result
+    is published with its winner or draw, dealer and streak."""
+    with Listener(broker.port, broker.dashboard) as ln:
+        t = tables(seed=0, players=True, heap=HEAP_BUDGET)     # a hand fits with telemetry on
+        out = run_hand(t.sim, t.link, t.players)
+        assert out["ok"], {k: out[k] for k in out if k not in ("scenario", "observed")}
+        hand = ln.wait(lambda m: _at(m, "t1", "hand"), what="the hand's result")
+        res = out["result"]
+        assert hand.data["winner"] == res["winner"] and hand.data["draw"] == res["draw"]
+        assert hand.data["dealer"] == res["dealer"] and hand.data["streak"] == res["streak"]
+        assert hand.data["hands"] == 1
+        t.wait_virtual(11000)      # the counters and health after the hand, too
+        ln.wait(lambda m: _at(m, "t1", "counters") and m.data["hands"] == 1,
+                what="the counters after the hand")
+    assert len(ln.seen) > 10
+    found = []
+    for m in ln.seen:
+        if m.leaf == "online":
+            assert m.payload in (b"true", b"false")
+            continue
+        assert m.data is not None, m
+        _walk(m.data, m.topic, found)
+    assert not found, found
