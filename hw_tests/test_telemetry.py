@@ -14,7 +14,7 @@ import pytest
 from host_tools.cli.ops import run_cycle, run_hand
 from host_tools.fleet.broker import Broker, table_user
 from host_tools.fleet.listen import Listener
-from host_tools.link.client import LinkClient
+from host_tools.link.client import LinkClient, LinkError
 from host_tools.sim.hand_players import HandPlayers
 from host_tools.sim.launcher import SimTable
 from hw_tests.harness import HEAP_BUDGET
@@ -117,7 +117,7 @@ def test_a_fault_is_published_with_its_code_cause_and_fix_and_the_state_says_it(
         assert f.data["detail"]["lane"] == 2
         st = ln.wait(lambda m: _at(m, "t1", "state") and m.data["state"] == "fault",
                      what="the state fault")
-        assert st.data["fault"] == 10 and st.retain
+        assert st.data["fault"] == 10    # retained: the late subscriber's test
 
 
 def test_a_late_subscriber_finds_the_retained_state_online_and_build(broker, tables):
@@ -242,3 +242,38 @@ def test_no_message_of_a_whole_hand_names_a_tile_or_a_tag(broker, tables):
         assert m.data is not None, m
         _walk(m.data, m.topic, found)
     assert not found, found
+
+
+def test_the_technician_sets_the_telemetry_in_service_and_it_starts_at_the_next_boot(broker):
+    """config_set mqtt.* in a service session writes the secret mqtt.json
+    (never the config file); the password is neither answered nor logged;
+    after a restart the table publishes."""
+    sim = SimTable(seed=2)
+    sim.start()
+    try:
+        with LinkClient(sim.link_path) as link, Listener(broker.port, broker.dashboard) as ln:
+            session = link.open_service(sim.key)
+            for key, value in (("mqtt.host", "127.0.0.1"), ("mqtt.port", broker.port),
+                               ("mqtt.site", SITE), ("mqtt.table", "t3"),
+                               ("mqtt.user", table_user(SITE, "t3")), ("mqtt.password", "pw-three")):
+                out = link.request("config_set", session=session, key=key, value=value)
+                assert out["restart"] and out["value"] == ("***" if key == "mqtt.password" else value)
+            with pytest.raises(LinkError) as e:
+                link.request("config_set", session=session, key="mqtt.host", value="broker.lan")
+            assert e.value.code == "config_invalid"
+            link.close_service(session)
+            first = link.request("service_log")
+            log = [e for start in range(0, first["total"], 4)
+                   for e in link.request("service_log", start=start)["entries"]]
+            said = [e for e in log if e[1] == "config_set" and e[2] == "mqtt.password"]
+            assert said and said[0][3] == "***", log
+            assert "pw-three" not in json.dumps(log)
+            with open(sim.store + "/mqtt.json") as f:
+                assert json.load(f)["table"] == "t3"
+            with open(sim.store + "/config.json") as f:
+                assert "mqtt" not in f.read()
+            assert not ln.seen                     # nothing until the next boot
+            sim.power_cut_now()
+            ln.wait(lambda m: _at(m, "t3", "online") and m.payload == b"true", what="online")
+    finally:
+        sim.stop()
