@@ -193,7 +193,10 @@ class Telemetry:
             q.insert(2, ("state", self.state, True))
 
     def _io(self, now):
-        sock = self.client.sock
+        c = self.client
+        if c is None:
+            return
+        sock = c.sock
         n = sock.readinto(self.rx)
         if n == 0:                 # the broker closed it
             raise OSError(0)
