@@ -481,8 +481,8 @@ def config_set(link, ctl, now, args):
     cfg, key, value = ctl.cfg, args["key"], args["value"]
     if key.startswith("mqtt."):       # the telemetry's: a secret, not the config file
         import sys
-        loaded = "firmware.telemetry" in sys.modules
-        from firmware import telemetry
+        loaded = "firmware.link.telemetry" in sys.modules
+        from firmware.link import telemetry
         try:
             return telemetry.configure(ctl.hal, key, value)
         except ValueError as e:
@@ -490,7 +490,7 @@ def config_set(link, ctl, now, args):
         finally:
             del telemetry
             if not loaded:
-                forget("firmware.telemetry")
+                forget("firmware.link.telemetry")
     with open(cfg.path) as f:
         data = json.load(f)
     head, _, leaf = key.partition(".")

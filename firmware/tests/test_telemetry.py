@@ -1,4 +1,4 @@
-"""The telemetry's parts without a broker (firmware/telemetry.py): the
+"""The telemetry's parts without a broker (firmware/link/telemetry.py): the
 PUBLISH packets it writes, its config's checks, the public filter on a
 fault's detail, the bounded queue, and what it does with a slow, closing
 or babbling broker. Runs under CPython and MicroPython; the twin against
@@ -7,7 +7,7 @@ a real broker is hw_tests/test_telemetry.py."""
 import io
 import json
 
-from firmware import telemetry
+from firmware.link import telemetry
 
 
 class Hal:
