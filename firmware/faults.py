@@ -127,22 +127,18 @@ def _block_at(code):
     return i
 
 
-def text_of(code):
-    """(cause, fix) of `code`, in English, or ("", "") (the telemetry's
-    fault message; the host has both languages, host_tools/texts)."""
+def name_of(code, part=0):
+    """The fault's name; with `part` 1 its cause, 2 its fix, in English
+    (the telemetry's fault message; the host has both languages,
+    host_tools/texts). One function, not three: each global of this
+    resident module costs the heap."""
     i = _block_at(code)
     if i < 0:
-        return "", ""
-    a = _TABLE.find("\n", i) + 1
-    b = _TABLE.find("\n", a)
-    c = _TABLE.find("\n", b + 1)
-    return _TABLE[a:b], _TABLE[b + 1:c if c > 0 else len(_TABLE)]
-
-
-def name_of(code):
-    i = _block_at(code)
-    if i < 0:
-        return "unknown"
+        return "unknown" if part == 0 else ""
     start = _TABLE.find(" ", i) + 1
-    return _TABLE[start:_TABLE.find("\n", start)]
+    while part:
+        start = _TABLE.find("\n", start) + 1
+        part -= 1
+    end = _TABLE.find("\n", start)
+    return _TABLE[start:end if end > 0 else len(_TABLE)]
 

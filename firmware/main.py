@@ -117,17 +117,6 @@ def run(hal, config, tags, root="", required=False, table="esp32"):
     cfg.timings = None             # the drivers and the controller hold theirs now
     gc.collect()
     link.attach(ctl)
-    # The telemetry (firmware/link/telemetry.py) only when the table holds its
-    # config: without it the module is never imported. A telemetry that
-    # cannot start leaves the table playing without it.
-    tel = None
-    try:
-        hal.secret("mqtt.json").close()
-        from firmware.link import telemetry
-        tel = telemetry.start(hal, link, ctl, build, _FW_VERSION)
-    except Exception:
-        pass
-    gc.collect()
     gc.threshold(_GC_EVERY)
     hal.sleep_until(hal.ticks_ms())          # learn the time (sim: first TICK)
     hal.wdt_start(_WATCHDOG_MS)
@@ -142,8 +131,6 @@ def run(hal, config, tags, root="", required=False, table="esp32"):
             # inside it (TableController.write): the tick's reads and
             # outputs are done, a write only shortens the sleep.
             ctl.write()
-            if tel is not None:            # bounded per tick (firmware/link/telemetry.py)
-                tel.tick(now)
         except Exception as e:             # a bug: stop every motor, say so, go on
             ctl.crashed(now, e)
         hal.wdt_feed()

@@ -177,33 +177,6 @@ class Esp32Hal(HalCommon):
         if self._wdt is not None:
             self._wdt.feed()
 
-    def net_up(self, conf):
-        """Wi-Fi for the telemetry (docs/fleet.md): started once with the
-        SSID and password of `conf` (mqtt.json), never waited for (the
-        ESP-IDF reconnects it); True once connected."""
-        wlan = network.WLAN(network.STA_IF)
-        if not wlan.active():
-            wlan.active(True)
-            wlan.connect(conf.get("wifi_ssid", ""), conf.get("wifi_password", ""))
-        return wlan.isconnected()
-
-    def net_tls(self, conf):
-        """With `"tls": true` in mqtt.json: an SSLContext that checks the
-        broker's certificate against the CA in the secret `mqtt.ca` (DER);
-        else None (plain MQTT)."""
-        if not conf.get("tls"):
-            return None
-        import ssl
-        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
-        ctx.verify_mode = ssl.CERT_REQUIRED
-        f = self.secret("mqtt.ca")
-        # (MicroPython's io.BytesIO reads and closes; the stubs' lacks both.)
-        try:
-            ctx.load_verify_locations(cadata=f.read())  # pyright: ignore[reportAttributeAccessIssue]
-        finally:
-            f.close()  # pyright: ignore[reportAttributeAccessIssue]
-        return ctx
-
     def all_off(self):
         for pin in self._outs:
             p = self._pins[pin]

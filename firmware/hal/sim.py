@@ -193,14 +193,6 @@ class SimHal(HalCommon):
         if self._wdt[_H] or self._wdt[_H + 1]:
             self._send(self._wdt, _B_WDT, 2)
 
-    def net_up(self, conf):
-        """The telemetry's network: the host's own (a socket to 127.0.0.1)."""
-        return True
-
-    def net_tls(self, conf):
-        """No TLS in the twin (the unix port is built without ssl)."""
-        return None
-
     def all_off(self):
         use = self._use
         for pin in range(_MAX_PIN):

@@ -63,6 +63,7 @@ class Telemetry:
         self.build = json.dumps({"fw": fw, "build": build})
         self.boots = boots
         self.emit_link = link.emit
+        self.ctl_write = ctl.write
         self.client = None
         self.q = []                # [leaf, payload, retain]
         self.dropped = 0           # payloads the full queue pushed out
@@ -94,14 +95,12 @@ class Telemetry:
             self._state()
         elif name == "fault":
             code = fields["code"]
-            cause, fix = faults.text_of(code)
-            out = {"code": code, "name": fields["name"], "cause": cause, "fix": fix,
+            out = {"code": code, "name": fields["name"], "cause": faults.name_of(code, 1),
+                   "fix": faults.name_of(code, 2),
                    "t": fields.get("t")}
             if code not in _AUDIT_FAULTS:
                 out["detail"] = _public(fields.get("detail"))
-            self.put("fault", json.dumps(out), False)
-            if ctl is not None:
-                self._state()
+            self.put("fault", json.dumps(out), False)     # the state "fault" came before it
         elif name == "cleared":
             self.put("cleared", json.dumps({"code": fields["code"], "t": fields.get("t")}), False)
         elif name == "result":
@@ -112,12 +111,13 @@ class Telemetry:
                                          "streak": fields["streak"], "hands": ctl.hands,
                                          "t": fields.get("t")}), False)
 
-    def _state(self):
+    def _state(self, send=True):
         ctl = self.ctl
         from firmware.controller.table import NAMES
         self.state = json.dumps({"state": NAMES[ctl.state], "fault": ctl.fault or None,
                                  "t": self.hal.ticks_ms()})
-        self.put("state", self.state, True)
+        if send:
+            self.put("state", self.state, True)
 
     def put(self, leaf, payload, retain):
         q = self.q
@@ -127,6 +127,12 @@ class Telemetry:
         q.append((leaf, payload, retain))
 
     # -- the loop's share ------------------------------------------------------
+
+    def write(self, more=0):
+        """The controller's write, then the telemetry's tick: once per
+        control tick, after the step (main.py's loop)."""
+        self.ctl_write(more)
+        self.tick(self.hal.ticks_ms())
 
     def tick(self, now):
         try:
@@ -161,11 +167,16 @@ class Telemetry:
         conf = self.conf
         self.next_try = now + self.backoff
         self.backoff = min(self.backoff * 2, _BACKOFF_MAX)
-        if not self.hal.net_up(conf):
+        try:
+            from firmware.hal import wifi      # the board's (hal/wifi.py)
+        except ImportError:                    # the twin: the host's network, no TLS
+            wifi = None
+        if wifi is not None and not wifi.up(conf):
             return
         from umqtt.simple import MQTTClient, MQTTException  # pyright: ignore[reportMissingImports]
         c = MQTTClient(self.root[:-1].replace("/", "-"), conf["host"], conf.get("port", 1883),
-                       conf["user"], conf["password"], _KEEPALIVE_S, self.hal.net_tls(conf))
+                       conf["user"], conf["password"], _KEEPALIVE_S,
+                       wifi.tls(self.hal, conf) if wifi is not None else None)
         c.set_last_will(self.root + "online", b"false", True)
         try:
             c.connect(True, _TIMEOUT_MS / 1000)
@@ -183,14 +194,12 @@ class Telemetry:
         self.backoff = _BACKOFF_MIN
         self.last_rx = self.last_ping = now
         # What a subscriber must always find, first: online, the build, the state.
-        if self.state is None and self.ctl is not None:
-            self._state()
-            self.q.pop()
+        if self.state is None:
+            self._state(False)
         q = self.q
         q.insert(0, ("online", b"true", True))
         q.insert(1, ("build", self.build, True))
-        if self.state is not None:
-            q.insert(2, ("state", self.state, True))
+        q.insert(2, ("state", self.state, True))
 
     def _io(self, now):
         c = self.client
@@ -292,7 +301,11 @@ def start(hal, link, ctl, build, fw):
     except OSError:
         pass
     t = Telemetry(hal, link, ctl, conf, build, fw, boots)
+    # Hooked where the controller already calls out, so that the loop
+    # (main.py) is the same with the telemetry off: its events, and the
+    # write the loop calls once per tick, after the step.
     ctl.emit = t.event         # the follower keeps the link's: its hand events are not published
+    ctl.write = t.write
     return t
 
 
