@@ -277,3 +277,92 @@ def test_the_technician_sets_the_telemetry_in_service_and_it_starts_at_the_next_
             ln.wait(lambda m: _at(m, "t3", "online") and m.payload == b"true", what="online")
     finally:
         sim.stop()
+
+
+class Hostile:
+    """A "broker" on 127.0.0.1 that misbehaves: `silent` accepts and never
+    answers; `garbage` answers the CONNECT with a CONNACK, then floods the
+    table with random bytes. Counts the connections and what it got."""
+
+    def __init__(self, mode):
+        import os
+        import socket
+        import threading
+        self.mode = mode
+        self.connects = 0
+        self.received = 0
+        self.srv = socket.socket()
+        self.srv.bind(("127.0.0.1", 0))
+        self.srv.listen(8)
+        self.port = self.srv.getsockname()[1]
+        self.conns = []
+        self._noise = os.urandom(4096)
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def _serve(self):
+        import threading
+        while True:
+            try:
+                c, _ = self.srv.accept()
+            except OSError:
+                return
+            self.connects += 1
+            self.conns.append(c)
+            threading.Thread(target=self._talk, args=(c,), daemon=True).start()
+
+    def _talk(self, c):
+        try:
+            self.received += len(c.recv(1024))
+            if self.mode == "garbage":
+                c.sendall(b"\x20\x02\x00\x00")
+                c.settimeout(0.01)
+                for _ in range(64):
+                    c.sendall(self._noise)
+                    try:
+                        self.received += len(c.recv(65536))
+                    except OSError:
+                        pass
+            while True:            # keep reading what the table sends
+                c.settimeout(None)
+                data = c.recv(65536)
+                if not data:
+                    return
+                self.received += len(data)
+        except OSError:
+            return
+
+    def close(self):
+        self.srv.close()
+        for c in self.conns:
+            c.close()
+
+
+@pytest.mark.parametrize("mode", ["silent", "garbage"])
+def test_a_hostile_broker_never_stops_the_table(mode):
+    """A broker that never answers: the table plays a whole cycle, trying
+    again with backoff (a handful of connects, never one per tick). One
+    that floods the table with garbage after its CONNACK: the table reads
+    and drops it, plays on, and keeps publishing on that connection."""
+    bad = Hostile(mode)
+    sim = SimTable(seed=1)
+    with open(sim.store + "/mqtt.json", "w") as f:
+        json.dump({"host": "127.0.0.1", "port": bad.port, "site": SITE, "table": "t1",
+                   "user": table_user(SITE, "t1"), "password": "pw-one"}, f)
+    sim.start()
+    try:
+        with LinkClient(sim.link_path) as link:
+            out = run_cycle(sim, link)
+            assert out["ok"], out
+            up = link.request("status")["uptime"]
+            assert link.request("status")["fault"] is None
+        if mode == "silent":
+            # backoff 1, 2, 4 ... 64 s over the cycle's virtual time
+            assert 2 <= bad.connects <= 10, (bad.connects, up)
+        else:
+            assert bad.connects == 1, bad.connects
+            assert bad.received > 200          # the CONNECT and publishes after it
+        assert "Traceback" not in sim.firmware_log()
+    finally:
+        sim.stop()
+        bad.close()
