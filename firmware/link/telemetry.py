@@ -9,8 +9,9 @@ keys `mqtt.*` in a service session. Without it main.py never imports this
 module and the table runs exactly as without telemetry.
 
 The table first, always:
-* publishing is bounded per tick: at most `_PER_TICK` messages written
-  whole in one non-blocking write each, and one read of at most 64 bytes
+* publishing is bounded per tick: at most `_PER_TICK` messages, each
+  written by two non-blocking writes (its header, its payload as queued)
+  or not at all, and one read of at most 64 bytes
   (discarded: the table subscribes to nothing, so nothing the broker sends
   is parsed, and a malformed or hostile packet changes nothing);
 * a connect is the one step that waits: at most `_TIMEOUT_MS` for the TCP
@@ -51,6 +52,9 @@ _KEEPALIVE_S = const(30)       # told to the broker; a PINGREQ every half of it
 _SILENT_MS = const(75000)      # nothing from the broker this long: the link is dead
 _HEALTH_MS = const(10000)      # counters and health this often
 _SECRET = const(("tile", "tiles", "uid"))
+_HEALTH = const('{"uptime": %d, "heap_free": %d, "boots": %d, "link": {"errors": %d, '
+                '"dropped": %d, "overruns": %d}, "mqtt": {"dropped": %d, "errors": %d, '
+                '"refused": %d, "connects": %d, "sent": %d}}')
 
 
 class Telemetry:
@@ -60,7 +64,7 @@ class Telemetry:
         self.ctl = ctl
         self.conf = conf
         self.root = "parlour/%s/table/%s/" % (conf["site"], conf["table"])
-        self.build = json.dumps({"fw": fw, "build": build})
+        self.build = json.dumps({"fw": fw, "build": build}).encode()
         self.boots = boots
         self.emit_link = link.emit
         self.ctl_write = ctl.write
@@ -115,11 +119,15 @@ class Telemetry:
         ctl = self.ctl
         from firmware.controller.table import NAMES
         self.state = json.dumps({"state": NAMES[ctl.state], "fault": ctl.fault or None,
-                                 "t": self.hal.ticks_ms()})
+                                 "t": self.hal.ticks_ms()}).encode()
         if send:
             self.put("state", self.state, True)
 
     def put(self, leaf, payload, retain):
+        """Queued as bytes: a str's length counts characters, the header
+        needs bytes."""
+        if type(payload) is str:
+            payload = payload.encode()
         q = self.q
         if len(q) >= _QUEUE:
             q.pop(0)
@@ -136,7 +144,9 @@ class Telemetry:
 
     def tick(self, now):
         try:
-            if ticks_diff(now, self.next_health) >= 0:
+            # Not during a technician's visit, the heap's fullest time:
+            # counters and health come again once the session is closed.
+            if ticks_diff(now, self.next_health) >= 0 and self.link.session is None:
                 self.next_health = now + _HEALTH_MS
                 self._health(now)
             if self.client is None:
@@ -157,11 +167,10 @@ class Telemetry:
                                          "lifts": ctl.lifts, "tiles_fed": list(ctl.tiles_fed),
                                          "faults": by_code}), True)
         link = self.link
-        self.put("health", json.dumps({
-            "uptime": now, "heap_free": gc.mem_free(), "boots": self.boots,
-            "link": {"errors": link.errors, "dropped": link.dropped, "overruns": link.overruns},
-            "mqtt": {"dropped": self.dropped, "errors": self.errors, "refused": self.refused,
-                     "connects": self.connects, "sent": self.sent}}), True)
+        # Formatted, not json.dumps of nested dicts: one string, no dict.
+        self.put("health", _HEALTH % (now, gc.mem_free(), self.boots, link.errors, link.dropped,
+                                      link.overruns, self.dropped, self.errors, self.refused,
+                                      self.connects, self.sent), True)
 
     def _connect(self, now):
         conf = self.conf
@@ -189,7 +198,7 @@ class Telemetry:
             _close(c)
             return
         c.sock.setblocking(False)
-        self.client = c
+        self.client = c.sock       # the client's strings and dict go: only its socket is kept
         self.connects += 1
         self.backoff = _BACKOFF_MIN
         self.last_rx = self.last_ping = now
@@ -202,10 +211,9 @@ class Telemetry:
         q.insert(2, ("state", self.state, True))
 
     def _io(self, now):
-        c = self.client
-        if c is None:
+        sock = self.client
+        if sock is None:
             return
-        sock = c.sock
         n = sock.readinto(self.rx)
         if n == 0:                 # the broker closed it
             raise OSError(0)
@@ -221,11 +229,13 @@ class Telemetry:
             if not q:
                 return
             leaf, payload, retain = q[0]
-            pkt = _packet(self.root + leaf, payload, retain)
-            n = sock.write(pkt)
+            head = _head(self.root + leaf, len(payload), retain)
+            n = sock.write(head)
             if not n:              # the socket's buffer is full: the broker is slow
                 return
-            if n != len(pkt):      # half a packet on the wire: this stream is lost
+            # The payload as it is, no copy; half a packet on the wire
+            # breaks the stream: the link is dropped and made again.
+            if n != len(head) or sock.write(payload) != len(payload):
                 raise OSError(2)
             q.pop(0)
             self.sent += 1
@@ -233,7 +243,10 @@ class Telemetry:
     def _lost(self, now):
         self.errors += 1
         if self.client is not None:
-            _close(self.client)
+            try:
+                self.client.close()
+            except Exception:
+                pass
             self.client = None
         self.next_try = now + self.backoff
         self.backoff = min(self.backoff * 2, _BACKOFF_MAX)
@@ -247,14 +260,12 @@ def _close(c):
         pass
 
 
-def _packet(topic, payload, retain):
-    """A PUBLISH, QoS 0, whole in one buffer: one write puts it on the
-    socket or nothing of it (umqtt's publish writes it in four)."""
-    if isinstance(payload, str):
-        payload = payload.encode()
+def _head(topic, size, retain):
+    """A PUBLISH's (QoS 0) fixed header and topic, for a payload of `size`
+    bytes (the topic is ASCII: config_set checks site and table)."""
     t = topic.encode()
-    size = 2 + len(t) + len(payload)
-    head = bytearray(5)
+    size += 2 + len(t)
+    head = bytearray(7 + len(t))
     head[0] = 0x30 | (1 if retain else 0)
     i = 1
     while size > 0x7F:
@@ -262,7 +273,10 @@ def _packet(topic, payload, retain):
         size >>= 7
         i += 1
     head[i] = size
-    return bytes(head[:i + 1]) + bytes((len(t) >> 8, len(t) & 0xFF)) + t + payload
+    head[i + 1] = len(t) >> 8
+    head[i + 2] = len(t) & 0xFF
+    head[i + 3:i + 3 + len(t)] = t
+    return memoryview(head)[:i + 3 + len(t)]
 
 
 def _public(detail):

@@ -30,6 +30,7 @@ class Hal:
 
 class Link:
     errors = dropped = overruns = 0
+    session = None
 
     def __init__(self):
         self.events = []
@@ -71,6 +72,7 @@ class Sock:
         return n
 
     def write(self, b):
+        b = bytes(b)
         if self.room <= 0:
             return None
         n = min(len(b), self.room)
@@ -80,11 +82,6 @@ class Sock:
 
     def close(self):
         self.closed = True
-
-
-class Client:
-    def __init__(self, sock):
-        self.sock = sock
 
 
 CONF = {"host": "127.0.0.1", "site": "hall", "table": "t1", "user": "u", "password": "p"}
@@ -117,9 +114,13 @@ def _decode(data):
     return out
 
 
-def test_a_publish_is_one_whole_packet_short_or_long():
-    short = telemetry._packet("parlour/hall/table/t1/state", '{"state": "idle"}', True)
-    long = telemetry._packet("a/b", b"x" * 300, False)
+def _packet(topic, payload, retain):
+    return bytes(telemetry._head(topic, len(payload), retain)) + payload
+
+
+def test_a_publish_header_counts_the_payload_s_bytes_short_or_long():
+    short = _packet("parlour/hall/table/t1/state", b'{"state": "idle"}', True)
+    long = _packet("a/b", b"x" * 300, False)
     assert _decode(short) == [("parlour/hall/table/t1/state", b'{"state": "idle"}', True)]
     assert _decode(long) == [("a/b", b"x" * 300, False)]
     assert long[1] & 0x80 and len(long) == 1 + 2 + 2 + 3 + 300
@@ -165,17 +166,17 @@ def test_the_queue_keeps_the_newest_and_counts_what_it_dropped():
     for i in range(20):
         t.put("x", str(i), False)
     assert len(t.q) == 12 and t.dropped == 8
-    assert t.q[0][1] == "8" and t.q[-1][1] == "19"
+    assert t.q[0][1] == b"8" and t.q[-1][1] == b"19"
 
 
 def test_a_full_socket_keeps_the_message_and_half_a_packet_drops_the_link():
     t = _telemetry()
     t.put("a", "1", False)
-    t.client = Client(Sock(room=0))
+    t.client = Sock(room=0)
     t._io(0)
     assert len(t.q) == 1 and t.client is not None        # tried again next tick
     sock = Sock(room=5)
-    t.client = Client(sock)
+    t.client = sock
     t.tick(1)
     assert t.client is None and sock.closed and t.errors == 1
     assert t.next_try > 1                                  # backed off
@@ -184,11 +185,11 @@ def test_a_full_socket_keeps_the_message_and_half_a_packet_drops_the_link():
 def test_what_the_broker_sends_is_read_and_ignored_and_a_close_is_seen():
     t = _telemetry()
     t.next_health = 1 << 29
-    t.client = Client(Sock(rx=b"\x30\xff\xff\xff\xff\x7f garbage" * 20))
+    t.client = Sock(rx=b"\x30\xff\xff\xff\xff\x7f garbage" * 20)
     for now in range(10):
         t.tick(now)
     assert t.client is not None and t.errors == 0
-    t.client.sock.rx = None
+    t.client.rx = None
     t.tick(11)
     assert t.client is None and t.errors == 1
 
@@ -199,6 +200,28 @@ def test_at_most_two_messages_per_tick():
     for i in range(5):
         t.put("x", str(i), False)
     sock = Sock()
-    t.client = Client(sock)
+    t.client = sock
     t.tick(0)
     assert len(_decode(sock.out)) == 2 and len(t.q) == 3
+
+
+def test_a_payload_beyond_ascii_is_counted_in_bytes():
+    t = _telemetry()
+    t.next_health = 1 << 29
+    t.put("fault", '{"reason": "\u724c"}', False)
+    sock = Sock()
+    t.client = sock
+    t.tick(0)
+    assert _decode(sock.out) == [("parlour/hall/table/t1/fault",
+                                  '{"reason": "\u724c"}'.encode(), False)]
+
+
+def test_no_counters_nor_health_during_a_service_session():
+    t = _telemetry()
+    t.link.session = "abcd"
+    t.tick(0)
+    assert t.q == []
+    t.link.session = None
+    t.tick(1)
+    # (health reads gc.mem_free, which CPython lacks: MicroPython has both)
+    assert [q[0] for q in t.q][:1] == ["counters"]
