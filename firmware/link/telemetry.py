@@ -54,7 +54,7 @@ _HEALTH_MS = const(10000)      # counters and health this often
 _SECRET = const(("tile", "tiles", "uid"))
 _HEALTH = const('{"uptime": %d, "heap_free": %d, "boots": %d, "link": {"errors": %d, '
                 '"dropped": %d, "overruns": %d}, "mqtt": {"dropped": %d, "errors": %d, '
-                '"refused": %d, "connects": %d, "sent": %d}}')
+                '"refused": %d, "connects": %d, "sent": %d, "skipped": %d}}')
 
 
 class Telemetry:
@@ -71,6 +71,7 @@ class Telemetry:
         self.client = None
         self.q = []                # [leaf, payload, retain]
         self.dropped = 0           # payloads the full queue pushed out
+        self.skipped = 0           # payloads a service session discarded (_visit)
         self.errors = 0            # connects failed, sockets lost
         self.refused = 0           # CONNACKs refusing (bad credentials, not authorised)
         self.connects = 0
@@ -88,10 +89,12 @@ class Telemetry:
     def event(self, name, fields):
         """The controller's emit: the link's first, then what is published."""
         self.emit_link(name, fields)
+        if self.link.session is not None:   # a visit: nothing published (_visit)
+            return
         try:
             self._noted(name, fields)
         except Exception:          # MemoryError, a bug: the event is not published
-            self.dropped += 1
+            self.errors += 1
 
     def _noted(self, name, fields):
         ctl = self.ctl
@@ -125,7 +128,9 @@ class Telemetry:
 
     def put(self, leaf, payload, retain):
         """Queued as bytes: a str's length counts characters, the header
-        needs bytes."""
+        needs bytes. Nothing during a service session (_visit)."""
+        if self.link.session is not None:
+            return
         if type(payload) is str:
             payload = payload.encode()
         q = self.q
@@ -144,9 +149,10 @@ class Telemetry:
 
     def tick(self, now):
         try:
-            # Not during a technician's visit, the heap's fullest time:
-            # counters and health come again once the session is closed.
-            if ticks_diff(now, self.next_health) >= 0 and self.link.session is None:
+            if self.link.session is not None:
+                self._visit()
+                return
+            if ticks_diff(now, self.next_health) >= 0:
                 self.next_health = now + _HEALTH_MS
                 self._health(now)
             if self.client is None:
@@ -156,6 +162,26 @@ class Telemetry:
             self._io(now)
         except Exception:          # OSError, a bug: the link is dropped, tried again later
             self._lost(now)
+
+    def _visit(self):
+        """A technician's visit is the heap's fullest time: the telemetry
+        steps aside. Its connection ends with a DISCONNECT (no last-will:
+        the table is not offline), what waits is dropped and counted, and
+        nothing is queued until the session is over; then it connects
+        again at once and sends the state, and counters and health."""
+        sock = self.client
+        if sock is not None:
+            self.client = None
+            try:
+                sock.write(b"\xe0\0")
+                sock.close()
+            except Exception:
+                pass
+        if self.q:
+            self.skipped += len(self.q)
+            self.q = []
+        self.next_try = self.next_health = self.hal.ticks_ms()
+        self.backoff = _BACKOFF_MIN
 
     def _health(self, now):
         ctl = self.ctl
@@ -170,7 +196,7 @@ class Telemetry:
         # Formatted, not json.dumps of nested dicts: one string, no dict.
         self.put("health", _HEALTH % (now, gc.mem_free(), self.boots, link.errors, link.dropped,
                                       link.overruns, self.dropped, self.errors, self.refused,
-                                      self.connects, self.sent), True)
+                                      self.connects, self.sent, self.skipped), True)
 
     def _connect(self, now):
         conf = self.conf
@@ -203,8 +229,7 @@ class Telemetry:
         self.backoff = _BACKOFF_MIN
         self.last_rx = self.last_ping = now
         # What a subscriber must always find, first: online, the build, the state.
-        if self.state is None:
-            self._state(False)
+        self._state(False)         # now's: a visit may have changed it unpublished
         q = self.q
         q.insert(0, ("online", b"true", True))
         q.insert(1, ("build", self.build, True))

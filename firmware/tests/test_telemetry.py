@@ -216,11 +216,17 @@ def test_a_payload_beyond_ascii_is_counted_in_bytes():
                                   '{"reason": "\u724c"}'.encode(), False)]
 
 
-def test_no_counters_nor_health_during_a_service_session():
+def test_the_telemetry_steps_aside_during_a_service_session():
     t = _telemetry()
+    t.next_health = 1 << 29
+    t.put("x", "1", False)
+    sock = Sock()
+    t.client = sock
     t.link.session = "abcd"
+    t.event("state", {"state": "idle"})
     t.tick(0)
-    assert t.q == []
+    assert sock.closed and sock.out == b"\xe0\x00" and t.client is None   # a DISCONNECT: no will
+    assert t.q == [] and t.skipped == 1 and t.dropped == 0 and t.link.events == ["state"]
     t.link.session = None
     t.tick(1)
     # (health reads gc.mem_free, which CPython lacks: MicroPython has both)
