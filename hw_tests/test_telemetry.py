@@ -157,8 +157,9 @@ def test_the_table_plays_on_while_the_broker_is_down_and_reconnects(broker, tabl
     # A whole cycle with no broker: the walls go up, the dice are shown.
     out = run_cycle(t.sim, t.link)
     assert out["ok"], out
-    # Long enough that health and counters fill the queue and push some out.
-    t.wait_virtual(90000)
+    # With the cycle's time, long enough that health, counters and the
+    # cycle's states fill the queue (12) and push some out.
+    t.wait_virtual(40000, timeout=90)
     broker.start()
     with Listener(broker.port, broker.dashboard) as ln:
         h = ln.wait(lambda m: _at(m, "t1", "health") and m.data["mqtt"]["connects"] >= 2,

@@ -453,11 +453,9 @@ def _note_act(link, now, op, args, outcome):
     outcome]."""
     if op == "jog":
         entry = [now, "jog", args.get("actuator"), args.get("n"), args.get("ms"), outcome]
-    elif op == "config_set":
-        value = args.get("value")
-        if str(args.get("key")).endswith("password"):     # the telemetry's: never logged
-            value = "***"
-        entry = [now, "config_set", args.get("key"), value, outcome]
+    elif op == "config_set":       # the telemetry's passwords: never logged
+        entry = [now, "config_set", args.get("key"), "***" if str(args.get("key")).endswith(
+            "password") else args.get("value"), outcome]
     else:
         entry = [now, op, outcome]
     _note(link, entry)
@@ -479,18 +477,14 @@ def config_set(link, ctl, now, args):
     key, or "timings.NAME" / "pins.NAME" for one entry of those."""
     _still(ctl, "config_set")
     cfg, key, value = ctl.cfg, args["key"], args["value"]
-    if key.startswith("mqtt."):       # the telemetry's: a secret, not the config file
-        import sys
-        loaded = "firmware.link.telemetry" in sys.modules
-        from firmware.link import telemetry
+    if key.startswith("mqtt."):       # the telemetry's settings: a secret (link/telemetry.py)
+        # (Its names reuse this function's: each local is a word of its
+        # frame, on the heap at the visit's fullest.)
+        from firmware.link import telemetry as config
         try:
-            return telemetry.configure(ctl.hal, key, value)
+            return config.configure(ctl.hal, key, value)
         except ValueError as e:
             raise LinkError("config_invalid", str(e))
-        finally:
-            del telemetry
-            if not loaded:
-                forget("firmware.link.telemetry")
     with open(cfg.path) as f:
         data = json.load(f)
     head, _, leaf = key.partition(".")

@@ -41,8 +41,9 @@ import json
 
 from firmware import faults
 from firmware.faults import AUDIT_FAULTS as _AUDIT_FAULTS
-from firmware.hal import ticks_diff
+from firmware.hal import forget, ticks_diff
 
+_STARTED = []                 # the running Telemetry, if any (configure)
 _QUEUE = const(12)             # payloads waiting; the oldest dropped beyond
 _PER_TICK = const(2)           # messages written per tick at most
 _BACKOFF_MIN = const(1000)
@@ -345,6 +346,7 @@ def start(hal, link, ctl, build, fw):
     # write the loop calls once per tick, after the step.
     ctl.emit = t.event         # the follower keeps the link's: its hand events are not published
     ctl.write = t.write
+    _STARTED.append(t)
     return t
 
 
@@ -356,7 +358,17 @@ _KEYS = const(("host", "port", "site", "table", "user", "password", "wifi_ssid",
 def configure(hal, key, value):
     """config_set of `mqtt.LEAF`: checked, written into the secret
     `mqtt.json` whole (hal.set_secret: atomic). `mqtt.clear true` empties
-    it: the telemetry is off from the next start. ValueError if refused."""
+    it: the telemetry is off from the next start. ValueError if refused.
+    Loaded for this request only (no telemetry running), the module
+    leaves with it."""
+    try:
+        return _configure(hal, key, value)
+    finally:
+        if not _STARTED:
+            forget("firmware.link.telemetry")
+
+
+def _configure(hal, key, value):
     leaf = key[5:]
     if leaf not in _KEYS:
         raise ValueError("the telemetry has no %r (one of %s)" % (key, ", ".join(_KEYS)))
