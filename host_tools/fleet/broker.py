@@ -80,7 +80,11 @@ class Broker:
         self.proc = None
 
     def __enter__(self):
-        self.start()
+        try:
+            self.start()
+        except BaseException:
+            self.stop()            # its folder goes too
+            raise
         return self
 
     def __exit__(self, *exc):
