@@ -82,8 +82,8 @@ A firmware file differs from what `make deploy` installed, is missing, or is not
 Deploy again (`make deploy PORT=...`): it copies what differs and writes a new manifest. If it comes back after a deploy, the flash is failing: replace the board.
 
 41 power_lost
-The controller restarted during a cycle or a hand (power cut or reset); motion stopped where it was.
-Check the walls are down, tip any half-built walls into the tray, clear the fault and start again.
+The controller restarted during a cycle, or during a hand it could not bring back (the detail's reason says why); motion stopped where it was.
+Tip any half-built walls into the tray; the players finish a hand that did not come back by hand; clear the fault and start again.
 
 43 output_timeout
 An output stayed on past its limit (the build's deadline for the plate and the lanes, the move's for a lifter, plus a margin): the controller failed to turn it off, a firmware bug, and the HAL's guard turned it off itself (the detail names the pin).

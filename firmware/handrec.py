@@ -6,9 +6,15 @@ with its CRC) when the dice settle, when the gold is turned up and at
 every reserve change, made by firmware/handsave.py from what the follower
 noted in the tick (`HandFollower.rec`):
 
-    {"v": 1, "n": 12, "ruleset": "fuzhou144", "dealer": 2, "wins_in_row": 1,
+    {"v": 2, "n": 12, "ruleset": "fuzhou144", "dealer": 2, "wins_in_row": 1,
      "dice": [3, 5], "gold": "5m", "gold_dice": null, "reserve": 17,
-     "changes": [["kong", 1, 1, 17]]}
+     "changes": [["kong", 1, 1, 17]], "heads": [80],
+     "takes": [["take", 37, 82, 1]], "full": 0, "tiles": "0a1b..."}
+
+`heads`: the head position after each change (-1: none left); `takes`:
+the irregular takes and tiles put back, [op, slot, head after, changes
+before it]; `full`: 1 when an entry did not fit the follower's buffer;
+`tiles`: the walls' tile ids by slot, two hex digits each.
 
 `check` takes only a record of this firmware's shape and this table's
 ruleset, every value in its range and the changes coherent: anything else
@@ -22,8 +28,8 @@ from engine_core import tiles
 from engine_core.tiles import is_int
 from firmware import persist
 
-_KEYS = ("changes", "dealer", "dice", "gold", "gold_dice", "n", "reserve", "ruleset", "v",
-         "wins_in_row")
+_KEYS = ("changes", "dealer", "dice", "full", "gold", "gold_dice", "heads", "n", "reserve",
+         "ruleset", "takes", "tiles", "v", "wins_in_row")
 _SEATED = ("kong", "draw")                  # the changes made by a seat's event
 _UNSEATED = ("deal", "replace_flowers", "reveal_gold")   # flower quads dealt, replaced, turned up
 
@@ -69,8 +75,8 @@ def check(rec, rules):
     if keys != list(_KEYS):
         raise ValueError("the hand's record is not this firmware's (its fields: %s)"
                          % " ".join(keys))
-    if rec["v"] != 1:
-        raise ValueError("the hand's record is of version %r, this firmware reads 1" % (rec["v"],))
+    if rec["v"] != 2:
+        raise ValueError("the hand's record is of version %r, this firmware reads 2" % (rec["v"],))
     if rec["ruleset"] != rules.name:
         raise ValueError("the hand's record is of ruleset %r, the table plays %s"
                          % (rec["ruleset"], rules.name))
@@ -115,6 +121,29 @@ def check(rec, rules):
         if not is_int(after, reserve + 1, 255):
             raise ValueError("the hand's record: the reserve goes from %d to %r" % (reserve, after))
         reserve = after
+    n = rules.n_tiles
+    heads = rec["heads"]
+    if not (type(heads) is list and len(heads) == len(changes)):
+        raise ValueError("the hand's record: heads must be one per change")
+    for h in heads:
+        if not is_int(h, -1, n - 1):
+            raise ValueError("the hand's record: a head %r is not a position" % (h,))
+    takes = rec["takes"]
+    if type(takes) is not list:
+        raise ValueError("the hand's record: takes must be a list")
+    k = 0
+    for t in takes:
+        if not (type(t) is list and len(t) == 4 and t[0] in ("take", "put_back")
+                and is_int(t[1], 0, n - 1) and is_int(t[2], -1, n - 1)
+                and is_int(t[3], k, len(changes))):
+            raise ValueError("the hand's record: a take %r is not [op, slot, head, changes before]"
+                             % (t,))
+        k = t[3]
+    if not is_int(rec["full"], 0, 1):
+        raise ValueError("the hand's record: full must be 0 or 1")
+    ids = rec["tiles"]
+    if not (type(ids) is str and len(ids) == 2 * n):
+        raise ValueError("the hand's record: tiles must be %d hex digits" % (2 * n))
     _int(rec, "reserve", 0, 255)
     if rec["reserve"] != reserve:
         raise ValueError("the hand's record: the reserve is %d, its changes make it %d"

@@ -38,8 +38,9 @@ _WATCHDOG_MS = const(2000)
 _GC_EVERY = const(512)
 # What `TableController` imports that the boot has not, leaves first.
 _CONTROLLER_MODULES = const(("engine_core.dice", "engine_core.wall", "engine_core.hand",
-                             "engine_core.dealer", "firmware.persist",
-                             "firmware.controller.builder", "firmware.controller.follower"))
+                             "engine_core.dealer", "firmware.controller.builder",
+                             "firmware.controller.follower", "firmware.controller.keys",
+                             "firmware.controller.trip"))
 
 
 def run(hal, config, tags, root="", required=False, table="esp32"):
@@ -109,6 +110,7 @@ def run(hal, config, tags, root="", required=False, table="esp32"):
             __import__(name)
             gc.collect()
     from firmware.controller.table import TableController
+    from firmware.controller.trip import crashed
     if frozen:                 # .mpy files: their code would be in the heap at once (22 KB)
         _grow_module_tables()
     gc.collect()
@@ -132,7 +134,7 @@ def run(hal, config, tags, root="", required=False, table="esp32"):
             # outputs are done, a write only shortens the sleep.
             ctl.write()
         except Exception as e:             # a bug: stop every motor, say so, go on
-            ctl.crashed(now, e)
+            crashed(ctl, now, e)
         hal.wdt_feed()
         t = ticks_add(t, tick)
         if ticks_diff(t, hal.ticks_ms()) <= 0:   # overran a tick: do not try to catch up
@@ -145,7 +147,7 @@ def run(hal, config, tags, root="", required=False, table="esp32"):
             try:
                 link.poll(hal.ticks_ms())
             except Exception as e:
-                ctl.crashed(hal.ticks_ms(), e)
+                crashed(ctl, hal.ticks_ms(), e)
 
 
 def _image_build():
@@ -176,7 +178,9 @@ def _grow_module_tables():
     """Import the most that one request imports for a moment, and forget
     it: config_set's link/service.py, the config's checker and the
     rulesets, all at once; and controller/work.py, the one module a
-    request adds to the controller's package (a jog, a scan, a clear).
+    request adds to the controller's package (a jog, a scan, a clear;
+    controller/kept.py, loaded for a write or a save, is never loaded with
+    it, and takes the same slot).
     The tables that name modules (sys.modules, each package's names) grow
     when a request's imports would overfill them, and a grown table stays
     for good: grown here it sits among the controller's buffers; grown

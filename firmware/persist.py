@@ -12,9 +12,9 @@ small pieces, the CRC is taken as they pass, and no text of the whole file
 is ever in the heap (three copies of it, 1.5 KB each, were the largest
 blocks a save asked for, at a fault, when the heap is at its fullest).
 
-Resident (imported with the controller): loading it for each save (a few
-a hand) and forgetting it after cost more heap in the holes it left than it
-takes (measured: a hand needed 1 KB more).
+Not resident: controller/kept.py imports it for the boot and for each
+save (a few a hand), link/service.py for the service log, and both forget
+it after (336 B live on the twin; docs/heap-idioms.md, 15a).
 """
 
 import io

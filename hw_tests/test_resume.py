@@ -113,11 +113,19 @@ def test_the_hands_record_follows_the_replay_and_is_written_a_few_times_a_hand(m
     assert total <= 7 + len(after_gold), counts
 
 
-def _cut(target, table):
+def _cut(target, table, while_off=None):
+    """The power cut (and `while_off()` done while it is off): the boot's
+    power_lost, its idle state, or the hand resumed."""
     target.drain()
     restarts = target.sim.restarts
-    target.in_table(table.power_cut)
+
+    def cut():
+        table.power_cut()
+        if while_off is not None:
+            while_off()
+    target.in_table(cut)
     ev = target.wait_event(lambda e: (e["ev"] == "fault" and e["name"] == "power_lost")
+                           or e["ev"] == "hand_resumed"
                            or (e["ev"] == "state" and e["state"] == "idle"), "the restart")
     assert target.sim.restarts == restarts + 1
     return ev
@@ -147,21 +155,26 @@ def test_the_dealer_and_the_streak_survive_three_power_cuts_in_a_row(make_target
     target.wait_virtual(dice["t"] + 20000)               # well into the next hand
     store = target.sim.store
     hands = target.request("counters")["hands"]
-    for k, why in enumerate(("in a hand", "power_lost standing", "idle after the repair")):
-        ev = _cut(target, table)
+    for k, why in enumerate(("in a hand", "in a hand, a tile taken while off",
+                             "power_lost standing", "idle after the repair")):
+        if k == 1:
+            target.wait_virtual(target.status()["uptime"] + 5000)
+        ev = _cut(target, table, while_off=(lambda: _take_middle(table)) if k == 1 else None)
         c = target.request("counters")
         assert "lost" not in c and c["unsaved"] == 0, (why, c)
         assert c["hands"] == hands
         assert persist.load(os.path.join(store, "counters.json"))["dealer"] == list(kept), why
         assert target.status()["dealer"] == kept[0], why
         if k == 0:
-            assert ev["ev"] == "fault" and ev["detail"]["reason"] == "restarted during a hand"
+            assert ev["ev"] == "hand_resumed", ev
             # The cut hand's record: this hand's, readable at boot.
             rec = handrec.cut_hand(os.path.join(store, "hand.json"),
                                    load_ruleset("fuzhou144"), hands)
             assert rec is not None and rec["dice"] == [dice["a"], dice["b"]], rec
             assert (rec["dealer"], rec["wins_in_row"]) == kept
         if k == 1:
+            assert ev["ev"] == "fault" and ev["detail"]["reason"] == "unexplained", ev
+        if k == 2:
             target.in_table(table.technician_sorts_the_sets)
             target.drain()
             target.request("clear")
@@ -174,6 +187,15 @@ def test_the_dealer_and_the_streak_survive_three_power_cuts_in_a_row(make_target
     assert lamps[-1] == (kept[0], max(0, kept[1] - 1)), lamps[-3:]
 
 
+def _take_middle(table):
+    """A player takes a tile in the middle of the walls still standing
+    (neither head nor tail) while the power is off."""
+    slots = []
+    for side in range(4):
+        slots += sorted(table.top_walls[side])
+    table.players_take(slots[len(slots) // 2])
+
+
 @pytest.mark.needs_sim
 def test_a_damaged_record_of_a_cut_hand_is_reported_at_boot(make_target):
     """The flash damaged while the table was off: the boot says so in
@@ -184,15 +206,16 @@ def test_a_damaged_record_of_a_cut_hand_is_reported_at_boot(make_target):
     target.link.request("start")
     dice = target.link.wait_event(lambda e: e["ev"] == "dice", timeout=120)
     target.wait_virtual(dice["t"] + 15000)
-    _cut(target, table)
     path = os.path.join(target.sim.store, "hand.json")
-    with open(path, "rb") as f:
-        data = bytearray(f.read())
-    data[-3] ^= 0x20                                     # one bit of the flash flipped
-    with open(path, "wb") as f:
-        f.write(data)
-    ev = _cut(target, table)                             # the boot reads it again
-    assert ev["ev"] == "fault" and ev["detail"]["reason"] == "restarted during a hand"
+
+    def damage():
+        with open(path, "rb") as f:
+            data = bytearray(f.read())
+        data[-3] ^= 0x20                                 # one bit of the flash flipped
+        with open(path, "wb") as f:
+            f.write(data)
+    ev = _cut(target, table, while_off=damage)           # the boot reads it
+    assert ev["ev"] == "fault" and ev["detail"]["reason"] == "record", ev
     c = target.request("counters")
     assert "the hand's record" in c["lost"] and "damaged" in c["lost"], c
     assert c["cycles"] >= 1 and target.status()["dealer"] == dice["dealer"]

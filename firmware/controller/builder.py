@@ -37,6 +37,8 @@ _RECOUNTING = const(5)
 NAMES = ("empty", "feeding", "auditing", "ready", "checking", "recounting")
 
 _LEVEL_LANES = const(0)            # the RFID level of the walls being built
+_R_WAITING = const(1)              # = rfid._WAITING: the reader's request out
+_R_DONE = const(2)                 # = rfid.DONE: its answer, unread
 
 
 _EVENT_KINDS = const(16)           # codes a fault event names: more do not fit its frame
@@ -197,7 +199,8 @@ class Builder:
         # Free: no request out, and no answer of the follower's unread (it
         # reads its answers in the tick they come).
         r = self.rfid
-        if self._asking and r.state != 1 and (r.state != 2 or r.level == _LEVEL_LANES):
+        if self._asking and r.state != _R_WAITING and (r.state != _R_DONE
+                                                      or r.level == _LEVEL_LANES):
             r.scan(now, self._side, _LEVEL_LANES)
             self._asking = False
 

@@ -56,15 +56,18 @@ _SHOWN = const(_ROW * (_QUEUE + 1))   # in _rows, after them: drawable + 128, ma
 _SCANNING = const(4)           # in _side: a read of that side is out
 # The hand's record (`rec`, what a hand needs to come back after a power
 # cut: docs/reliability.md, The hand's record): a header, then one entry of
-# 2 bytes per reserve change, (op | concealed << 3 | (seat + 1, 0: none)
-# << 4, R after).
+# 3 bytes per reserve change or irregular take, (op | concealed << 3 |
+# (seat + 1, 0: none) << 4, R after (a take: its slot), the head position
+# after it (255: none)).
 _R_A = const(0)                # the dice of the hand
 _R_B = const(1)
 _R_GOLD_DICE = const(2)        # the gold roll's sum (dice method), 0: none
 _R_N = const(3)                # entries
 _R_NOTED = const(4)            # 1: the record changed, to be written (TableController.write)
-_R_HEAD = const(5)
-_R_MAX = const(40)             # > 27 suit kongs + 9 flower quads, the most a hand holds
+_R_FULL = const(5)             # 1: an entry did not fit (the record cannot bring the hand back)
+_R_HEAD = const(6)
+_R_MAX = const(26)             # entries: more than any hand seen holds (the buffer's 84
+                               # bytes fit the heap block its 85 took before)
 
 
 class HandFollower:
@@ -102,7 +105,7 @@ class HandFollower:
         # The record's bytes (above), filled in the tick, written between
         # ticks by the table (TableController.write): made at boot, so
         # that the tick allocates nothing for it.
-        self.rec = bytearray(_R_HEAD + 2 * _R_MAX)
+        self.rec = bytearray(_R_HEAD + 3 * _R_MAX)
 
     # -- the hand's life ------------------------------------------------------
 
@@ -115,6 +118,7 @@ class HandFollower:
         rec[_R_B] = b
         rec[_R_GOLD_DICE] = 0
         rec[_R_N] = 0
+        rec[_R_FULL] = 0
         rec[_R_NOTED] |= 1                   # a new hand: its record
         self.active = True
         self.turn = (dealer + 1) % 4         # the dealer discards first
@@ -341,20 +345,26 @@ class HandFollower:
                 hand.take(arg)
         except Refused:
             return False
-        # Into the record: the gold, and a reserve change (a kong, a flower
-        # quad, both at once), what was applied, in the core's order.
-        # Inline, not a method: one function less in the resident class
-        # (docs/heap-idioms.md, 13d).
+        # Into the record: the gold, a reserve change (a kong, a flower
+        # quad, both at once) or an irregular take, what was applied, in
+        # the core's order, with the head after it (where it fell among
+        # the draws). Inline, not a method: one function less in the
+        # resident class (docs/heap-idioms.md, 13d).
         rec = self.rec
         if op == _OP_GOLD:
             rec[_R_GOLD_DICE] = arg
             rec[_R_NOTED] |= 1
-        n = rec[_R_N]
-        if hand.reserve != reserve and n < _R_MAX:
-            at = _R_HEAD + 2 * n
-            rec[at] = op | kind << 3 | (arg + 1 if op == _OP_KONG or op == _OP_DRAW else 0) << 4
-            rec[at + 1] = hand.reserve
-            rec[_R_N] = n + 1
+        if hand.reserve != reserve or op == _OP_TAKE or op == _OP_BACK:
+            n = rec[_R_N]
+            if n < _R_MAX:
+                at = _R_HEAD + 3 * n
+                rec[at] = op | kind << 3 | (arg + 1 if op == _OP_KONG or op == _OP_DRAW
+                                            else 0) << 4
+                rec[at + 1] = arg if op == _OP_TAKE or op == _OP_BACK else hand.reserve
+                rec[at + 2] = hand.wall.head_pos() & 255
+                rec[_R_N] = n + 1
+            else:
+                rec[_R_FULL] = 1
             rec[_R_NOTED] |= 1
         q = (self._first + self.queued) % _QUEUE
         self.queued += 1

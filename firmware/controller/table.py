@@ -15,25 +15,32 @@ With two tile sets the builder makes the next set during the hand (the
 walls in play sit on the table top, the lifters go back down empty).
 Every state change and fault is an event on the link (public facts only).
 
-The controller by concern (TableController's sections below, and the
-modules beside it):
+The controller by concern, a module each (firmware/controller/):
 
-    the cycle          the state machine, its commands and its tick (here)
-    the seat keys      what a press or a gesture means in each state (here)
-    a technician's     started for a request by work.py (a jog, a scan),
-      work             run to its end by the tick (here)
-    faults             raised at the tick (here), cleared by work.py
-    what survives      the counters and the dealer read at boot, the
-      a power cut      hand's record checked at boot (handrec.py, loaded
-                       for it); written between ticks (`write`): the
-                       tick only notes what changed (here, through
-                       persist.py)
+    the cycle          table.py: the state machine, its commands and its
+                       tick; the flags and what awaits writing (`write`)
+    the seat keys      keys.py: what a press or a gesture means in each
+                       state (resident functions, called by the tick)
+    faults             trip.py: raised at the tick, by main.run for a bug
+                       (resident functions); cleared by work.py
+    a technician's     work.py: started for a request (a jog, a scan), a
+      work             `Work` the tick steps while it runs
+    what survives      kept.py: the counters and the dealer read at boot,
+      a power cut      the counters, the fault log and the hand's record
+                       written between ticks (the tick only notes what
+                       changed)
+    a hand the power   wake.py: at boot, the walls read (`resuming`), the
+      cut, back        hand rebuilt from them and its record, or
+                       power_lost and the reason
     building a set     builder.py; following a hand: follower.py
 
-What runs at the tick is resident; what only a request starts (work.py)
-is loaded for the request and forgotten after it (docs/heap-idioms.md,
-12: a concern in a class or module of its own, resident, costs the heap
-more than the targets leave).
+What runs at every tick is resident (table, keys, trip, builder,
+follower); work.py, kept.py and wake.py are loaded when they are
+needed and forgotten after (a `Work` holds its module while it runs). Resident, a
+module of functions costs the heap about 80 B and a class 112 B more
+(docs/heap-idioms.md, 12c and 15): they fit in what the modules loaded
+per use keep out of the resident heap (persist.py, the counters' code, a
+jog's state).
 """
 
 try:
@@ -42,18 +49,12 @@ except ImportError:  # CPython (host-side tests)
     def const(x):
         return x
 
-from firmware import faults, persist
-from firmware.faults import (FIRMWARE_ERROR as _FIRMWARE_ERROR, OUTPUT_TIMEOUT as _OUTPUT_TIMEOUT,
-                             POWER_LOST as _POWER_LOST)
-from firmware.controller import builder
+from firmware.faults import OUTPUT_TIMEOUT as _OUTPUT_TIMEOUT, POWER_LOST as _POWER_LOST
+from firmware.controller import builder, keys, trip
 from firmware.controller.follower import HandFollower
 from firmware.drivers import panel
 from firmware.drivers import motion
-from firmware.drivers import rfid
-from firmware.hal import ticks_add, ticks_diff
 from engine_core.dealer import Dealership
-from engine_core.hand import DRAW
-from engine_core.tiles import is_int
 
 _BOOT = const(0)
 _IDLE = const(1)
@@ -63,12 +64,14 @@ _DEALER = const(4)
 _ROLLING = const(5)
 _IN_HAND = const(6)
 _FAULT = const(7)
-NAMES = ("boot", "idle", "building", "lifting", "dealer", "rolling", "in_hand", "fault")
+_RESUMING = const(8)     # a hand the power cut, coming back (firmware/controller/wake.py)
+NAMES = ("boot", "idle", "building", "lifting", "dealer", "rolling", "in_hand", "fault",
+         "resuming")
 
 _MARK = const("cycle")                # set while a cycle runs: found at boot = power was lost
 _HAND = const("hand")                 # set from the walls coming up to the hand's end
-_COUNTERS = const("counters.json")    # counters, fault log, dealer: kept across power cuts (persist.py)
-_RECORD = const("hand.json")          # the hand in play's record (follower.record, handrec.py)
+_GAVE_UP = const("gave_up")           # the hand cut could not come back: no second try
+                                      # (set by controller/wake.py with its fault's save)
 # What awaits writing (`unwritten`, set in the tick, written by `write`);
 # the hand's record is the follower's note, follower.rec[_NOTED] (1).
 _NOTED = const(4)
@@ -79,7 +82,6 @@ _W_HAND_OFF = const(8)                # ... cleared
 _W_MARK_OFF = const(16)               # the flag `cycle` cleared
 
 
-_FAULT_LOG = const(16)         # faults kept for `mjctl faults`
 _NO_TILE = const(0xFF)         # = tiles.NO_TILE: an empty slot of the walls
 
 
@@ -104,15 +106,10 @@ class TableController:
         self.resume_state = _IDLE  # where a cleared fault goes back to
         self.lost = None           # why the counters start from zero (a damaged file)
         self.unsaved = 0           # saves that failed (the flash)
-        # A technician's work (controller/work.py starts it for a request,
-        # the tick ends it): a jog's driver, deadline and [name, n,
-        # started, count before] (filled in place: a list made per jog would
-        # stay in the heap until the next one); an RFID scan of the walls in
-        # the lanes, side by side (-1: none).
-        self.jogging = None
-        self.jog_until = 0
-        self.jog = ["", 0, 0, 0]
-        self.scan_side = -1
+        # A technician's jog or scan while it runs: controller/work.py's
+        # object, made for the request that starts it, stepped by the tick,
+        # dropped when it ends (None: none runs).
+        self.work = None
         self.cycles = 0
         self.follower = HandFollower(cfg.rules, devices.rfid, self.builder,
                                      devices.display, devices.buzzer, emit,
@@ -135,60 +132,22 @@ class TableController:
         for lifter in self.d.lifters:  # where they are, before anyone asks
             lifter.poll(now)
         # The counters and the fault log as last saved; a damaged file
-        # starts them from zero and says so (`lost`).
-        try:
-            saved = persist.load(self.hal.store + _COUNTERS)
-            if saved:
-                cycles, hands, lifts = saved["cycles"], saved["hands"], saved["lifts"]
-                fed, log = list(saved["tiles_fed"]), saved["log"]
-                counts = bytearray(len(self.fault_counts))
-                for code, n in saved["faults"]:
-                    counts[code] = n
-                learned = motion.learned[:]   # none in an older file: learning starts
-                got = saved.get("learned", list(learned))
-                for i in range(len(got)):
-                    learned[i] = got[i]
-                if len(fed) != 4 or len(log) > _FAULT_LOG or list(learned) != got:
-                    raise ValueError("not this firmware's counters")
-                for t, code, _name, detail in log:       # what the ring can hold
-                    if not (is_int(t, 0, 0x3FFFFFFF) and is_int(code, 0, 255)
-                            and type(detail) is dict):
-                        raise ValueError("a damaged fault log entry")
-                dealer = saved.get("dealer")     # [seat, wins in a row]
-                if dealer is not None and not (type(dealer) is list and len(dealer) == 2
-                                               and is_int(dealer[0], 0, 3)
-                                               and is_int(dealer[1], 0, 1 << 30)):
-                    raise ValueError("a damaged dealer")
-                self.cycles, self.hands, self.lifts = cycles, hands, lifts
-                self.tiles_fed = fed
-                self.fault_counts[:] = counts
-                motion.learned[:] = learned
-                if dealer is not None:           # the game goes on (docs/hand.md)
-                    self.dealership.dealer, self.dealership.wins_in_row = dealer
-        except (ValueError, KeyError, TypeError, IndexError, OverflowError) as e:
-            # Damaged, or whole but of another shape (another firmware's):
-            # nothing of it is taken, and `counters` says so.
-            self.lost = "%s: counting again from zero, a new game" % e
-            saved = None
-        if not saved or saved.get("dealer") is None:
+        # starts them from zero and says so (`lost`): controller/kept.py.
+        if not self._kept("restore"):
             # A new game: the first dealer drawn at __init__, kept at once,
             # before anyone is shown it (status tells it).
             self.unwritten |= _W_COUNTERS
         self.hand_cut = self.hal.flag(_HAND)
-        if self.hand_cut:
-            # The hand the power cut: its record checked now (a later boot
-            # resumes the hand from it); damaged or foreign, it is said
-            # (`lost`), never guessed. The checker is loaded for this alone.
-            from firmware import handrec
-            from firmware.hal import forget
-            try:
-                handrec.cut_hand(self.hal.store + _RECORD, self.cfg.rules, self.hands)
-            except ValueError as e:
-                self.lost = "%s%s" % (self.lost + "; " if self.lost else "", e)
-            forget("firmware.handrec")
-        if self.hal.flag(_MARK):
-            self._fault(now, _POWER_LOST, {"reason": "restarted during a hand" if
-                                           self.hand_cut else "restarted during a cycle"})
+        if self.hand_cut and not self.hal.flag(_GAVE_UP):
+            # The hand the power cut comes back: its record checked, the
+            # walls read (`resuming`, ticks), the hand rebuilt; or
+            # power_lost and the reason (firmware/controller/wake.py, loaded
+            # for it and forgotten once the hand is back or given up).
+            from firmware.controller import wake
+            wake.begin(self, now, NAMES)
+        elif self.hal.flag(_MARK):
+            trip.fault(self, now, _POWER_LOST, {"reason": "restarted during a hand" if
+                                                self.hand_cut else "restarted during a cycle"})
             self.resume_state = _IDLE
         else:
             self._enter(now, _IDLE)
@@ -200,6 +159,7 @@ class TableController:
             return "the table is %s, not idle" % NAMES[self.state]
         self.hal.set_flag(_MARK, True)
         self.hal.set_flag(_HAND, False)    # a hand cut by the power is over: a new cycle
+        self.hal.set_flag(_GAVE_UP, False)
         self.hand_cut = False
         self.builder.state = builder.EMPTY
         self._lower_all(now)           # the builder starts once the platforms are down
@@ -224,16 +184,23 @@ class TableController:
         self.emit("result", {"winner": winner, "dealer": ds.dealer, "wins_in_row": ds.wins_in_row,
                              "streak": ds.streak})
         self.d.display.show_alert(now, panel.ALERT_NONE)
+        if self.hand_cut:
+            # A hand brought back after a power cut (controller/wake.py):
+            # its lanes may hold part of the next set, read before feeding.
+            self.hand_cut = False
+            if self.cfg.tile_sets == 2 and self._all(motion.BOTTOM):
+                self.builder.resume(now)
         self._start_next(now)
         return None
 
     def in_hand(self):
         """From the walls coming up to the hand's end, whatever stopped the
         table in between: a fault (the state it resumes), or a power cut
-        (the flag in the flash, read at boot, until a start: the players
-        finish a cut hand by hand, and the controller cannot see them end
-        it). What could read a tile or move the table is refused all that
-        time (link/service.py)."""
+        (the flag in the flash, read at boot: the hand resumed to its end,
+        or, not resumed, until a start: the players finish it by hand,
+        and the controller cannot see them end it; `resuming` too). What
+        could read a tile or move the table is refused all that time
+        (link/service.py)."""
         s = self.resume_state if self.state == _FAULT else self.state
         return _LIFTING <= s <= _IN_HAND or self.hand_cut
 
@@ -241,12 +208,6 @@ class TableController:
         """Nothing moves for the cycle: idle, or stopped by a fault (what a
         technician's jog, scan or dice test needs)."""
         return self.state == _IDLE or self.state == _FAULT
-
-    def kong(self, now, seat, concealed):
-        """A kong declared on the link; None, or why it is refused."""
-        if self.state != _IN_HAND:
-            return "no hand is being played (state %s)" % NAMES[self.state]
-        return self.follower.kong(now, seat, concealed)
 
     def step(self, now):
         d = self.d
@@ -262,20 +223,27 @@ class TableController:
         slow = motion.slow()                  # a motion past its learned time
         if slow:
             self.emit("slow", slow)
-        if self.jogging is not None or self.scan_side >= 0:
-            self._service_work(now)
+        if self.work is not None:          # a technician's jog or scan (work.py)
+            self.work.step(self, now)
         if self.hal.tripped >= 0:          # the HAL's guard turned an output off
-            self._fault(now, _OUTPUT_TIMEOUT, {"pin": self.hal.tripped})
+            trip.fault(self, now, _OUTPUT_TIMEOUT, {"pin": self.hal.tripped})
             self.hal.tripped = -1
         self.follower.step(now, self.state == _IN_HAND)   # reads the walls in play
         if self.state == _FAULT:
             return
+        if self.state == _RESUMING:        # before the faults: a reader's is a reason
+            from firmware.controller import wake
+            wake.step(self, now, NAMES)
+            return
         for dev in d.fault_sources:
             if dev.fault:
-                self._fault(now, dev.fault, dev.detail)
+                trip.fault(self, now, dev.fault, dev.detail)
                 return
         state = self.state
-        if state == _BUILDING or (state == _IN_HAND and self.cfg.tile_sets == 2):
+        # Not in a hand the power cut (`hand_cut` then): nothing moves
+        # unasked after a boot; its next set is built from its end.
+        if state == _BUILDING or (state == _IN_HAND and self.cfg.tile_sets == 2
+                                  and not self.hand_cut):
             self._build(now)
         if state == _LIFTING:
             if self._all(motion.TOP):
@@ -283,7 +251,10 @@ class TableController:
                 self.d.keys.clear()
                 self._enter(now, _DEALER)
         elif state == _DEALER:
-            self._wait_dice_key(now)
+            if keys.dealer_rolls(self, now):
+                d.dice.start(now)
+                d.display.show_dice(now, 0, 0, True)
+                self._enter(now, _ROLLING)
         elif state == _ROLLING:
             dice = d.dice
             if dice.done(now):
@@ -299,11 +270,11 @@ class TableController:
                 if self.cfg.tile_sets == 1:
                     self.unwritten |= _W_MARK_OFF
         elif state == _IN_HAND:
-            self._follow(now)
+            keys.in_hand(self, now)
         elif state != _DEALER:
             for seat in range(4):              # nothing to press for now
                 if d.keys.take_press(seat):
-                    self._refuse(now, seat, "no hand is on (the table is %s)" % NAMES[state])
+                    keys.refuse(self, now, seat, "no hand is on (the table is %s)" % NAMES[state])
 
     def _build(self, now):
         b = self.builder
@@ -313,7 +284,7 @@ class TableController:
             return
         b.step(now)
         if b.fault:
-            self._fault(now, b.fault, b.detail)
+            trip.fault(self, now, b.fault, b.detail)
         elif b.state == builder.READY and self.state == _BUILDING:
             self.emit("walls", {"tiles_per_side": b.tiles_per_side()})
             self._lift(now)
@@ -364,125 +335,6 @@ class TableController:
         self.d.rfid.raw = None         # so a technician's scan is stale: its UIDs go
         self.emit("state", {"state": NAMES[state]})
 
-    # -- the seat keys: what a press or a gesture means now -------------------
-
-    def _wait_dice_key(self, now):
-        d = self.d
-        dealer = self.dealership.dealer
-        for seat in range(4):
-            if d.keys.take_press(seat):
-                if seat == dealer:
-                    d.dice.start(now)
-                    d.display.show_dice(now, 0, 0, True)
-                    self._enter(now, _ROLLING)
-                    return
-                self._refuse(now, seat, "only the dealer rolls")
-
-    def _follow(self, now):
-        d = self.d
-        f = self.follower
-        dealer = self.dealership.dealer
-        if self.gold_rolling and d.dice.done(now):
-            self.gold_rolling = False
-            d.display.show_dice(now, d.dice.a, d.dice.b, False)
-            self.emit("dice", {"a": d.dice.a, "b": d.dice.b, "dealer": dealer, "gold": True})
-            f.gold_dice(now, d.dice.a + d.dice.b)
-        for seat in range(4):
-            pressed = d.keys.take_press(seat)
-            g = d.keys.take_gesture(seat)      # presses are read as gestures here
-            if self.gold_rolling:
-                if g and seat != dealer:       # the dealer's own press makes one too
-                    self._refuse(now, seat, "the dice are rolling for the gold")
-                continue
-            if f.wants_gold_dice():
-                if pressed and seat == dealer:
-                    self.gold_rolling = True   # the gold by the dice (§7)
-                    d.dice.start(now)
-                    d.display.show_dice(now, 0, 0, True)
-                elif g:
-                    self._refuse(now, seat, "the dealer rolls for the gold")
-                continue
-            if g == panel.HOLD:
-                self.hand_end(now, seat)       # "I win"
-                return
-            if g == panel.SINGLE or g == panel.DOUBLE:
-                why = f.kong(now, seat, g == panel.DOUBLE)
-                if why:
-                    self._refuse(now, seat, why)
-        if f.active and f.phase == DRAW:       # nothing left to draw: 和局
-            self.hand_end(now, None)
-
-    def _refuse(self, now, seat, reason):
-        """A key pressed when it means nothing: a beep and an event, no change."""
-        self.d.buzzer.beep(now, 150)
-        self.emit("refused", {"seat": seat, "reason": reason})
-
-    # -- a technician's work, run to its end (started by work.py) -------------
-
-    def _service_work(self, now):
-        """A technician's jog ends at its deadline, or at its switch for a
-        lifter, and says what it did; a scan reads the four sides in turn."""
-        j = self.jogging
-        if j is not None:
-            at_switch = j in self.d.lifters and (j.state == motion.TOP or j.state == motion.BOTTOM)
-            if at_switch or ticks_diff(now, self.jog_until) >= 0:
-                self.jogging = None
-                if j in self.d.lifters:
-                    j.halt()
-                else:
-                    j.stop()
-                name, n, at, base = self.jog
-                count = j.revolutions if j is self.d.plate else j.count if j in self.d.lanes else 0
-                self.emit("jogged", {"name": name, "lane": n, "ms": ticks_diff(now, at),
-                                     "end": "switch" if at_switch else "time",
-                                     "count": count - base})
-        r = self.d.rfid
-        side = self.scan_side
-        if side < 0:
-            return
-        if r.fault or (r.state == rfid.DONE and r.level == 0):
-            if r.state == rfid.DONE:
-                r.release()
-                side += 1
-            if side < 4 and not r.fault:
-                r.scan(now, side, 0)
-            else:
-                self.scanned = side == 4
-                tags = 0
-                for seen in r.seen:
-                    tags += seen
-                self.emit("scanned", {"sides": side, "tags": tags})
-                side = -1
-            self.scan_side = side
-        elif r.state == rfid.IDLE:
-            r.scan(now, side, 0)
-
-    # -- faults: raised here, cleared by work.py ------------------------------
-
-    def crashed(self, now, exc):
-        """A bug raised in the loop: the safe state, and the bug on the link."""
-        self.hal.all_off()
-        self._fault(now, _FIRMWARE_ERROR, {"reason": "%s: %s" % (type(exc).__name__, exc)})
-
-    def _fault(self, now, code, detail):
-        self.hal.all_off()
-        self.jogging = None
-        self.scan_side = -1
-        self.builder.stop()
-        for lifter in self.d.lifters:
-            lifter.stop()
-        if self.state != _FAULT:
-            self.resume_state = self.state if self.state != _BOOT else _IDLE
-        self.fault = code
-        self.fault_detail = detail
-        self.fault_at = now
-        if code < len(self.fault_counts) and self.fault_counts[code] < 255:
-            self.fault_counts[code] += 1
-        self._save([now, code, faults.name_of(code), detail or {}])
-        name = faults.name_of(code)
-        self._enter(now, _FAULT)
-        self.emit("fault", {"code": code, "name": name, "detail": detail or {}})
-
     # -- what survives a power cut --------------------------------------------
 
     def write(self, more=0):
@@ -507,16 +359,7 @@ class TableController:
             if w & _W_MARK_OFF:
                 self.hal.set_flag(_MARK, False)
             if w & _W_RECORD:
-                # Made by handsave.py, loaded for it and forgotten: the
-                # record's maker is no part of the resident heap.
-                from firmware import handsave
-                from firmware.hal import forget
-                try:
-                    persist.save(self.hal.store + _RECORD,
-                                 handsave.record(self.follower, self.hands + 1,
-                                                 self.dealership.wins_in_row))
-                finally:
-                    forget("firmware.handsave")
+                self._kept("record")
         except Exception:
             self.unsaved += 1
         if w & _W_COUNTERS:
@@ -524,38 +367,26 @@ class TableController:
 
     def _save(self, fault=None):
         """Counters and the fault log (with `fault`, a new entry, at its
-        end) to the flash (persist.py). Never raises: a failed save (a full
-        or failing flash, no heap for it now) is counted in `unsaved`, and
-        the table goes on. The fault log lives in the file alone: a log in
-        the heap kept each fault's blocks wherever the heap had room when it
-        came, until 16 faults later, and over a day of faults they split the
-        free heap (docs/heap-idioms.md)."""
+        end) to the flash (controller/kept.py). Never raises: a failed save
+        is counted in `unsaved`, and the table goes on."""
         try:
-            log = self.faults_logged()
-            log.reverse()                  # oldest first, as saved
-            if fault is not None:
-                log.append(fault)
-                del log[:-_FAULT_LOG]
-            counts = []
-            for code in range(len(self.fault_counts)):
-                if self.fault_counts[code]:
-                    counts.append([code, self.fault_counts[code]])
-            persist.save(self.hal.store + _COUNTERS, {
-                "cycles": self.cycles, "hands": self.hands, "lifts": self.lifts,
-                "tiles_fed": self.tiles_fed, "faults": counts,
-                "log": log,
-                "learned": list(motion.learned),     # the motions' learned times (motion.py)
-                "dealer": [self.dealership.dealer, self.dealership.wins_in_row]})
+            self._kept("save", fault)
         except Exception:
             self.unsaved += 1
 
     def faults_logged(self):
         """The fault log as saved, newest first: [t, code, name, detail]
         each; empty when there is no file yet or it is damaged."""
+        return self._kept("logged")
+
+    def _kept(self, what, arg=None):
+        """kept.py's function `what` for this controller: the module and
+        persist.py loaded for it and forgotten after, so that neither is
+        resident (docs/heap-idioms.md, 15)."""
+        from firmware.controller import kept
+        from firmware.hal import forget
         try:
-            saved = persist.load(self.hal.store + _COUNTERS)
-        except ValueError:
-            return []
-        log = saved["log"] if type(saved) is dict and type(saved.get("log")) is list else []
-        log.reverse()
-        return log
+            return getattr(kept, what)(self, arg)
+        finally:
+            forget("firmware.controller.kept")
+            forget("firmware.persist")

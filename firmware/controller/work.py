@@ -1,14 +1,14 @@
 """What a request sets the table to do outside its cycle: a technician's
 work (a jog of one motor, an RFID scan of the walls in the lanes: the
 service requests of link/service.py) and clearing a fault once its cause
-is repaired (`clear`, link/commands.py). Raising a fault, and running a
-jog or a scan to its end, are the tick's (TableController: `_fault`,
-`_service_work`).
+is repaired (`clear`, link/commands.py). Raising a fault is the tick's
+(TableController._fault; it drops a running jog or scan with the motors).
 
-What these change is the controller's own state, every field of it set at
-boot in TableController.__init__: for the work, `jogging` (the driver
-jogged), `jog_until`, `jog` ([name, n, started, count before], filled in
-place), `scan_side` (-1: none), `scanned` (a whole scan, nothing moved
+A jog or a scan is a `Work`, made by the request that starts it and held
+in the controller's `work` while it runs: the tick steps it
+(`Work.step`), and it drops itself when it is done, saying so (`jogged`,
+`scanned`). The controller's other fields a request changes are set at
+boot in TableController.__init__: `scanned` (a whole scan, nothing moved
 since); for a clear, the fault and where the table resumes.
 
 A cleared fault sends the table back to where the fault stopped it
@@ -24,11 +24,13 @@ A cleared fault sends the table back to where the fault stopped it
                from the start, its tiles tipped into the tray
 
 Memory: not resident. The link imports this module for a request and
-forgets it after the answer, so that a table in play carries none of it.
-One module, with a short name: a module's dotted name is a name of the
-image only when the code spells it and it is under 25 characters (the
-freezer's rule), else importing it interns the name in the heap for good
-(docs/heap-idioms.md, 12g).
+forgets it after the answer, so that a table in play carries none of it;
+while a jog or a scan runs, its `Work` holds the module's code (its class
+and, through its methods, the module's globals), and they leave with it
+(docs/heap-idioms.md, 15). One module, with a short name: a module's
+dotted name is a name of the image only when the code spells it and it is
+under 25 characters (the freezer's rule), else importing it interns the
+name in the heap for good (docs/heap-idioms.md, 12g).
 """
 
 try:
@@ -39,17 +41,73 @@ except ImportError:  # CPython (host-side tests)
 
 from firmware.controller import builder
 from firmware.controller.table import NAMES
+from firmware.drivers import motion, rfid
 from firmware.faults import AUDIT_FAULTS as _AUDIT_FAULTS, DISPLAY_UNPLUGGED as _DISPLAY_UNPLUGGED
-from firmware.hal import ticks_add
+from firmware.hal import ticks_add, ticks_diff
 
 _MARK = const("cycle")                # = table._MARK: set while a cycle runs
 
 
 # -- a technician's work -----------------------------------------------------
 
+class Work:
+    """A technician's jog or scan while it runs (TableController.work).
+    A jog: the driver jogged (`driver`), its deadline, and what `jogged`
+    tells: its name, lane or lifter, start and the driver's count before.
+    A scan (`driver` None): the side being read, side by side."""
+
+    def __init__(self, driver, until, name, n, at, base):
+        self.driver = driver
+        self.until = until
+        self.name = name
+        self.n = n
+        self.at = at
+        self.base = base
+        self.side = 0
+
+    def step(self, ctl, now):
+        """The tick's: a jog ends at its deadline, or at its switch for a
+        lifter, and says what it did; a scan reads the four sides in
+        turn. Done, it leaves the controller (`ctl.work` None)."""
+        d = ctl.d
+        j = self.driver
+        if j is not None:
+            at_switch = j in d.lifters and (j.state == motion.TOP or j.state == motion.BOTTOM)
+            if at_switch or ticks_diff(now, self.until) >= 0:
+                ctl.work = None
+                if j in d.lifters:
+                    j.halt()
+                else:
+                    j.stop()
+                count = j.revolutions if j is d.plate else j.count if j in d.lanes else 0
+                ctl.emit("jogged", {"name": self.name, "lane": self.n,
+                                    "ms": ticks_diff(now, self.at),
+                                    "end": "switch" if at_switch else "time",
+                                    "count": count - self.base})
+            return
+        r = d.rfid
+        side = self.side
+        if r.fault or (r.state == rfid.DONE and r.level == 0):
+            if r.state == rfid.DONE:
+                r.release()
+                side += 1
+            if side < 4 and not r.fault:
+                r.scan(now, side, 0)
+            else:
+                ctl.scanned = side == 4
+                tags = 0
+                for seen in r.seen:
+                    tags += seen
+                ctl.emit("scanned", {"sides": side, "tags": tags})
+                ctl.work = None
+            self.side = side
+        elif r.state == rfid.IDLE:
+            r.scan(now, side, 0)
+
+
 def busy(ctl):
     """A jog or a scan is running: None, or why no other may start."""
-    if ctl.jogging is not None or ctl.scan_side >= 0:
+    if ctl.work is not None:
         return "a jog or a scan is running"
     return None
 
@@ -57,8 +115,8 @@ def busy(ctl):
 def jog(ctl, now, actuator, n, ms):
     """Run one motor for `ms`: the plate, lane `n`, or lifter `n` up or
     down (the table is still and the arguments are checked: link/service.py).
-    None, or why not. The tick stops it at `jog_until`, a lifter at its
-    switch first."""
+    None, or why not. The tick stops it at its deadline, a lifter at its
+    switch first (Work.step)."""
     why = busy(ctl)
     if why:
         return why
@@ -79,13 +137,8 @@ def jog(ctl, now, actuator, n, ms):
             j.lift(now)
         else:
             j.lower(now)
-    ctl.jogging = j
-    ctl.jog_until = ticks_add(now, ms)
-    record = ctl.jog
-    record[0] = actuator
-    record[1] = n
-    record[2] = now
-    record[3] = j.revolutions if j is d.plate else j.count if j in d.lanes else 0
+    ctl.work = Work(j, ticks_add(now, ms), actuator, n, now,
+                    j.revolutions if j is d.plate else j.count if j in d.lanes else 0)
     ctl.scanned = False            # a lane may feed tiles, a lifter move walls
     ctl.emit("jog", {"name": actuator, "lane": n, "ms": ms})
     return None
@@ -93,8 +146,9 @@ def jog(ctl, now, actuator, n, ms):
 
 def stop_jog(ctl, now):
     """A running jog ends at the next tick, which says so (`jogged`)."""
-    if ctl.jogging is not None:
-        ctl.jog_until = now
+    w = ctl.work
+    if w is not None and w.driver is not None:
+        w.until = now
 
 
 def scan(ctl, now):
@@ -106,7 +160,7 @@ def scan(ctl, now):
     if why:
         return why
     ctl.scanned = False
-    ctl.scan_side = 0
+    ctl.work = Work(None, 0, "", 0, now, 0)
     ctl.d.rfid.raw = bytearray(4 * len(ctl.d.rfid.seen))
     return None
 

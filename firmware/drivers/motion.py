@@ -40,12 +40,18 @@ NAMES = ("unknown", "bottom", "rising", "top", "lowering")
 # -- learned timing ----------------------------------------------------------
 
 # Per motion kind k (lifter k rising: 0-3, lifter k-4 lowering: 4-7, the
-# plate's revolution: 8), four numbers from learned[4 * k]: the mean ms,
-# the mean absolute deviation ms, the samples (up to _SAMPLES) and the
-# flags of the motion in progress; then a slow motion not yet reported
-# (kind + 1, its ms, the learned ms). One array for all: one name, no
-# attribute on the drivers (docs/firmware.md, Memory).
+# plate's revolution: 8), four numbers from learned[_PER * k]: the mean ms
+# (_MEAN), the mean absolute deviation ms (_DEV), the samples (_N, up to
+# _SAMPLES) and the flags of the motion in progress (_FLAGS); then, at
+# _SLOW, a slow motion not yet reported (kind + 1, its ms, the learned ms).
+# One array for all: one name, no attribute on the drivers
+# (docs/firmware.md, Memory).
 _PLATE_K = const(8)
+_PER = const(4)                    # numbers per kind: learned[_PER * k + ...]
+_MEAN = const(0)
+_DEV = const(1)
+_N = const(2)
+_FLAGS = const(3)
 _SLOW = const(36)
 _SAMPLES = const(8)                # before this many, only the configured deadlines count
 _FULL = const(1)                   # a whole motion, from end to end: it is learned
@@ -61,26 +67,26 @@ def _check(k, ms, deadline_ms):
     plain mean of the first _SAMPLES, then a rolling one of weight
     1/_SAMPLES). The margins: docs/reliability.md, Learned timing."""
     s = learned
-    i = 4 * k
-    n = s[i + 2]
+    i = _PER * k
+    n = s[i + _N]
     if deadline_ms:
         if n < _SAMPLES:
             return deadline_ms
-        mean = s[i]
-        dev = s[i + 1]
-        if ms > mean + (mean >> 3) + 4 * dev and not s[i + 3] & _WARNED:
-            s[i + 3] |= _WARNED
+        mean = s[i + _MEAN]
+        dev = s[i + _DEV]
+        if ms > mean + (mean >> 3) + 4 * dev and not s[i + _FLAGS] & _WARNED:
+            s[i + _FLAGS] |= _WARNED
             s[_SLOW] = k + 1
             s[_SLOW + 1] = ms
             s[_SLOW + 2] = mean
         return min(deadline_ms, mean + (mean >> 2) + 8 * dev)
     if n < _SAMPLES:
         n += 1
-        s[i + 2] = n
-    d = ms - s[i]
-    s[i] += (d + (n >> 1)) // n
+        s[i + _N] = n
+    d = ms - s[i + _MEAN]
+    s[i + _MEAN] += (d + (n >> 1)) // n
     if n > 1:                      # the first sample has no deviation
-        s[i + 1] += ((d if d >= 0 else -d) - s[i + 1] + (n >> 1)) // n
+        s[i + _DEV] += ((d if d >= 0 else -d) - s[i + _DEV] + (n >> 1)) // n
     return 0
 
 
@@ -121,7 +127,7 @@ class Plate:
         self.revolutions = 0
         self._seen = 0
         self._last = 0
-        for i in range(4 * _PLATE_K, _SLOW + 1):   # nothing learned yet (the boot restores it)
+        for i in range(_PER * _PLATE_K, _SLOW + 1):   # nothing learned yet (the boot restores it)
             learned[i] = 0
 
     def start(self, now):
@@ -129,7 +135,7 @@ class Plate:
             self.running = True
             self._seen = self.hal.edges(self.sensor)
             self._last = now
-            learned[4 * _PLATE_K + 3] = 0  # the first turn starts anywhere: not learned
+            learned[_PER * _PLATE_K + _FLAGS] = 0  # the first turn starts anywhere: not learned
             self.hal.duty(self.motor, self.duty)
 
     def stop(self):
@@ -140,9 +146,9 @@ class Plate:
         r = self.hal.edges(self.sensor)
         if r != self._seen:
             if self.running and not self.fault:
-                if learned[4 * _PLATE_K + 3] & _FULL:
+                if learned[_PER * _PLATE_K + _FLAGS] & _FULL:
                     _check(_PLATE_K, ticks_diff(now, self._last), 0)
-                learned[4 * _PLATE_K + 3] |= _FULL     # the next turn is a whole one
+                learned[_PER * _PLATE_K + _FLAGS] |= _FULL     # the next turn is a whole one
             self.revolutions += r - self._seen
             self._seen = r
             self._last = now
@@ -264,8 +270,9 @@ class Lifter:
         self.down_ms = down_ms
         self.state = UNKNOWN
         self._started = 0
-        for i in range(4):          # nothing learned yet (the boot restores it)
-            learned[4 * side + i] = learned[4 * side + 16 + i] = 0
+        for i in range(_PER):       # nothing learned yet (the boot restores it)
+            # rising (kind side), lowering (kind side + 4)
+            learned[_PER * side + i] = learned[_PER * (side + 4) + i] = 0
 
     # Asked again on the way (the controller lowers all four at a hand's
     # end), a move goes on, timed from its start.
@@ -282,7 +289,8 @@ class Lifter:
         self.hal.write(on, 1)
         # A move from the other end is a whole one: its time is learned.
         k = self.side if state == _RISING else self.side + 4
-        learned[4 * k + 3] = _FULL if self.state == (BOTTOM if state == _RISING else TOP) else 0
+        whole = self.state == (BOTTOM if state == _RISING else TOP)
+        learned[_PER * k + _FLAGS] = _FULL if whole else 0
         self.state = state
         self._started = now
 
@@ -312,18 +320,18 @@ class Lifter:
             if top if up else bottom:
                 self.hal.write(self.up if up else self.down, 0)
                 self.state = TOP if up else BOTTOM
-                if learned[4 * k + 3] & _FULL:
+                if learned[_PER * k + _FLAGS] & _FULL:
                     _check(k, ms, 0)
             elif ms > _LEAVE_MS and (bottom if up else top):
                 self._fail(_LIFT_STUCK, "did not leave the bottom" if up else "did not leave the top")
             elif ms > _check(k, ms, self.up_ms if up else self.down_ms):
-                if up and learned[4 * k + 3] & _FULL and learned[4 * k + 2] >= _SAMPLES:
+                if up and learned[_PER * k + _FLAGS] & _FULL and learned[_PER * k + _N] >= _SAMPLES:
                     # A whole rise that left the bottom in time and has run
                     # past its learned time: the platform is at its top stop
                     # and the top switch failed. Ending a rise by time is
                     # safe (docs/reliability.md): the rise is finished there.
                     self._fail(_SENSOR_STUCK, "top switch not closed: stopped at %d ms, past"
-                               " the learned time %d ms" % (ms, learned[4 * k]))
+                               " the learned time %d ms" % (ms, learned[_PER * k + _MEAN]))
                     self.state = TOP
                 else:
                     self._fail(_LIFT_STUCK, "top switch not reached" if up

@@ -43,6 +43,9 @@ DOUBLE = const(2)
 HOLD = const(3)
 
 
+_CHANGED = const(0)            # Keys._t: the thirds of the list, by seat
+_PRESS = const(1)
+_RELEASE = const(2)
 _HELD = const(255)             # a seat's _count while its press made a HOLD
 
 
@@ -62,9 +65,10 @@ class Keys:
         self.pressed = bytearray(n)    # 1 = a press not yet taken
         self.gesture = bytearray(n)    # a finished gesture not yet taken
         self._raw = bytearray(n)
-        # Per seat: when the raw level last changed [seat], the last press
-        # [n + seat], the last release [2n + seat]; small ints in one list
-        # (no allocation on update; one object, not three: the heap).
+        # Per seat: when the raw level last changed [_CHANGED * n + seat],
+        # the last press [_PRESS * n + seat], the last release
+        # [_RELEASE * n + seat]; small ints in one list (no allocation on
+        # update; one object, not three: 80 B less, docs/heap-idioms.md, 2c).
         self._t = [0] * (3 * n)
         self._count = bytearray(n)     # short presses in the gesture so far, or _HELD
 
@@ -76,24 +80,25 @@ class Keys:
             raw = self.hal.read(self.inputs[seat])
             if raw != self._raw[seat]:
                 self._raw[seat] = raw
-                t[seat] = now
-            elif raw != self.stable[seat] and ticks_diff(now, t[seat]) >= self.debounce_ms:
+                t[_CHANGED * n + seat] = now
+            elif (raw != self.stable[seat]
+                  and ticks_diff(now, t[_CHANGED * n + seat]) >= self.debounce_ms):
                 self.stable[seat] = raw
                 if raw:
                     self.pressed[seat] = 1
-                    t[n + seat] = now
+                    t[_PRESS * n + seat] = now
                 elif count[seat] == _HELD:
                     count[seat] = 0            # the end of a hold: nothing more
                 else:
                     count[seat] += 1
-                    t[2 * n + seat] = now
+                    t[_RELEASE * n + seat] = now
             # A gesture ends once held long enough, or `double_ms` after
             # the last release.
             if self.stable[seat]:
-                if count[seat] != _HELD and ticks_diff(now, t[n + seat]) >= self.hold_ms:
+                if count[seat] != _HELD and ticks_diff(now, t[_PRESS * n + seat]) >= self.hold_ms:
                     count[seat] = _HELD
                     self.gesture[seat] = HOLD
-            elif count[seat] and ticks_diff(now, t[2 * n + seat]) >= self.double_ms:
+            elif count[seat] and ticks_diff(now, t[_RELEASE * n + seat]) >= self.double_ms:
                 self.gesture[seat] = SINGLE if count[seat] == 1 else DOUBLE
                 count[seat] = 0
 

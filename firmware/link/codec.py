@@ -102,6 +102,8 @@ _EVENTS = const(           # "t": ms since boot; the other fields are public fac
     "refused reason:str seat:int t:int\n"
     "hand drawable:int gold:str? head:list? kind:str* marker:list? n:int op:str phase:str"
     " reserve:int seat:int* slot:int* t:int tail:list? wall:int\n"
+    "hand_resumed drawable:int gold:str? head:list? marker:list? n:int phase:str reserve:int"
+    " t:int tail:list? wall:int\n"
     "irregular reason:str slot:int t:int\n"
     "result dealer:int streak:int t:int winner:int? wins_in_row:int\n"
     "jog lane:int ms:int name:str t:int\n"

@@ -46,7 +46,12 @@ def kong(link, ctl, now, args):
     seat = args["seat"]
     if seat < 0 or seat > 3:
         raise LinkError("bad_request", "seat must be 0..3")
-    why = ctl.kong(now, seat, kind == "concealed")
+    from firmware.controller.table import NAMES
+    state = NAMES[ctl.state]
+    if state != "in_hand":
+        why = "no hand is being played (state %s)" % state
+    else:
+        why = ctl.follower.kong(now, seat, kind == "concealed")
     if why:
         raise LinkError("refused", why)
     ctl.write()                # the reserve change into the hand's record

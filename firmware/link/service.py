@@ -109,6 +109,7 @@ def answer(link, ctl, now, op, args):
         return out
     finally:
         forget("firmware.controller.work")     # if a handler loaded it
+        forget("firmware.persist")             # if the log was read or written
 
 
 def _still(ctl, op):

@@ -60,3 +60,23 @@ def test_the_tables_empty_slot_is_the_tiles():
 def test_the_hals_end_of_the_random_block_is_the_drbgs():
     from firmware import drbg, hal
     assert hal._END == drbg._BLOCK + 32 == drbg._K
+
+
+def test_the_fault_raisers_states_are_the_controllers():
+    """trip.py enters FAULT and names where a clear resumes by the
+    controller's state numbers, copied."""
+    from firmware.controller import table, trip
+    assert (trip._BOOT, trip._IDLE, trip._FAULT) == (table._BOOT, table._IDLE, table._FAULT)
+    assert table.NAMES[trip._BOOT] == "boot" and table.NAMES[trip._FAULT] == "fault"
+
+
+def test_the_builders_reader_states_are_the_readers():
+    from firmware.controller import builder
+    from firmware.drivers import rfid
+    assert (builder._R_WAITING, builder._R_DONE) == (rfid._WAITING, rfid.DONE)
+
+
+def test_what_survives_a_power_cut_names_the_controllers_files():
+    """kept.py writes the hand's record the boot reads back (wake.py)."""
+    from firmware.controller import kept, wake
+    assert kept._RECORD == wake._RECORD

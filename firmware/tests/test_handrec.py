@@ -97,9 +97,11 @@ def _refused(rec, rules, words):
 def test_a_damaged_or_foreign_record_is_refused_with_its_reason():
     rules = load_ruleset("fuzhou144")
     r = rules.reserve_base
-    good = {"v": 1, "n": 3, "ruleset": "fuzhou144", "dealer": 2, "wins_in_row": 1,
+    good = {"v": 2, "n": 3, "ruleset": "fuzhou144", "dealer": 2, "wins_in_row": 1,
             "dice": [3, 5], "gold": "5m", "gold_dice": None, "reserve": r + 4,
-            "changes": [["deal", None, 0, r + 2], ["kong", 1, 1, r + 4]]}
+            "changes": [["deal", None, 0, r + 2], ["kong", 1, 1, r + 4]],
+            "heads": [65, 80], "takes": [["take", 40, 80, 2]], "full": 0,
+            "tiles": "00" * 144}
     assert handrec.check(dict(good), rules)["reserve"] == r + 4
 
     def but(**kw):
@@ -112,7 +114,13 @@ def test_a_damaged_or_foreign_record_is_refused_with_its_reason():
     missing = dict(good)
     del missing["gold"]
     _refused(missing, rules, "not this firmware's")
-    _refused(but(v=2), rules, "version 2")
+    _refused(but(v=1), rules, "version 1")
+    _refused(but(heads=[65]), rules, "one per change")
+    _refused(but(heads=[65, 144]), rules, "not a position")
+    _refused(but(takes=[["take", 144, 80, 2]]), rules, "is not [op, slot")
+    _refused(but(takes=[["take", 4, 80, 3]]), rules, "is not [op, slot")
+    _refused(but(full=2), rules, "full must be")
+    _refused(but(tiles="00"), rules, "288 hex digits")
     _refused(but(ruleset="luoyuan144"), rules, "ruleset 'luoyuan144'")
     _refused(but(dealer=4), rules, "dealer must be 0..3")
     _refused(but(dealer=True), rules, "dealer must be 0..3")
@@ -188,7 +196,7 @@ def _controller(events=None):
 
 def _files():
     _clean("hr-counters.json", "hr-hand.json")
-    for flag in ("hr-cycle", "hr-hand"):
+    for flag in ("hr-cycle", "hr-hand", "hr-gave_up"):
         _clean(flag)
 
 
@@ -247,6 +255,10 @@ def test_a_damaged_record_of_a_cut_hand_is_reported_at_boot():
         _hal, ctl = _controller()
         assert ctl.hand_cut and "the hand's record" in ctl.lost, ctl.lost
         assert "damaged" in ctl.lost, ctl.lost
+        # Given up with its reason, and not tried again at the next boot.
+        assert ctl.fault_detail == {"reason": "record"}, ctl.fault_detail
+        _hal, ctl = _controller()
+        assert ctl.fault_detail is None and ctl.hand_cut, ctl.fault_detail   # idle, still a hand
         import sys
         assert "firmware.handrec" not in sys.modules or handrec is sys.modules["firmware.handrec"]
     finally:

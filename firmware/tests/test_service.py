@@ -433,8 +433,7 @@ class _Stoppable(_Ctl):
     """A controller whose jog service_close stops (none runs)."""
     def __init__(self, in_hand=False):
         self.hand = in_hand
-        self.jog_until = 0
-        self.jogging = None
+        self.work = None
 
     def in_hand(self):
         return self.hand

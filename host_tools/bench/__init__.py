@@ -10,8 +10,9 @@ One module per group of figures, each a few small measuring functions:
                 cycle (gantt.py); wait_between_hands_s, lift_plus_dice_s
                 (hands played by virtual players on a two-set table)
     heap.py     image_heap_cycle_bytes, image_heap_hand_bytes,
-                image_heap_service_bytes (the smallest heap in which a cycle,
-                a hand, a technician's visit complete on the twin),
+                image_heap_resume_bytes, image_heap_service_bytes (the
+                smallest heap in which a cycle, a hand, a hand cut by the
+                power and resumed, a technician's visit complete on the twin),
                 mpy_deploy_heap_cycle_bytes (the cycle from .mpy files)
     fragmentation.py  image_soak_min_free_block_bytes (50 hands with faults
                 and a service visit in a 32 KB heap on the twin)

@@ -5,6 +5,9 @@ fragmentation included:
 
 * image_heap_cycle_bytes: one table cycle (`mjctl --sim --seed 3 --heap N cycle`);
 * image_heap_hand_bytes: one whole hand by virtual players (seed 4);
+* image_heap_resume_bytes: a hand the power cuts 60 virtual seconds after
+  its deal began, brought back at boot (controller/wake.py) and played to
+  its end, every state after the resume the replay's (seed 4);
 * image_heap_service_bytes: a technician's visit at idle: the self-test,
   an RFID scan and audit, a config change, the session closed (seed 3);
 * mpy_deploy_heap_cycle_bytes: the cycle again from the .mpy files of a
@@ -52,6 +55,19 @@ def hand_ok(heap, seed=HAND_SEED):
                   setup=lambda table: players.append(HandPlayers(table, seed=seed)))
 
 
+RESUME_CUT_MS = 60000
+
+
+def resume_ok(heap, seed=HAND_SEED):
+    players = []
+
+    def play(sim, link):
+        out = run_hand(sim, link, players[0], timeout_s=HAND_WALL_S)
+        return out["ok"] and out["resumed"] is True and _clean(sim, link)
+    return passes(play, seed, heap, setup=lambda table: players.append(
+        HandPlayers(table, seed=seed, cut_after_ms=RESUME_CUT_MS)))
+
+
 def service_visit(sim, link):
     """The technician's visit: the self-test (its own session), then a
     session with an RFID scan and audit and a config change."""
@@ -86,16 +102,18 @@ def smallest(fn, lo_hi, runs):
 def measure():
     if not mpy_tree_fresh():           # else the launcher would run the .py sources
         raise RuntimeError("build/mpy is older than the sources: run `make mpy` (make bench does)")
-    runs = {"cycle": [], "hand": [], "service": [], "mpy_cycle": []}
+    runs = {"cycle": [], "hand": [], "resume": [], "service": [], "mpy_cycle": []}
     figures = {
         "image_heap_cycle_bytes": smallest(cycle_ok, IMAGE_RANGE, runs["cycle"]),
         "image_heap_hand_bytes": smallest(hand_ok, IMAGE_RANGE, runs["hand"]),
+        "image_heap_resume_bytes": smallest(resume_ok, IMAGE_RANGE, runs["resume"]),
         "image_heap_service_bytes": smallest(service_ok, IMAGE_RANGE, runs["service"]),
         "mpy_deploy_heap_cycle_bytes": smallest(lambda h: cycle_ok(h, form="mpy"), MPY_RANGE,
                                                 runs["mpy_cycle"]),
     }
     details = {"resolution": RESOLUTION, "image_range": IMAGE_RANGE, "mpy_range": MPY_RANGE,
-               "seeds": {"cycle": CYCLE_SEED, "hand": HAND_SEED, "service": SERVICE_SEED},
+               "seeds": {"cycle": CYCLE_SEED, "hand": HAND_SEED, "resume": HAND_SEED,
+                         "service": SERVICE_SEED}, "resume_cut_ms": RESUME_CUT_MS,
                "runs": runs,
                "port": "MicroPython 1.28.0 unix port, 32-bit (gcc -m32), as on an ESP32"}
     return figures, details
@@ -104,7 +122,7 @@ def measure():
 if __name__ == "__main__":
     import sys
     what = sys.argv[1]
-    fn = {"cycle": cycle_ok, "hand": hand_ok, "service": service_ok,
+    fn = {"cycle": cycle_ok, "hand": hand_ok, "resume": resume_ok, "service": service_ok,
           "mpy": lambda h: cycle_ok(h, form="mpy")}[what]
     for h in sys.argv[2:]:
         print(what, h, fn(int(h)))

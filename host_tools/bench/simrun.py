@@ -13,7 +13,11 @@ WATCH_S = 0.05              # how often the watcher looks at the process
 
 
 def firmware_dead(sim):
-    return (sim.proc is not None and sim.proc.poll() is not None) or not sim.alive
+    """The firmware's process ended, and not for a power cut the virtual
+    table is coming back from (`halt_reason` stands from the cut to the
+    next boot's HELLO: the launcher starts the firmware again)."""
+    ended = sim.proc is not None and sim.proc.poll() is not None
+    return (ended and sim.table.halt_reason is None) or not sim.alive
 
 
 @contextlib.contextmanager

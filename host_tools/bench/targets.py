@@ -26,6 +26,8 @@ FIGURES = (
     ("dice_chi2_p", "dice", "dice chi-square p (600k rolls)", "p", ">=", 0.01),
     ("image_heap_cycle_bytes", "heap", "twin: smallest heap for a cycle", "B", "<=", 32 * KB),
     ("image_heap_hand_bytes", "heap", "twin: smallest heap for a whole hand", "B", "<=", 32 * KB),
+    ("image_heap_resume_bytes", "heap", "twin: smallest heap for a hand cut and resumed", "B",
+     "<=", 32 * KB),
     ("image_heap_service_bytes", "heap", "twin: smallest heap for a service visit", "B",
      "<=", 32 * KB),
     ("mpy_deploy_heap_cycle_bytes", "heap", ".mpy deploy, 32-bit: heap for a cycle", "B",

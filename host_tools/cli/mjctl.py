@@ -56,11 +56,17 @@ def cmd_hand(args):
         return cmd_current_hand(args)
     from host_tools.sim.hand_players import HandPlayers
 
+    cut = getattr(args, "power_cut", None)
+    if cut is not None and not 0 <= cut <= 3600:
+        raise CliError(EXIT_INPUT, t("err.power_cut", s=cut))
+
     def run(sim, link, players):
         if not args.json:
             print(t("msg.sim_hand_start", seed=args.seed), flush=True)
         return run_hand(sim, link, players)
-    return _on_sim(args, run, human_hand, lambda table: HandPlayers(table, seed=args.seed))
+    return _on_sim(args, run, human_hand, lambda table: HandPlayers(
+        table, seed=args.seed, cut_after_ms=None if cut is None else int(cut * 1000),
+        off_take=getattr(args, "take_while_off", False)))
 
 
 def cmd_cycle(args):
@@ -157,6 +163,12 @@ def human_hand(out):
         ops[st["op"]] = ops.get(st["op"], 0) + 1
     c.print(t("mj.events_followed", ops=t("punct.comma").join(
         "%s %d" % (word("op", op), n) for op, n in sorted(ops.items()))))
+    if out.get("resumed") is not None:
+        c.print(t("mj.resumed") if out["resumed"] else
+                t("mj.fell_back", reason=out.get("fallback"), why=word("resume", out.get("fallback"))))
+        if out["resumed"]:
+            c.print(t("mj.replay_ok") if out.get("replay_ok") else
+                    "[red]%s[/]" % t("mj.replay_differs", n=len(out.get("mismatches", []))))
     if out.get("observed"):
         last = out["observed"][-1]
         c.print(t("mj.last_state", phase=word("phase", last["phase"]), wall=last["wall"],
@@ -242,8 +254,11 @@ def parser():
                     " the virtual table's key")
     sub = ap.add_subparsers(dest="command", required=True, metavar="COMMAND")
     command(sub, "cycle", cmd_cycle, t("help.cycle"), True, "mjctl --sim --seed 3 cycle")
-    command(sub, "hand", cmd_hand, t("help.hand"), False, "mjctl --port /dev/ttyACM0 hand\n"
-            "  mjctl --sim --seed 4 hand")
+    p = command(sub, "hand", cmd_hand, t("help.hand"), False, "mjctl --port /dev/ttyACM0 hand\n"
+                "  mjctl --sim --seed 4 hand\n  mjctl --sim --seed 4 hand --json --power-cut 60")
+    p.add_argument("--power-cut", type=float, default=None, metavar="S",
+                   help=t("help.opt_power_cut"))
+    p.add_argument("--take-while-off", action="store_true", help=t("help.opt_take_while_off"))
     p = command(sub, "serve", cmd_serve, t("help.serve"), True,
                 "mjctl --sim serve --key keys/practice.key")
     # `mjctl --sim serve --key FILE` as well as `mjctl --sim --key FILE serve`

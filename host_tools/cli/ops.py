@@ -65,14 +65,29 @@ def public_state(ev):
     return out
 
 
-def run_hand(sim, link, players, timeout_s=HAND_WALL_TIMEOUT_S):
+def run_hand(sim, link, players, timeout_s=HAND_WALL_TIMEOUT_S, cuts=None):
     """One cycle, then one hand played by `players` (HandPlayers) to its
-    result. Returns the hand's JSON object."""
+    result. Returns the hand's JSON object.
+
+    With `players.cut_after_ms` set, the players cut the power that long
+    after the deal began (or when `players.cut_on` says; `cuts`: True for a
+    cut made otherwise, False for none; host_tools/sim/hand_players.py):
+    `observed` then
+    holds the states published before the cut, the resumed state (op
+    "resumed") and those after, each with its `n`; `"resumed"` says
+    whether the table brought the hand back, `"fallback"` the reason it
+    gave when it did not (power_lost's detail), and `"replay_ok"` whether
+    every state after the resume is the replay's (engine_core.replay)."""
     cycle = run_cycle(sim, link)
+    cutting = cuts if cuts is not None else (
+        getattr(players, "cut_after_ms", None) is not None
+        or getattr(players, "cut_on", None) is not None)
     out = {"ok": False, "result": None, "scenario": None, "observed": [], "cycle": cycle,
            "faults": list(cycle["faults"]), "runtime": cycle["runtime"]}
     if not cycle["ok"]:
         return out
+    if cutting:
+        out.update({"resumed": None, "fallback": None, "replay_ok": None})
     deadline = time.monotonic() + timeout_s
     while True:
         # Every event is taken off the queue (the next set's, state changes
@@ -82,8 +97,22 @@ def run_hand(sim, link, players, timeout_s=HAND_WALL_TIMEOUT_S):
             raise LinkError("timeout", "the hand did not end in %d s" % timeout_s)
         if ev["ev"] == "hand":
             out["observed"].append(public_state(ev))
+            if cutting:
+                out["observed"][-1]["n"] = ev["n"]
+        elif ev["ev"] == "hand_resumed":
+            st = {"op": "resumed"}
+            st.update(from_wire(ev))
+            st["n"] = ev["n"]
+            out["observed"].append(st)
+            out["resumed"] = True
         elif ev["ev"] == "irregular":
             out.setdefault("irregular", []).append({"slot": ev["slot"], "reason": ev["reason"]})
+        elif ev["ev"] == "fault" and cutting and ev["name"] == "power_lost" \
+                and out["resumed"] is None:
+            out["resumed"] = False
+            out["fallback"] = ev.get("detail", {}).get("reason")
+            out["faults"].append(describe_fault(ev))
+            break
         elif ev["ev"] == "fault":
             out["faults"].append(describe_fault(ev))
             break
@@ -95,9 +124,52 @@ def run_hand(sim, link, players, timeout_s=HAND_WALL_TIMEOUT_S):
     out["scenario"] = players.scenario
     out["players"] = {"result": players.result, "skipped": len(players.skipped),
                       "abandoned": players.abandoned}
+    if cutting:
+        out["players"]["cuts"] = [list(c) for c in players.cuts]
+        out["players"]["taken_while_off"] = [s for _, s in players.off_taken]
+
+    if cutting and out["resumed"]:
+        out["mismatches"] = resumed_mismatches(out["observed"], players.scenario)
+        out["replay_ok"] = not out["mismatches"]
+        last = out["observed"][-1] if out["observed"] else {"op": "resumed", "n": 0}
+        n_last = last["n"] if last["op"] == "resumed" else last["n"] + 1
+        out["ok"] = (not out["faults"] and out["result"] is not None and out["replay_ok"]
+                     and n_last == len(players.scenario["events"])
+                     and not players.skipped and not players.abandoned)
+        return out
+    if cutting and out["resumed"] is False:
+        return out
+    # No cut in the hand (or one before its dice: rolled again): as ever.
     out["ok"] = (not out["faults"] and out["result"] is not None and players.scenario is not None
                  and len(out["observed"]) == len(players.scenario["events"])
                  and not players.skipped and not players.abandoned)
+    return out
+
+
+def resumed_mismatches(observed, scenario):
+    """The states from the resume on that are not the replay's after the
+    events its `n` counts (a `hand` event's n is its index: the events
+    before it; the resumed state's, the events published so far, 0: the
+    walls as they stand). [(n, observed, replayed)]."""
+    from engine_core.replay import PUBLIC_KEYS, build, state, apply
+    hand = build(scenario)
+    states = [state(hand)]
+    for ev in scenario["events"]:
+        apply(hand, ev)
+        states.append(state(hand))
+    out = []
+    after = False
+    for st in observed:
+        after = after or st["op"] == "resumed"
+        if not after:
+            continue
+        # A `hand` event's n is its index (the events before it); the
+        # resumed state's, the events published so far.
+        n = st["n"] if st["op"] == "resumed" else st["n"] + 1
+        want = states[n] if 0 <= n < len(states) else None
+        got = {k: st[k] for k in PUBLIC_KEYS}
+        if want is None or got != {k: want[k] for k in PUBLIC_KEYS}:
+            out.append([n, got, want and {k: want[k] for k in PUBLIC_KEYS}])
     return out
 
 

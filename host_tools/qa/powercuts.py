@@ -57,9 +57,18 @@ import threading
 import time
 
 from host_tools.link.client import LinkClient, LinkError
+from engine_core.replay import from_wire
+from host_tools.cli.ops import resumed_mismatches
 from host_tools.sim.hand_players import Parlour
 from host_tools.sim.launcher import SimTable
 
+# The states with the walls of a hand up (the flag `hand`, from the lift
+# to the hand's end): a cut in them is a hand's; power_lost's reasons then
+# (firmware/controller/wake.py), and that of a cut in a cycle.
+HAND_STATES = ("lifting", "dealer", "rolling", "in_hand", "resuming")
+REASONS = ("record", "record_full", "put_back", "not_up", "reader", "unknown_tag", "mismatch",
+           "unexplained", "not_whole", "restarted during a cycle", "restarted during a hand")
+CYCLE_REASON = "restarted during a cycle"
 WAIT_S = 30.0                   # wall seconds for any one thing (a boot, an answer)
 # Virtual ms from a start to the cut, drawn uniformly in one of these spans
 # (with its weight): the build, the lift, the dealer and the dice; the
@@ -155,7 +164,16 @@ class Run:
                     "other_faults": {},
                     "power_lost": 0,
                     "no_power_lost": 0, "in_hand": 0, "moved_before_command": 0,
-                    "new_file_left": 0}
+                    "new_file_left": 0,
+                    # Cuts with the walls of a hand up (the flag `hand`): the
+                    # hand resumed (in play, or the dealer's key again before
+                    # the dice), or power_lost and its reason.
+                    "hand_cuts": 0, "resumed": 0, "dice_again": 0, "fallbacks": {},
+                    "replay_checked": 0, "replay_states": 0, "replay_mismatches": 0,
+                    "dealer_kept": 0}
+        self.dealer = None           # the dealer the host was last told of
+        self.following = None       # [players, states seen from a resume on]
+        self.parlour = None         # the players (powercuts() seats them)
 
     # -- events ----------------------------------------------------------------
 
@@ -171,13 +189,43 @@ class Run:
             self.seen["lifts"] += ev["state"] == "lifting"
         elif name == "result":
             self.seen["hands"] += 1
+            self.dealer = ev["dealer"]
+            self._close_following()
         elif name == "dice" and not ev.get("gold"):
             self.seen["cycles"] += 1
+            self.dealer = ev["dealer"]
+        elif name == "hand_resumed":
+            st = {"op": "resumed", "n": ev["n"]}
+            st.update(from_wire(ev))
+            self.following = [self.parlour.current, [st]]
+        elif name == "hand" and self.following is not None:
+            st = {"op": ev["op"], "n": ev["n"]}
+            st.update(from_wire(ev))
+            self.following[1].append(st)
         elif name == "fault" and ev["name"] == "power_lost":
             self.seen["power_lost"] += 1
         elif name == "fault":              # not a cut's: counted, for the report
             other = self.out["other_faults"]
             other[ev["name"]] = other.get(ev["name"], 0) + 1
+
+    def _close_following(self):
+        """The states seen from the last resume on, against the replay of
+        the players' scenario (the same hand: not abandoned since)."""
+        f, self.following = self.following, None
+        if f is None:
+            return
+        players, states = f
+        if players is None or players.scenario is None or players.abandoned:
+            return
+        bad = resumed_mismatches(states, players.scenario)
+        self.out["replay_checked"] += 1
+        self.out["replay_states"] += len(states)
+        if bad:
+            self.out["replay_mismatches"] += 1
+            self.out["failures"].append({"cut": self.out["cuts"], "problems": [
+                "a resumed hand differs from its replay: %s" % bad[:2]]})
+            if self.log:
+                self.log("resumed hand differs from its replay: %s" % bad[:2])
 
     def pump(self):
         """Every event waiting, applied."""
@@ -215,7 +263,12 @@ class Run:
         table = self.table
         kind = self.rng.random()
         wall = False
-        if kind < self.share_idle and self.state != "idle":
+        self.pump()
+        if self.state in HAND_STATES and kind >= self.share_idle + self.share_fault:
+            # A hand resumed after the last cut goes on: cut it again (or
+            # the next hand, or the next cycle) somewhere later.
+            delay = self.rng.randrange(200, 120000)
+        elif kind < self.share_idle and self.state != "idle":
             self.recover(start=False)              # idle: a cut with no cycle marker
             delay = self.rng.randrange(0, 3000)
         elif kind < self.share_idle + self.share_fault and self.state == "fault":
@@ -255,10 +308,14 @@ class Run:
                     raise Failure("the cut planned at +%d ms never came" % delay)
         cut_t = self.cutter.cut_t
         self.wall = wall
+        self._close_following()          # the states seen up to the cut
         # Every event the firmware sent before it died, then its boot.
         boot = self.wait_event(lambda e: e["t"] >= cut_t + self.sim.power_off_ms and (
-            e["ev"] == "fault" or (e["ev"] == "state" and e["state"] == "idle")),
+            e["ev"] == "fault" or (e["ev"] == "state" and e["state"] in ("idle", "resuming"))),
             "boot after the cut at %d" % cut_t)
+        if boot["ev"] == "state" and boot["state"] == "resuming":
+            boot = self.wait_event(lambda e: e["ev"] in ("fault", "hand_resumed") or (
+                e["ev"] == "state" and e["state"] == "dealer"), "the resume after %d" % cut_t)
         state_at_cut = self.state_at_cut
         self._check_boot(n, cut_t, state_at_cut, boot, restarts)
         if delay > 60000 and not wall:
@@ -276,13 +333,32 @@ class Run:
         problems = []
         if self.sim.restarts != restarts + 1:
             problems.append("restarts %d, was %d" % (self.sim.restarts, restarts))
-        want_lost = state_at_cut != "idle"
         got_lost = boot["ev"] == "fault" and boot["name"] == "power_lost"
+        resumed = boot["ev"] == "hand_resumed" or (boot["ev"] == "state"
+                                                   and boot["state"] == "dealer")
+        reason = boot.get("detail", {}).get("reason") if got_lost else None
+        hand_cut = resumed or (got_lost and reason != CYCLE_REASON)
         if boot["ev"] == "fault" and not got_lost:
             problems.append("boot fault %s %s" % (boot["name"], boot.get("detail")))
-        if got_lost != want_lost:
-            problems.append("power_lost %s after a cut in state %s" % (got_lost, state_at_cut))
+        if (got_lost or resumed) != (state_at_cut != "idle"):
+            problems.append("power_lost %s, resumed %s after a cut in state %s"
+                            % (got_lost, resumed, state_at_cut))
+        if state_at_cut in HAND_STATES and not hand_cut:
+            problems.append("a cut in state %s not taken for a hand's (%s)" % (state_at_cut, reason))
+        if got_lost and reason not in REASONS:
+            problems.append("power_lost with an unnamed reason %r" % (reason,))
         out["power_lost" if got_lost else "no_power_lost"] += 1
+        if hand_cut:
+            out["hand_cuts"] += 1
+            if boot["ev"] == "hand_resumed":
+                out["resumed"] += 1
+            elif resumed:
+                out["dice_again"] += 1
+            else:
+                out["fallbacks"][reason] = out["fallbacks"].get(reason, 0) + 1
+        if self.log and hand_cut:
+            self.log("cut %d at %d ms (%s): %s" % (n, cut_t, state_at_cut, boot["ev"] if resumed
+                                                   or not got_lost else "power_lost " + reason))
         # Nothing moves before a command: watch a quiet second of virtual time.
         boot_t = self._boot_time(cut_t)
         if boot_t is None:
@@ -292,10 +368,13 @@ class Run:
         c = self.link.request("counters")
         faults = self.link.request("faults", n=1)
         # The buzzer answering a player's key (a refused press: "no hand is
-        # on") is no motion and follows a command of theirs: not counted.
+        # on") or a tile they took in a resumed hand (the final group's
+        # alert) is no motion and follows what they did: not counted.
         pressed = [t for t, _ in list(self.table.players.presses) if t >= boot_t]
+        cur = self.parlour.current if self.parlour is not None else None
+        pressed += [t for t, _, _ in list(cur.taken if cur is not None else []) if t >= boot_t]
         moved = [o for o in self._outputs_on(boot_t)
-                 if not (o[1] == "buzzer" and pressed and pressed[0] <= o[0])]
+                 if not (o[1] == "buzzer" and pressed and min(pressed) <= o[0])]
         if moved:
             out["moved_before_command"] += 1
             problems.append("outputs turned on before any command: %s" % moved[:4])
@@ -313,6 +392,17 @@ class Run:
                     self.seen[k] = c[k]
                 else:
                     problems.append("%s %d, the host saw %d" % (k, c[k], self.seen[k]))
+        if self.dealer is not None:
+            # A resumed hand goes on after the boot and may end (a new
+            # dealer) before `status` answers: its `result` comes before
+            # the answer, taken off the link after it.
+            told = self.dealer
+            st = self.link.request("status")
+            self.pump()
+            if st["dealer"] not in (told, self.dealer) and not (self.wall and self.out["in_flight"]):
+                problems.append("dealer %s, the host was told %s" % (st["dealer"], self.dealer))
+            else:
+                out["dealer_kept"] += 1
         lost_count = dict((code, m) for code, m in c["faults"]).get(41, 0)
         if lost_count != min(self.seen["power_lost"], 255):
             problems.append("power_lost counted %d, seen %d" % (lost_count, self.seen["power_lost"]))
@@ -408,7 +498,7 @@ class Run:
                 raise Failure("the technician never got to the table")
             self.link.request("clear")
             self.wait_event(lambda e: e["ev"] == "state" and e["state"] == "idle", "idle")
-        if start:
+        if start and self.state == "idle":     # else a resumed hand or its cycle goes on
             self.start()
             self.wait_event(lambda e: e["ev"] == "state" and e["state"] == "building",
                             "building")
@@ -424,22 +514,32 @@ def powercuts(cuts, seed=1, log=None, share_idle=SHARE_IDLE, share_fault=SHARE_F
     rng = random.Random(seed)
     t0 = time.monotonic()
     with SimTable(seed=seed) as sim:
-        Parlour(sim.table, seed)
+        parlour = Parlour(sim.table, seed)
         with LinkClient(sim.link_path) as link:
             link.hello()
             run = Run(sim, link, rng, log, share_idle, share_fault, share_wall)
+            run.parlour = parlour
             try:
                 for n in range(cuts):
                     run.cut_once(n)
                     run.state_at_cut = run.state
                     run.cutter.cut_t = None
                     if log and (n + 1) % 50 == 0:
-                        log("%d cuts, %d failures, %s" % (n + 1, len(run.out["failures"]),
-                                                         run.out["by_state"]))
+                        o = run.out
+                        log("%d cuts, %d failures, %s; hand cuts %d: %d resumed, %d dice again, "
+                            "fallbacks %s; replay: %d hands, %d states, %d differing"
+                            % (n + 1, len(o["failures"]), o["by_state"], o["hand_cuts"],
+                               o["resumed"], o["dice_again"], o["fallbacks"],
+                               o["replay_checked"], o["replay_states"], o["replay_mismatches"]))
             except (Failure, LinkError) as e:
                 run.out["failures"].append({"cut": run.out["cuts"], "problems": [
                     "stopped: %s" % e]})
                 run.out["stopped"] = str(e)
+            try:
+                run.pump()
+            except LinkError:
+                pass
+            run._close_following()
             out = run.out
             out["seen"] = dict(run.seen)
             want = sim.table.config.tile_sets * sim.table.rules.n_tiles
@@ -475,9 +575,13 @@ def main(argv=None):
     else:
         print("powercuts: %(cuts)d cuts (%(wall_cuts)d at a wall-clock instant) by state "
               "%(by_state)s (%(in_hand)d in a hand); "
-              "%(power_lost)d power_lost, %(no_power_lost)d idle boots; "
+              "%(power_lost)d power_lost, %(no_power_lost)d boots without it; "
               "%(moved_before_command)d moved before a command; "
               "%(new_file_left)d .new left by a cut; %(in_flight)d counts in flight; "
+              "hand cuts %(hand_cuts)d: %(resumed)d resumed in play, %(dice_again)d to the "
+              "dealer's key again, fallbacks %(fallbacks)s; %(replay_checked)d resumed hands "
+              "checked against their replay (%(replay_states)d states, %(replay_mismatches)d "
+              "differing); dealer kept %(dealer_kept)d; "
               "other faults %(other_faults)s; counters %(counters)s; "
               "%(virtual_s)s s virtual in %(wall_s)s s" % out)
         for f in out["failures"][:20]:

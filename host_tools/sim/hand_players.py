@@ -30,6 +30,17 @@ grace time), or earlier when a player wins (`win_rate` per draw).
 
 The gold indicator leaves its slot too (§7: it leaves play, face up on the
 marker), so the reader no longer sees it there.
+
+A power cut (the table's `power_off`, `power_on` at the firmware's boot)
+pauses the players: nothing is taken or pressed while the power is off,
+and what was planned goes on that much later; a roll the cut stopped (the
+break's dice, the gold's) is rolled again: the dealer presses once the
+table shows the dealer again; a kong's key or a win's the controller
+cannot have read whole before the cut is pressed again after it. `cut_after_ms`: the players cut the power
+themselves that long after the deal began (`mjctl hand --power-cut`);
+`cut_on(players)`: the time of the cut from the plan (called each time
+the plan grows; None: not yet). `off_take`: one of them takes a tile from
+the middle of a wall while the power is off (what a resume must not guess).
 """
 
 import random
@@ -53,10 +64,11 @@ class HandPlayers:
     after_take_ms = 2500    # a stray take: the table publishes it within 1.5 s
     gold_ms = 1000          # the flower rounds done to the gold turned up
     start_ms = 1000         # after the dice: the deal starts
+    reroll_ms = 3000        # after a boot: the dealer rolls for the gold again
 
     def __init__(self, table, seed, ruleset=None, dealer=None, dice=None,
                  gold_dice=None, kong_rate=0.04, take_rate=0.01, win_rate=0.012,
-                 skip_hands=0, attach=True):
+                 skip_hands=0, attach=True, cut_after_ms=None, off_take=False, cut_on=None):
         """`skip_hands`: sets of walls to let go by before this hand (the
         players of a later hand can be attached before the table starts).
         `attach`: hook onto the table (else an owner, a Parlour, forwards
@@ -91,6 +103,14 @@ class HandPlayers:
         self.skipped = []           # (t, slot): planned, but the slot was empty
         self.abandoned = False      # new walls came up during the hand
         self._next = 0
+        self.cut_after_ms = cut_after_ms
+        self.cut_on = cut_on        # cut_on(players): the cut's time from the plan, or None
+        self.cut_at = None          # when the players cut the power (virtual ms)
+        self.cuts = []              # (off, on): the power cuts seen during the hand
+        self.off_take = off_take
+        self.off_taken = []         # (t, slot): taken while the power was off
+        self._off_at = None
+        self._lost_press = None     # (t, event index, kind): a key the cut cut short
         if attach:
             table.attach(self)
 
@@ -117,6 +137,7 @@ class HandPlayers:
             self._t = max(self._t, now)
             self._play({"op": "reveal_gold", "dice": [a, b]}, self.gold_ms, self.tail_ms)
             self._plan_play()
+            self._place_cut()
             return
         if self.walls_up_at is not None and self.scenario is None and not self.abandoned:
             if self.fixed_dealer is None:
@@ -133,6 +154,7 @@ class HandPlayers:
             self.table.log_event("hand players", None, "a slot is empty: no hand")
             return
         self._plan(codes, now + self.start_ms)
+        self._place_cut()
         self.table.log_event("hand players", None, "hand planned",
                              len(self.scenario["events"]), self.end_time)
 
@@ -146,26 +168,126 @@ class HandPlayers:
         return self.timeline[-1][0] if self.timeline else None
 
     def next_time(self, now):
-        if self.abandoned or self._next >= len(self.timeline):
+        if self._off_at is not None:
             return None
-        return self.timeline[self._next][0]
+        nxt = None
+        if not self.abandoned and self._next < len(self.timeline):
+            nxt = self.timeline[self._next][0]
+        if self.cut_at is not None and (nxt is None or self.cut_at <= nxt) \
+                and not self.done and not self.abandoned:
+            return self.cut_at
+        return nxt
+
+    def power_off(self, now):
+        self._off_at = now
+        self._lost_press = self._press_in_flight(now)
+        # The room goes dark: every finger leaves its key (a gesture cut
+        # short is pressed again whole after the boot, below).
+        keys = self.table.players
+        del keys.queue[:]
+        for pin in keys.pins:
+            if self.table.physical.get(pin):
+                self.table.emit(pin, 0)
+        if self.off_take and self.hand is not None and not self.done:
+            slot = self._stray_slot_on_table()
+            if slot is not None:
+                self.off_taken.append((now, slot))
+                self.taken.append((now, slot, self.table.players_take(slot)))
+                self.table.log_event("hand players", None, "taken while the power is off", slot)
+
+    def power_on(self, now):
+        """The firmware boots again: what was planned goes on `now - off`
+        later; a roll the cut stopped is rolled again."""
+        off = self._off_at
+        if off is None:
+            return
+        self._off_at = None
+        self.cuts.append((off, now))
+        dt = now - off
+        self.timeline[self._next:] = [(t + dt, i, slot, kind)
+                                      for t, i, slot, kind in self.timeline[self._next:]]
+        if self.scenario is not None:
+            self._t += dt
+        keys = self.table.players
+        lost = self._lost_press
+        self._lost_press = None
+        if lost is not None and not self.abandoned and lost[2] == "win":
+            # Still holding the key to win when the power went: again.
+            keys.press(self.result["winner"], at=now, hold_ms=self.table.config.key_hold_ms + 300)
+        elif lost is not None and not self.abandoned:
+            # The kong's key was still being read when the power went: the
+            # player sees no kong taken and presses again, then takes the
+            # replacement no sooner than a press's time after.
+            index = lost[1]
+            self._press_kong(index, now)
+            self.timeline[self._next:] = [
+                (max(t, now + self.press_ms) if i == index else t, i, slot, kind)
+                for t, i, slot, kind in self.timeline[self._next:]]
+            self.timeline[self._next:] = sorted(self.timeline[self._next:], key=lambda e: e[0])
+        if self.walls_up_at is not None and self.scenario is None and not self.abandoned:
+            keys.armed_at = now         # the break's dice again, once the lamp shows
+        elif self.awaiting_gold and not self.abandoned:
+            keys.press(self.dealer, at=now + self.reroll_ms, hold_ms=self.tap_ms)
+
+    def _press_in_flight(self, now):
+        """The last kong key pressed before `now` if the controller cannot
+        have read its gesture whole yet, else None: it reads one
+        key_double_ms after the last release as the firmware debounces it
+        (30 ms) at its ticks (10 ms: within 30 ms either way, where a cut
+        may find the press read or not)."""
+        presses = [e for e in self.timeline[:self._next] if e[3] in ("press", "win")]
+        if not presses:
+            return None
+        t, index, _slot, kind = presses[-1]
+        if kind == "win":                  # read once held key_hold_ms
+            done = t + self.table.config.key_hold_ms + 50
+            return (t, index, kind) if now < done else None
+        ev = self.scenario["events"][index]
+        last_release = t + self.tap_ms + (self.tap_ms + self.tap_gap_ms
+                                          if ev["kind"] == "concealed" else 0)
+        done = last_release + self.table.config.key_double_ms + 50
+        return (t, index, kind) if now < done else None
+
+    def _press_kong(self, index, at):
+        ev = self.scenario["events"][index]
+        keys = self.table.players
+        keys.press(ev["seat"], at=at, hold_ms=self.tap_ms)
+        if ev["kind"] == "concealed":
+            keys.press(ev["seat"], at=at + self.tap_ms + self.tap_gap_ms, hold_ms=self.tap_ms)
+
+    def _place_cut(self):
+        if self.cut_on is not None and self.cut_at is None and not self.cuts:
+            self.cut_at = self.cut_on(self)
+
+    def _stray_slot_on_table(self):
+        """A slot still on the table top far from the head and the tail."""
+        wall = self.hand.wall
+        geo = wall.geo
+        present = [p for p in range(len(wall.how))
+                   if geo.slot_of_pos[p] in self.table.top_walls[geo.slot_of_pos[p]
+                                                                  // (2 * self.table.stacks)]]
+        if len(present) < 12:
+            return None
+        return geo.slot_of_pos[present[len(present) // 2]]
 
     def run(self, dt):
         pass
 
     def fire(self, now):
         table = self.table
+        if self._off_at is not None:
+            return
+        if self.cut_at is not None and now >= self.cut_at:
+            self.cut_at = None
+            if not self.done and not self.abandoned:
+                table.power_cut()
+                return
         while (not self.abandoned and self._next < len(self.timeline)
                and self.timeline[self._next][0] <= now):
             t, index, slot, kind = self.timeline[self._next]
             self._next += 1
             if kind == "press":           # a kong: one tap exposed, two concealed
-                ev = self.scenario["events"][index]
-                keys = table.players
-                keys.press(ev["seat"], at=now, hold_ms=self.tap_ms)
-                if ev["kind"] == "concealed":
-                    keys.press(ev["seat"], at=now + self.tap_ms + self.tap_gap_ms,
-                               hold_ms=self.tap_ms)
+                self._press_kong(index, now)
             elif kind == "roll":          # the dealer rolls for the gold
                 table.players.press(self.dealer, at=now, hold_ms=self.tap_ms)
                 self.awaiting_gold = True
@@ -209,6 +331,8 @@ class HandPlayers:
                          "dice": list(self.dice), "tiles": codes, "events": []}
         self.hand = hand
         self._t = t0
+        if self.cut_after_ms is not None:
+            self.cut_at = t0 + self.cut_after_ms
         self._play({"op": "deal"}, 0, self.deal_ms)
         self._play({"op": "replace_flowers"}, self.gold_ms, self.tail_ms)
         if self.rules.gold_method == "dice" and self.gold_dice is None:
@@ -340,6 +464,14 @@ class Parlour:
 
     def next_time(self, now):
         return self.hands[-1].next_time(now) if self.hands else None
+
+    def power_off(self, now):
+        if self.hands:
+            self.hands[-1].power_off(now)
+
+    def power_on(self, now):
+        if self.hands:
+            self.hands[-1].power_on(now)
 
     def run(self, dt):
         pass

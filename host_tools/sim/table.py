@@ -181,6 +181,9 @@ class VirtualTable:
         self.wdt_deadline = None
         self._all_outputs_off()
         self.log_event("table", None, "boot", version)
+        for d in self.attached:             # the players go on (a cut paused them)
+            if hasattr(d, "power_on"):
+                d.power_on(self.now)
         return self.inputs()
 
     def power_cut(self):
@@ -197,6 +200,9 @@ class VirtualTable:
             self.faults = [f for f in self.faults if f.kind != "power_cut"]
             self.display.power_off(self.now)
             self.rfid.power_off()
+            for d in self.attached:         # the players wait for the light
+                if hasattr(d, "power_off"):
+                    d.power_off(self.now)
         self.log_event("table", None, reason)
 
     def _all_outputs_off(self):

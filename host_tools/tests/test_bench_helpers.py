@@ -111,6 +111,7 @@ def test_the_wait_target_follows_lift_plus_dice():
     assert tg.targets({})["wait_between_hands_s"]["value"] is None
     assert "lift_plus_dice_s" not in t and "image_boot_to_ready_ms" not in t
     assert t["image_heap_service_bytes"] == {"op": "<=", "value": 32 * 1024}
+    assert t["image_heap_resume_bytes"] == {"op": "<=", "value": 32 * 1024}
     assert t["image_soak_min_free_block_bytes"] == {"op": ">=", "value": 4 * 1024}
 
 
@@ -121,7 +122,7 @@ def test_every_documented_figure_has_a_row_and_the_64_bit_ones_are_gone():
             "link_requests_per_s", "mpy_total_bytes", "virtual_speedup", "replay_ms_cpython",
             "replay_ms_micropython", "image_boot_to_ready_ms", "dice_chi2_p",
             "image_heap_cycle_bytes", "image_heap_hand_bytes", "image_heap_service_bytes",
-            "mpy_deploy_heap_cycle_bytes", "image_soak_min_free_block_bytes",
+            "image_heap_resume_bytes", "mpy_deploy_heap_cycle_bytes", "image_soak_min_free_block_bytes",
             "image_frozen_bytes"} <= keys
     assert not keys & {"peak_heap_bytes", "hand_passes_64k", "peak_heap_bytes_esp32_est"}
 

@@ -127,6 +127,41 @@ def test_nothing_sent_during_whole_hands_names_a_hidden_tile():
     assert sum(1 for ev in seen if ev["ev"] == "hand") >= 40
 
 
+def test_nothing_sent_across_a_resumed_hand_names_a_hidden_tile():
+    """The power cut in play and the hand brought back (controller/wake.py):
+    the `hand_resumed` event, the states after it and the answers asked
+    after the boot carry public facts only, the gold that hand's once up."""
+    with SimTable(seed=6) as sim:
+        players = HandPlayers(sim.table, seed=6, cut_after_ms=45000)
+        with LinkClient(sim.link_path) as link:
+            link.hello()
+            link.request("start")
+            seen, answers = [], []
+            deadline = time.monotonic() + 120
+            while time.monotonic() < deadline:
+                ev = _next_event(link, None, sim, seen)
+                if ev["ev"] in ("hand_resumed", "hand") and any(
+                        e["ev"] == "hand_resumed" for e in seen):
+                    answers.append(link.request("hand"))
+                    answers.append(link.request("status"))
+                if ev["ev"] in ("result", "fault"):
+                    break
+    resumed = [ev for ev in seen if ev["ev"] == "hand_resumed"]
+    assert len(resumed) == 1 and players.cuts, (resumed, players.cuts)
+    assert resumed[0]["phase"] in ("play", "final") and resumed[0]["n"] > 0, resumed
+    found = []
+    for i, ev in enumerate(seen):
+        if ev["ev"] in ("hand", "hand_resumed"):
+            gold = ev.pop("gold")
+            assert gold is None or gold == players.hand.gold_code, (gold, ev)
+        _walk(ev, "events[%d]" % i, found)
+    for ans in answers:
+        gold = ans.pop("gold", None)
+        assert gold is None or gold == players.hand.gold_code, (gold, ans)
+    _walk(answers, "answers", found)
+    assert found == [] and len(answers) >= 10, (found, len(answers))
+
+
 # -- the display and the link, across replugs --------------------------------
 
 def _gold_turned_up(players):

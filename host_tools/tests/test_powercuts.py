@@ -1,5 +1,5 @@
 """The power-cut runner (host_tools/qa/powercuts.py) in small: a few cuts at
-random instants, idle and in a standing power_lost among them, each reboot
+random instants, idle and in hands that come back among them, each reboot
 checked; and its store check finds damaged files. `make powercuts` cuts
 1,000 times (docs/reliability.md); hw_tests/test_faults.py has the
 10-cut test of the counters and the fault log."""
@@ -17,8 +17,13 @@ def test_a_few_cuts_at_random_instants_pass_every_check():
     out = powercuts.powercuts(8, seed=4, share_idle=0.25, share_fault=0.25, share_wall=0.5)
     assert out["ok"], out
     assert out["cuts"] == 8 and out["moved_before_command"] == 0
-    assert out["by_state"].get("idle") and out["by_state"].get("fault"), out["by_state"]
-    assert out["power_lost"] == 8 - out["by_state"]["idle"] and out["no_power_lost"] >= 1
+    assert out["by_state"].get("idle") and out["by_state"].get("in_hand"), out["by_state"]
+    # Every cut: idle (nothing to say), a hand resumed (or the dealer's key
+    # again), or power_lost with its reason.
+    back = out["resumed"] + out["dice_again"]
+    assert out["power_lost"] + back == 8 - out["by_state"]["idle"], out
+    assert back >= 1 and out["replay_checked"] == out["resumed"] and not out["replay_mismatches"]
+    assert out["dealer_kept"] >= 1
     assert out["counters"]["lifts"] == out["seen"]["lifts"] >= 1
     assert out["wall_cuts"] >= 1
 

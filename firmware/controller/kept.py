@@ -1,0 +1,134 @@
+"""What of the controller survives a power cut, to and from the flash
+(persist.py: whole, atomic, with its CRC): the counters, the fault log and
+the dealer (counters.json), and the hand's record (hand.json, made by
+firmware/handsave.py).
+
+    restore   at boot: the counters, the motions' learned times and the
+              dealer as last saved; a damaged file or one of another
+              firmware's shape starts them from zero and says so (`lost`)
+    save      the counters with the dealer, and a new fault at the log's end
+    logged    the fault log as saved, newest first
+    record    the hand's record, from what the follower noted in the tick
+
+What these read and set is the controller's own state, every field of it
+set at boot in TableController.__init__.
+
+Memory: not resident. TableController loads this module (and persist.py
+with it) for the boot and for each write between ticks, and forgets both
+after (TableController._kept): a table in play carries neither. One
+module with a short name, for the reason controller/work.py is one
+(docs/heap-idioms.md, 12g and 14).
+"""
+
+try:
+    from micropython import const  # pyright: ignore[reportAssignmentType]  (CPython defines it below)
+except ImportError:  # CPython (host-side tests)
+    def const(x):
+        return x
+
+from firmware import persist
+from firmware.drivers import motion
+from firmware.hal import forget
+from engine_core.tiles import is_int
+
+_COUNTERS = const("counters.json")    # counters, fault log, dealer
+_RECORD = const("hand.json")          # the hand in play's record (handsave.py, handrec.py)
+_FAULT_LOG = const(16)                # faults kept for `mjctl faults`
+
+
+def restore(ctl, _=None):
+    """The counters and the fault log as last saved, into `ctl`; a damaged
+    file starts them from zero and says so (`ctl.lost`). True when the
+    file named the dealer (the game goes on), else a new game begins."""
+    try:
+        saved = persist.load(ctl.hal.store + _COUNTERS)
+        if saved:
+            cycles, hands, lifts = saved["cycles"], saved["hands"], saved["lifts"]
+            fed, log = list(saved["tiles_fed"]), saved["log"]
+            counts = bytearray(len(ctl.fault_counts))
+            for code, n in saved["faults"]:
+                counts[code] = n
+            learned = motion.learned[:]   # none in an older file: learning starts
+            got = saved.get("learned", list(learned))
+            for i in range(len(got)):
+                learned[i] = got[i]
+            if len(fed) != 4 or len(log) > _FAULT_LOG or list(learned) != got:
+                raise ValueError("not this firmware's counters")
+            for t, code, _name, detail in log:       # what the ring can hold
+                if not (is_int(t, 0, 0x3FFFFFFF) and is_int(code, 0, 255)
+                        and type(detail) is dict):
+                    raise ValueError("a damaged fault log entry")
+            dealer = saved.get("dealer")     # [seat, wins in a row]
+            if dealer is not None and not (type(dealer) is list and len(dealer) == 2
+                                           and is_int(dealer[0], 0, 3)
+                                           and is_int(dealer[1], 0, 1 << 30)):
+                raise ValueError("a damaged dealer")
+            ctl.cycles, ctl.hands, ctl.lifts = cycles, hands, lifts
+            ctl.tiles_fed = fed
+            ctl.fault_counts[:] = counts
+            motion.learned[:] = learned
+            if dealer is not None:           # the game goes on (docs/hand.md)
+                ctl.dealership.dealer, ctl.dealership.wins_in_row = dealer
+                return True
+    except (ValueError, KeyError, TypeError, IndexError, OverflowError) as e:
+        # Damaged, or whole but of another shape (another firmware's):
+        # nothing of it is taken, and `counters` says so.
+        ctl.lost = "%s: counting again from zero, a new game" % e
+    return False
+
+
+def save(ctl, fault=None):
+    """Counters and the fault log (with `fault`, a new entry [t, code,
+    name, detail], at its end) to the flash. Never raises: a failed save (a full
+    or failing flash, no heap for it now) is counted in `ctl.unsaved`, and
+    the table goes on. The fault log lives in the file alone: a log in the
+    heap kept each fault's blocks wherever the heap had room when it came,
+    until 16 faults later, and over a day of faults they split the free
+    heap (docs/heap-idioms.md, 9)."""
+    try:
+        log = logged(ctl)
+        log.reverse()                  # oldest first, as saved
+        if fault is not None:
+            log.append(fault)
+            del log[:-_FAULT_LOG]
+        counts = []
+        for code in range(len(ctl.fault_counts)):
+            if ctl.fault_counts[code]:
+                counts.append([code, ctl.fault_counts[code]])
+        persist.save(ctl.hal.store + _COUNTERS, {
+            "cycles": ctl.cycles, "hands": ctl.hands, "lifts": ctl.lifts,
+            "tiles_fed": ctl.tiles_fed, "faults": counts,
+            "log": log,
+            "learned": list(motion.learned),     # the motions' learned times (motion.py)
+            "dealer": [ctl.dealership.dealer, ctl.dealership.wins_in_row]})
+    except Exception:
+        ctl.unsaved += 1
+
+
+def logged(ctl, _=None):
+    """The fault log as saved, newest first: [t, code, name, detail]
+    each; empty when there is no file yet or it is damaged."""
+    try:
+        saved = persist.load(ctl.hal.store + _COUNTERS)
+    except ValueError:
+        return []
+    log = saved["log"] if type(saved) is dict and type(saved.get("log")) is list else []
+    log.reverse()
+    return log
+
+
+def record(ctl, _=None):
+    """The hand's record (hand.json), made by handsave.py, loaded for it
+    and forgotten. Never raises: a failed write is counted in
+    `ctl.unsaved`."""
+    try:
+        from firmware import handsave
+        try:
+            persist.save(ctl.hal.store + _RECORD,
+                         handsave.record(ctl.follower, ctl.hands + 1,
+                                         ctl.dealership.wins_in_row))
+        finally:
+            forget("firmware.handsave")
+    except Exception:
+        ctl.unsaved += 1
+
