@@ -91,7 +91,8 @@ Note the pin, the firmware version and `mjctl log`, report it; clear the fault t
 
 50 firmware_error
 The controller's program hit a bug (the detail names it); every motor was stopped.
-Note the detail and the firmware version (`mjctl status`), report it; clear the fault to go on, or restart the table.""")
+Note the detail and the firmware version (`mjctl status`), report it; clear the fault to go on, or restart the table.
+""")
 
 
 LANE_JAM = const(10)
@@ -131,14 +132,13 @@ def name_of(code, part=0):
     """The fault's name; with `part` 1 its cause, 2 its fix, in English
     (the telemetry's fault message; the host has both languages,
     host_tools/texts). One function, not three: each global of this
-    resident module costs the heap."""
+    resident module costs the heap. Each line of the table ends with a
+    newline, the last one too."""
     i = _block_at(code)
     if i < 0:
-        return "unknown" if part == 0 else ""
-    start = _TABLE.find(" ", i) + 1
+        return "unknown"
+    i = _TABLE.find(" ", i)
     while part:
-        start = _TABLE.find("\n", start) + 1
+        i = _TABLE.find("\n", i + 1)
         part -= 1
-    end = _TABLE.find("\n", start)
-    return _TABLE[start:end if end > 0 else len(_TABLE)]
-
+    return _TABLE[i + 1:_TABLE.find("\n", i + 1)]

@@ -119,6 +119,18 @@ def run(hal, config, tags, root="", required=False, table="esp32"):
     cfg.timings = None             # the drivers and the controller hold theirs now
     gc.collect()
     link.attach(ctl)
+    # The telemetry (link/telemetry.py) when the table holds its settings,
+    # the secret mqtt.json: it hooks itself into the controller's emit and
+    # write. Without them its module is never imported. (`name` reused:
+    # each local is a word of this frame, docs/heap-idioms.md 14.)
+    try:
+        hal.secret("mqtt.json").close()
+        from firmware.link import telemetry as name
+        name.start(link, ctl)
+    except OSError:                # no settings: no telemetry
+        pass
+    except Exception:              # MemoryError: the table plays on without it, seen in status
+        link.errors += 1
     gc.threshold(_GC_EVERY)
     hal.sleep_until(hal.ticks_ms())          # learn the time (sim: first TICK)
     hal.wdt_start(_WATCHDOG_MS)

@@ -110,23 +110,8 @@ class LinkServer:
 
     def attach(self, controller):
         """The controller to answer for (built after this server: it
-        needs `emit`). The telemetry too (link/telemetry.py), when the
-        table holds its settings, `mqtt.json`: it hooks itself into the
-        controller's emit and write. Without them its module is never
-        imported, and what looking left is collected: the heap is as it
-        was."""
+        needs `emit`)."""
         self.controller = controller
-        try:
-            self.hal.secret("mqtt.json").close()
-        except OSError:
-            gc.collect()
-            return
-        try:
-            from firmware.link import telemetry
-            telemetry.start(self.hal, self, controller, self.build, self.fw_version)
-        except Exception:          # the table plays on without it: a bug, seen in status
-            self.errors += 1
-        gc.collect()
 
     # -- out -----------------------------------------------------------------
 

@@ -481,11 +481,13 @@ def config_set(link, ctl, now, args):
     if key.startswith("mqtt."):       # the telemetry's settings: a secret (link/telemetry.py)
         # (Its names reuse this function's: each local is a word of its
         # frame, on the heap at the visit's fullest.)
-        from firmware.link import telemetry as config
+        from firmware.link import mqttconf as config
         try:
             return config.configure(ctl.hal, key, value)
         except ValueError as e:
             raise LinkError("config_invalid", str(e))
+        finally:
+            forget("firmware.link.mqttconf")
     with open(cfg.path) as f:
         data = json.load(f)
     head, _, leaf = key.partition(".")

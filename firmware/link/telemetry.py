@@ -5,8 +5,9 @@ the broker fails.
 
 Only when configured: the secret `mqtt.json` (hal.secret, NVS on a
 production board, with the service key), written by `config_set` of the
-keys `mqtt.*` in a service session. Without it main.py never imports this
-module and the table runs exactly as without telemetry.
+keys `mqtt.*` in a service session (link/mqttconf.py). Without it the
+link (LinkServer.attach) never imports this module and the table runs
+exactly as without telemetry.
 
 The table first, always:
 * publishing is bounded per tick: at most `_PER_TICK` messages, each
@@ -22,7 +23,10 @@ The table first, always:
   again at every connect, so a dropped state comes back;
 * any error on the socket closes it and counts it; nothing raises into
   the control loop (main.py calls `tick` and `event` inside its own
-  guard too).
+  guard too);
+* a technician's visit is the heap's fullest time: the telemetry leaves
+  the heap for it (`_aside`: its module forgotten, its counters held by
+  link/aside.py's stand-in until the session ends).
 
 Only public facts: the state, a fault's code, name, cause and fix and its
 scalar detail (none for the audit's faults, whose details may name tiles),
@@ -43,7 +47,6 @@ from firmware import faults
 from firmware.faults import AUDIT_FAULTS as _AUDIT_FAULTS
 from firmware.hal import forget, ticks_diff
 
-_STARTED = []                 # the running Telemetry, if any (configure)
 _QUEUE = const(12)             # payloads waiting; the oldest dropped beyond
 _PER_TICK = const(2)           # messages written per tick at most
 _BACKOFF_MIN = const(1000)
@@ -59,30 +62,33 @@ _HEALTH = const('{"uptime": %d, "heap_free": %d, "boots": %d, "link": {"errors":
 
 
 class Telemetry:
-    def __init__(self, hal, link, ctl, conf, build, fw, boots):
-        self.hal = hal
+    def __init__(self, link, ctl, conf, kept):
+        """`kept`: the link, then the counters (dropped, skipped, errors,
+        refused, connects, sent, boots), of a telemetry that stepped aside
+        for a visit, or of a boot."""
+        hal = self.hal = link.hal
         self.link = link
         self.ctl = ctl
         self.conf = conf
         self.root = "parlour/%s/table/%s/" % (conf["site"], conf["table"])
-        self.build = json.dumps({"fw": fw, "build": build}).encode()
-        self.boots = boots
+        self.build = json.dumps({"fw": link.fw_version, "build": link.build}).encode()
         self.emit_link = link.emit
         self.ctl_write = ctl.write
         self.client = None
         self.q = []                # [leaf, payload, retain]
-        self.dropped = 0           # payloads the full queue pushed out
-        self.skipped = 0           # payloads a service session discarded (_visit)
-        self.errors = 0            # connects failed, sockets lost
-        self.refused = 0           # CONNACKs refusing (bad credentials, not authorised)
-        self.connects = 0
-        self.sent = 0
+        # dropped: payloads the full queue pushed out; skipped: payloads a
+        # service session discarded (_aside); errors: connects failed,
+        # sockets lost; refused: CONNACKs refusing (bad credentials, not
+        # authorised); boots: the table's starts (the store's mqtt.boots).
+        (_, self.dropped, self.skipped, self.errors, self.refused, self.connects, self.sent,
+         self.boots) = kept
         self.state = None          # the last state's payload, sent again at each connect
-        self.next_try = 0
+        # A connect and counters and health at once (ticks_diff: the clock
+        # may be days past its wrap after a visit).
+        self.next_try = self.next_health = hal.ticks_ms()
         self.backoff = _BACKOFF_MIN
         self.last_rx = 0
         self.last_ping = 0
-        self.next_health = 0
         self.rx = bytearray(64)
 
     # -- what the controller says ---------------------------------------------
@@ -90,7 +96,7 @@ class Telemetry:
     def event(self, name, fields):
         """The controller's emit: the link's first, then what is published."""
         self.emit_link(name, fields)
-        if self.link.session is not None:   # a visit: nothing published (_visit)
+        if self.link.session_state:    # a visit opened in this tick: nothing published (_aside)
             return
         try:
             self._noted(name, fields)
@@ -129,9 +135,7 @@ class Telemetry:
 
     def put(self, leaf, payload, retain):
         """Queued as bytes: a str's length counts characters, the header
-        needs bytes. Nothing during a service session (_visit)."""
-        if self.link.session is not None:
-            return
+        needs bytes."""
         if type(payload) is str:
             payload = payload.encode()
         q = self.q
@@ -150,8 +154,8 @@ class Telemetry:
 
     def tick(self, now):
         try:
-            if self.link.session is not None:
-                self._visit()
+            if self.link.session_state:    # a visit: the telemetry leaves the heap
+                self._aside()
                 return
             if ticks_diff(now, self.next_health) >= 0:
                 self.next_health = now + _HEALTH_MS
@@ -164,12 +168,14 @@ class Telemetry:
         except Exception:          # OSError, a bug: the link is dropped, tried again later
             self._lost(now)
 
-    def _visit(self):
+    def _aside(self):
         """A technician's visit is the heap's fullest time: the telemetry
-        steps aside. Its connection ends with a DISCONNECT (no last-will:
-        the table is not offline), what waits is dropped and counted, and
-        nothing is queued until the session is over; then it connects
-        again at once and sends the state, and counters and health."""
+        leaves it. Its connection ends with a DISCONNECT (no last-will:
+        the table is not offline), what waits is dropped and counted
+        (skipped), the controller's emit is its own again and its write
+        link/aside.py's stand-in, which holds the counters and starts the
+        telemetry again at the first tick after the session ends; and this
+        module is forgotten: nothing of it stays in the heap."""
         sock = self.client
         if sock is not None:
             self.client = None
@@ -178,11 +184,14 @@ class Telemetry:
                 sock.close()
             except Exception:
                 pass
-        if self.q:
-            self.skipped += len(self.q)
-            self.q = []
-        self.next_try = self.next_health = self.hal.ticks_ms()
-        self.backoff = _BACKOFF_MIN
+        ctl = self.ctl
+        ctl.emit = self.emit_link
+        from firmware.link import aside
+        ctl.write = aside.waiting((self.link, self.dropped, self.skipped + len(self.q),
+                                   self.errors, self.refused, self.connects, self.sent,
+                                   self.boots))
+        forget("firmware.link.aside")
+        forget("firmware.link.telemetry")
 
     def _health(self, now):
         ctl = self.ctl
@@ -210,6 +219,10 @@ class Telemetry:
         if wifi is not None and not wifi.up(conf):
             return
         from umqtt.simple import MQTTClient, MQTTException  # pyright: ignore[reportMissingImports]
+        # micropython-lib's client for the connect only: its module leaves
+        # the heap with the client (864 B on the twin, else for good).
+        forget("umqtt.simple")
+        forget("umqtt")
         c = MQTTClient(self.root[:-1].replace("/", "-"), conf["host"], conf.get("port", 1883),
                        conf["user"], conf["password"], _KEEPALIVE_S,
                        wifi.tls(self.hal, conf) if wifi is not None else None)
@@ -316,19 +329,36 @@ def _public(detail):
     return out
 
 
-def start(hal, link, ctl, build, fw):
-    """The telemetry when the table holds a valid `mqtt.json`, else None.
-    Counts the boots in the store (`mqtt.boots`)."""
+def start(link, ctl, kept=None):
+    """The telemetry hooked into the controller when the table holds
+    valid settings (the secret `mqtt.json`), else nothing. `kept`: the
+    counters of a telemetry that stepped aside for a visit (aside.py);
+    None at the boot, which is counted in the store (`mqtt.boots`). Never
+    raises: a bug is counted in the link's errors (status), the table
+    plays on without it."""
     try:
-        with hal.secret("mqtt.json") as f:
+        with link.hal.secret("mqtt.json") as f:
             conf = json.load(f)
         for k in ("host", "site", "table", "user", "password"):
             if type(conf.get(k)) is not str or not conf[k]:
-                return None
-    except (OSError, ValueError):
-        return None
+                return
+        if kept is None:
+            kept = (link, 0, 0, 0, 0, 0, 0, _boot(link.hal.store + "mqtt.boots"))
+        t = Telemetry(link, ctl, conf, kept)
+        # Hooked where the controller already calls out, so that the loop
+        # (main.py) is the same with the telemetry off: its events, and
+        # the write the loop calls once per tick, after the step.
+        ctl.emit = t.event     # the follower keeps the link's: its hand events are not published
+        ctl.write = t.write
+    except (OSError, ValueError):  # no settings, or not JSON: off
+        pass
+    except Exception:          # MemoryError, a bug: the table plays on without it
+        link.errors += 1
+
+
+def _boot(path):
+    """The boots counted in the store, this one too."""
     boots = 0
-    path = hal.store + "mqtt.boots"
     try:
         with open(path) as f:
             boots = int(f.read())
@@ -340,81 +370,4 @@ def start(hal, link, ctl, build, fw):
             f.write(str(boots))
     except OSError:
         pass
-    t = Telemetry(hal, link, ctl, conf, build, fw, boots)
-    # Hooked where the controller already calls out, so that the loop
-    # (main.py) is the same with the telemetry off: its events, and the
-    # write the loop calls once per tick, after the step.
-    ctl.emit = t.event         # the follower keeps the link's: its hand events are not published
-    ctl.write = t.write
-    _STARTED.append(t)
-    return t
-
-
-# What `config_set mqtt.KEY VALUE` may set, with its check (docs/fleet.md).
-_KEYS = const(("host", "port", "site", "table", "user", "password", "wifi_ssid",
-               "wifi_password", "tls", "clear"))
-
-
-def configure(hal, key, value):
-    """config_set of `mqtt.LEAF`: checked, written into the secret
-    `mqtt.json` whole (hal.set_secret: atomic). `mqtt.clear true` empties
-    it: the telemetry is off from the next start. ValueError if refused.
-    Loaded for this request only (no telemetry running), the module
-    leaves with it."""
-    try:
-        return _configure(hal, key, value)
-    finally:
-        if not _STARTED:
-            forget("firmware.link.telemetry")
-
-
-def _configure(hal, key, value):
-    leaf = key[5:]
-    if leaf not in _KEYS:
-        raise ValueError("the telemetry has no %r (one of %s)" % (key, ", ".join(_KEYS)))
-    if leaf == "port":
-        if type(value) is not int or not 0 < value < 65536:
-            raise ValueError("mqtt.port is a port number, 1 to 65535")
-    elif leaf in ("tls", "clear"):
-        if type(value) is not bool:
-            raise ValueError("%s is true or false" % key)
-    elif type(value) is not str or len(value) > 64:
-        raise ValueError("%s is a text of at most 64 characters" % key)
-    elif leaf == "host" and not _ipv4(value):
-        raise ValueError("mqtt.host is the broker's IPv4 address (no name: a lookup would stall the table)")
-    elif leaf in ("site", "table") and not _name(value):
-        raise ValueError("%s is 1 to 32 of a-z A-Z 0-9 _ -" % key)
-    conf = {}
-    try:
-        with hal.secret("mqtt.json") as f:
-            conf = json.load(f)
-    except (OSError, ValueError):
-        pass
-    if leaf == "clear":
-        if value:
-            conf = {}
-    else:
-        conf[leaf] = value
-    hal.set_secret("mqtt.json", (json.dumps(conf),))
-    if leaf.endswith("password"):
-        value = "***"
-    return {"ok": True, "key": key, "value": value, "restart": True}
-
-
-def _ipv4(s):
-    parts = s.split(".")
-    if len(parts) != 4:
-        return False
-    for p in parts:
-        if not p.isdigit() or len(p) > 3 or int(p) > 255:
-            return False
-    return True
-
-
-def _name(s):
-    if not 0 < len(s) <= 32:
-        return False
-    for ch in s:
-        if not (ch.isalpha() or ch.isdigit() or ch in "_-") or ord(ch) > 127:
-            return False
-    return True
+    return boots

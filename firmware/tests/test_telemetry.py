@@ -1,13 +1,16 @@
 """The telemetry's parts without a broker (firmware/link/telemetry.py): the
-PUBLISH packets it writes, its config's checks, the public filter on a
-fault's detail, the bounded queue, and what it does with a slow, closing
-or babbling broker. Runs under CPython and MicroPython; the twin against
-a real broker is hw_tests/test_telemetry.py."""
+PUBLISH packets it writes, its config's checks (link/mqttconf.py), the
+public filter on a fault's detail, the bounded queue, what it does with a
+slow, closing or babbling broker, and how it leaves the heap for a
+service session and comes back (link/aside.py). Runs under CPython and
+MicroPython; the twin against a real broker is hw_tests/test_telemetry.py."""
 
 import io
 import json
 
-from firmware.link import telemetry
+import sys
+
+from firmware.link import mqttconf, telemetry
 
 
 class Hal:
@@ -30,10 +33,13 @@ class Hal:
 
 class Link:
     errors = dropped = overruns = 0
-    session = None
+    session_state = 0
+    fw_version = "0.1.0"
+    build = "image-x"
 
-    def __init__(self):
+    def __init__(self, hal=None):
         self.events = []
+        self.hal = hal or Hal()
 
     def emit(self, name, fields):
         fields["ev"] = name
@@ -49,9 +55,10 @@ class Ctl:
     lifts = 5
     tiles_fed = [1, 2, 3, 4]
     fault_counts = [0] * 60
+    writes = 0
 
     def write(self, more=0):
-        pass
+        self.writes += 1
 
 
 class Sock:
@@ -88,7 +95,8 @@ CONF = {"host": "127.0.0.1", "site": "hall", "table": "t1", "user": "u", "passwo
 
 
 def _telemetry():
-    return telemetry.Telemetry(Hal(), Link(), Ctl(), CONF, "image-x", "0.1.0", 1)
+    link = Link()
+    return telemetry.Telemetry(link, Ctl(), CONF, (link, 0, 0, 0, 0, 0, 0, 1))
 
 
 def _decode(data):
@@ -133,16 +141,16 @@ def test_config_set_checks_each_key_and_never_echoes_a_password():
                        ("mqtt.table", ""), ("mqtt.tls", 1), ("mqtt.nope", 1),
                        ("mqtt.password", "x" * 65)):
         try:
-            telemetry.configure(hal, key, value)
+            mqttconf.configure(hal, key, value)
         except ValueError:
             continue
         assert False, (key, value)
     assert hal.secrets == {}
-    telemetry.configure(hal, "mqtt.host", "192.168.1.20")
-    out = telemetry.configure(hal, "mqtt.password", "s3cret")
+    mqttconf.configure(hal, "mqtt.host", "192.168.1.20")
+    out = mqttconf.configure(hal, "mqtt.password", "s3cret")
     assert out["value"] == "***"
     assert json.loads(hal.secrets["mqtt.json"]) == {"host": "192.168.1.20", "password": "s3cret"}
-    telemetry.configure(hal, "mqtt.clear", True)
+    mqttconf.configure(hal, "mqtt.clear", True)
     assert json.loads(hal.secrets["mqtt.json"]) == {}
 
 
@@ -216,18 +224,60 @@ def test_a_payload_beyond_ascii_is_counted_in_bytes():
                                   '{"reason": "\u724c"}'.encode(), False)]
 
 
-def test_the_telemetry_steps_aside_during_a_service_session():
-    t = _telemetry()
-    t.next_health = 1 << 29
-    t.put("x", "1", False)
+def test_the_telemetry_leaves_the_heap_during_a_service_session_and_comes_back():
+    """Its module forgotten, the controller's emit and write its own but
+    for the stand-in, which keeps the counters and starts it again (its
+    settings read again) at the first tick after the session."""
+    hal = Hal()
+    hal.secrets["mqtt.json"] = json.dumps(CONF).encode()
+    link, ctl = Link(hal), Ctl()
+    link.controller = ctl
+    own_emit = link.emit
+    telemetry.start(link, ctl, (link, 0, 0, 0, 0, 0, 0, 7))
+    t = ctl.write.__self__ if hasattr(ctl.write, "__self__") else None
+    ctl.emit("state", {"state": "idle"})
+    assert link.events == ["state"]
     sock = Sock()
-    t.client = sock
-    t.link.session = "abcd"
-    t.event("state", {"state": "idle"})
-    t.tick(0)
-    assert sock.closed and sock.out == b"\xe0\x00" and t.client is None   # a DISCONNECT: no will
-    assert t.q == [] and t.skipped == 1 and t.dropped == 0 and t.link.events == ["state"]
-    t.link.session = None
-    t.tick(1)
-    # (health reads gc.mem_free, which CPython lacks: MicroPython has both)
-    assert [q[0] for q in t.q][:1] == ["counters"]
+    if t is not None:              # CPython: the object behind the hook
+        t.next_health = 1 << 29
+        t.client = sock
+        t.put("x", "1", False)
+    link.session_state = 1
+    ctl.emit("state", {"state": "idle"})        # in the tick that opened it: the link's only
+    ctl.write()
+    assert ctl.writes == 1 and link.events == ["state", "state"]
+    assert ctl.emit == own_emit
+    assert "firmware.link.telemetry" not in sys.modules
+    assert "firmware.link.aside" not in sys.modules
+    if t is not None:
+        assert sock.closed and sock.out == b"\xe0\x00"    # a DISCONNECT: no will
+    ctl.write()
+    ctl.write()                                 # the session still open: the controller's write
+    assert ctl.writes == 3 and "firmware.link.telemetry" not in sys.modules
+    link.session_state = 0
+    ctl.write()                                 # the session over: started again
+    assert ctl.writes == 4
+    from firmware.link import telemetry as again
+    back = ctl.write.__self__ if hasattr(ctl.write, "__self__") else None
+    if back is not None:
+        assert isinstance(back, again.Telemetry) and back is not t
+        assert back.boots == 7 and back.skipped == 2 and back.errors == 0
+        assert back.state is None and back.q == []
+    ctl.write()
+    assert ctl.writes == 5 and link.errors == 0
+
+
+def test_settings_gone_during_the_session_leave_the_telemetry_off():
+    hal = Hal()
+    hal.secrets["mqtt.json"] = json.dumps(CONF).encode()
+    link, ctl = Link(hal), Ctl()
+    link.controller = ctl
+    own_write = ctl.write
+    telemetry.start(link, ctl)
+    assert ctl.write != own_write
+    link.session_state = 1
+    ctl.write()
+    mqttconf.configure(hal, "mqtt.clear", True)
+    link.session_state = 0
+    ctl.write()
+    assert ctl.write == own_write and link.errors == 0

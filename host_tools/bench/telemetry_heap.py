@@ -46,8 +46,9 @@ def _checked(fn, broker):
 
 
 def main(argv):
-    which = argv or ["cycle", "hand", "service"]
-    fns = {"cycle": heap.cycle_ok, "hand": heap.hand_ok, "service": heap.service_ok}
+    which = argv or ["cycle", "hand", "resume", "service"]
+    fns = {"cycle": heap.cycle_ok, "hand": heap.hand_ok, "resume": heap.resume_ok,
+           "service": heap.service_ok}
     out = {}
     with Broker(tables=[(SITE, TABLE, PASSWORD)]) as broker:
         simrun.SimTable = _with_telemetry(broker)

@@ -1,0 +1,28 @@
+"""The telemetry's stand-in while a technician's visit is open.
+
+A visit is the heap's fullest time (docs/fleet.md): the telemetry
+(link/telemetry.py) leaves the heap for it. It ends its connection, hands
+its counters to `waiting` and forgets its module and this one; what stays
+is the closure `waiting` returns, in the controller's `write`: the
+controller's own write, then, at the first tick after the session ends
+(or lapses), the telemetry started again with those counters, its
+settings read again (a change made in the visit applies from then). One
+tuple in one cell: each value a closure holds costs a cell on the heap."""
+
+
+def waiting(kept):
+    """The controller's `write` during a visit. `kept`: the link, then
+    the telemetry's counters (telemetry.start)."""
+    def write(more=0):
+        link = kept[0]
+        ctl = link.controller
+        type(ctl).write(ctl, more)         # the controller's own
+        if link.session_state:
+            return
+        del ctl.write                      # its own again (the slot stays for the next hook)
+        try:
+            from firmware.link import telemetry
+            telemetry.start(link, ctl, kept)
+        except Exception:          # MemoryError: the table plays on without it, seen in status
+            link.errors += 1
+    return write
