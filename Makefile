@@ -145,7 +145,7 @@ run: tools image
 # Every performance figure against its target (docs/performance.md; a
 # report: it exits 0 when a figure is over, 1 when a measurement failed);
 # MicroPython runs the .mpy tree of `mpy`.
-bench: mpy image
+bench: mpy image broker
 	$(BIN)/python -m host_tools.bench
 
 # A board (docs/deploy.md): `make firmware` builds the board's image

@@ -122,11 +122,14 @@ def run(hal, config, tags, root="", required=False, table="esp32"):
     # The telemetry (link/telemetry.py) when the table holds its settings,
     # the secret mqtt.json: it hooks itself into the controller's emit and
     # write. Without them its module is never imported. (`name` reused:
-    # each local is a word of this frame, docs/heap-idioms.md 14.)
+    # each local is a word of this frame, docs/heap-idioms.md 14; and let
+    # go, or this frame would hold the module while the telemetry steps
+    # aside for a visit.)
     try:
         hal.secret("mqtt.json").close()
         from firmware.link import telemetry as name
         name.start(link, ctl)
+        name = None
     except OSError:                # no settings: no telemetry
         pass
     except Exception:              # MemoryError: the table plays on without it, seen in status

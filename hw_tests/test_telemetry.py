@@ -245,6 +245,26 @@ def test_no_message_of_a_whole_hand_names_a_tile_or_a_tag(broker, tables):
     assert not found, found
 
 
+def test_an_audit_fault_is_published_without_the_tiles_it_names(broker, tables):
+    """The audit's faults name tiles (of walls not in play) in the link's
+    detail; published, they keep their code, cause and fix, and no detail:
+    no message names a tile."""
+    with Listener(broker.port, broker.dashboard) as ln:
+        t = tables(faults=["missing_tile:5m"])
+        t.link.request("start")
+        f = ln.wait(lambda m: _at(m, "t1", "fault"), what="the audit's fault")
+        assert f.data["code"] == 20 and f.data["name"] == "missing_tile"
+        assert f.data["cause"] and f.data["fix"] and "detail" not in f.data
+        ev = t.link.wait_event(lambda e: e["ev"] == "fault", 30)
+        assert ev["detail"]["tiles"] == ["5m"]     # the link's has it: the filter is the telemetry's
+        t.wait_virtual(11000)      # the counters and health after it, too
+    found = []
+    for m in ln.seen:
+        if m.leaf != "online":
+            _walk(m.data, m.topic, found)
+    assert not found, found
+
+
 def test_the_technician_sets_the_telemetry_in_service_and_it_starts_at_the_next_boot(broker):
     """config_set mqtt.* in a service session writes the secret mqtt.json
     (never the config file); the password is neither answered nor logged;

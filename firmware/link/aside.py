@@ -4,20 +4,41 @@ A visit is the heap's fullest time (docs/fleet.md): the telemetry
 (link/telemetry.py) leaves the heap for it. It ends its connection, hands
 its counters to `waiting` and forgets its module and this one; what stays
 is the closure `waiting` returns, in the controller's `write`: the
-controller's own write, then, at the first tick after the session ends
-(or lapses), the telemetry started again with those counters, its
-settings read again (a change made in the visit applies from then). One
-tuple in one cell: each value a closure holds costs a cell on the heap."""
+controller's own write, then, once no session has been open for
+`_QUIET_MS` (a visit is often several sessions, one per command: the
+telemetry comes back after the last), the telemetry started again with
+those counters, its settings read again (a change made in the visit
+applies from then). One tuple in one cell, and the time in another: each
+value a closure holds costs a cell on the heap."""
+
+try:
+    from micropython import const  # pyright: ignore[reportAssignmentType]  (CPython defines it below)
+except ImportError:  # CPython (host-side tests)
+    def const(x):
+        return x
+
+from firmware.hal import ticks_diff
+
+_QUIET_MS = const(10000)
 
 
 def waiting(kept):
     """The controller's `write` during a visit. `kept`: the link, then
     the telemetry's counters (telemetry.start)."""
+    ended = None                           # when the last session ended (ticks)
+
     def write(more=0):
+        nonlocal ended
         link = kept[0]
         ctl = link.controller
         type(ctl).write(ctl, more)         # the controller's own
         if link.session_state:
+            ended = None
+            return
+        now = link.hal.ticks_ms()
+        if ended is None:
+            ended = now
+        if ticks_diff(now, ended) < _QUIET_MS:
             return
         del ctl.write                      # its own again (the slot stays for the next hook)
         try:

@@ -216,20 +216,19 @@ class Telemetry:
             from firmware.hal import wifi      # the board's (hal/wifi.py)
         except ImportError:                    # the twin: the host's network, no TLS
             wifi = None
+        # Needed for this connect only. Its dotted name spelled here is one
+        # of the image's: the twin's failed import interns none at run time.
+        forget("firmware.hal.wifi")
         if wifi is not None and not wifi.up(conf):
             return
-        from umqtt.simple import MQTTClient, MQTTException  # pyright: ignore[reportMissingImports]
-        # micropython-lib's client for the connect only: its module leaves
-        # the heap with the client (864 B on the twin, else for good).
-        forget("umqtt.simple")
-        forget("umqtt")
-        c = MQTTClient(self.root[:-1].replace("/", "-"), conf["host"], conf.get("port", 1883),
+        mq = _umqtt()
+        c = mq.MQTTClient(self.root[:-1].replace("/", "-"), conf["host"], conf.get("port", 1883),
                        conf["user"], conf["password"], _KEEPALIVE_S,
                        wifi.tls(self.hal, conf) if wifi is not None else None)
         c.set_last_will(self.root + "online", b"false", True)
         try:
             c.connect(True, _TIMEOUT_MS / 1000)
-        except MQTTException:
+        except mq.MQTTException:
             self.refused += 1
             _close(c)
             return
@@ -291,6 +290,19 @@ class Telemetry:
         self.backoff = min(self.backoff * 2, _BACKOFF_MAX)
 
 
+def _umqtt():
+    """micropython-lib's umqtt.simple for a connect, its module forgotten
+    at once: the client holds what it needs, and the module would stay in
+    the heap for good (864 B on the twin). Imported as `from umqtt import
+    simple`: the name `simple` is then one of the image's, and forgetting
+    the module interns no name at run time (a name interned at run time
+    may cost a new pool of names: 311 B on the twin, docs/heap-idioms.md)."""
+    from umqtt import simple  # pyright: ignore[reportMissingImports]
+    forget("umqtt.simple")
+    forget("umqtt")
+    return simple
+
+
 def _close(c):
     try:
         if c.sock is not None:
@@ -344,12 +356,19 @@ def start(link, ctl, kept=None):
                 return
         if kept is None:
             kept = (link, 0, 0, 0, 0, 0, 0, _boot(link.hal.store + "mqtt.boots"))
+            # The module tables (sys.modules, the packages' names) grown
+            # now, at the boot, for the most the telemetry imports at once
+            # (this module, umqtt and umqtt.simple at a connect): grown at
+            # the first connect, a table would land in the middle of the
+            # free heap and split it (main._grow_module_tables).
+            _umqtt()
         t = Telemetry(link, ctl, conf, kept)
         # Hooked where the controller already calls out, so that the loop
         # (main.py) is the same with the telemetry off: its events, and
         # the write the loop calls once per tick, after the step.
         ctl.emit = t.event     # the follower keeps the link's: its hand events are not published
         ctl.write = t.write
+        gc.collect()
     except (OSError, ValueError):  # no settings, or not JSON: off
         pass
     except Exception:          # MemoryError, a bug: the table plays on without it

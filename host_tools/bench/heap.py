@@ -11,7 +11,10 @@ fragmentation included:
 * image_heap_service_bytes: a technician's visit at idle: the self-test,
   an RFID scan and audit, a config change, the session closed (seed 3);
 * mpy_deploy_heap_cycle_bytes: the cycle again from the .mpy files of a
-  development deploy on the unfrozen 32-bit build, the bytecode in the heap.
+  development deploy on the unfrozen 32-bit build, the bytecode in the heap;
+* image_heap_cycle_telemetry_bytes, and the hand's, resume's and service
+  visit's: the same four runs with the telemetry on, publishing to a real
+  broker all along (telemetry_heap.py; Debian's mosquitto, `make broker`).
 
 Each is bisected over its range, assuming that a run which passes in N
 bytes passes in more; a failing boot ends as soon as the MicroPython
@@ -36,21 +39,21 @@ CYCLE_WALL_S = 30.0
 HAND_WALL_S = 60.0
 
 
-def _clean(sim, link):
+def clean(sim, link):
     """No MemoryError printed and no answer or event dropped for want of heap."""
     return "MemoryError" not in sim.firmware_log() and link.request("status")["link"]["dropped"] == 0
 
 
 def cycle_ok(heap, seed=CYCLE_SEED, form="image"):
     return passes(lambda sim, link: run_cycle(sim, link, timeout_s=CYCLE_WALL_S)["ok"]
-                  and _clean(sim, link), seed, heap, form=form)
+                  and clean(sim, link), seed, heap, form=form)
 
 
 def hand_ok(heap, seed=HAND_SEED):
     players = []                   # seated before the firmware starts
 
     def play(sim, link):
-        return run_hand(sim, link, players[0], timeout_s=HAND_WALL_S)["ok"] and _clean(sim, link)
+        return run_hand(sim, link, players[0], timeout_s=HAND_WALL_S)["ok"] and clean(sim, link)
     return passes(play, seed, heap,
                   setup=lambda table: players.append(HandPlayers(table, seed=seed)))
 
@@ -63,7 +66,7 @@ def resume_ok(heap, seed=HAND_SEED):
 
     def play(sim, link):
         out = run_hand(sim, link, players[0], timeout_s=HAND_WALL_S)
-        return out["ok"] and out["resumed"] is True and _clean(sim, link)
+        return out["ok"] and out["resumed"] is True and clean(sim, link)
     return passes(play, seed, heap, setup=lambda table: players.append(
         HandPlayers(table, seed=seed, cut_after_ms=RESUME_CUT_MS)))
 
@@ -79,7 +82,7 @@ def service_visit(sim, link):
     link.request("rfid_audit", session=session)
     link.request("config_set", session=session, key="timings.lift_up_ms", value=4000)
     link.close_service(session)
-    return scanned["sides"] == 4 and _clean(sim, link)
+    return scanned["sides"] == 4 and clean(sim, link)
 
 
 def service_ok(heap, seed=SERVICE_SEED):
@@ -103,6 +106,7 @@ def measure():
     if not mpy_tree_fresh():           # else the launcher would run the .py sources
         raise RuntimeError("build/mpy is older than the sources: run `make mpy` (make bench does)")
     runs = {"cycle": [], "hand": [], "resume": [], "service": [], "mpy_cycle": []}
+    from host_tools.bench import telemetry_heap
     figures = {
         "image_heap_cycle_bytes": smallest(cycle_ok, IMAGE_RANGE, runs["cycle"]),
         "image_heap_hand_bytes": smallest(hand_ok, IMAGE_RANGE, runs["hand"]),
@@ -111,6 +115,7 @@ def measure():
         "mpy_deploy_heap_cycle_bytes": smallest(lambda h: cycle_ok(h, form="mpy"), MPY_RANGE,
                                                 runs["mpy_cycle"]),
     }
+    figures.update(telemetry_heap.measure(runs))
     details = {"resolution": RESOLUTION, "image_range": IMAGE_RANGE, "mpy_range": MPY_RANGE,
                "seeds": {"cycle": CYCLE_SEED, "hand": HAND_SEED, "resume": HAND_SEED,
                          "service": SERVICE_SEED}, "resume_cut_ms": RESUME_CUT_MS,
