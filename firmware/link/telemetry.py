@@ -55,6 +55,7 @@ _TIMEOUT_MS = const(100)       # the TCP connect, then the CONNACK, each at most
 _KEEPALIVE_S = const(30)       # told to the broker; a PINGREQ every half of it
 _SILENT_MS = const(75000)      # nothing from the broker this long: the link is dead
 _HEALTH_MS = const(10000)      # counters and health this often
+_RESUMING = const(8)           # = the controller's (table.py): a hand coming back after a cut
 _SECRET = const(("tile", "tiles", "uid"))
 _HEALTH = const('{"uptime": %d, "heap_free": %d, "boots": %d, "link": {"errors": %d, '
                 '"dropped": %d, "overruns": %d}, "mqtt": {"dropped": %d, "errors": %d, '
@@ -154,7 +155,9 @@ class Telemetry:
 
     def tick(self, now):
         try:
-            if self.link.session_state:    # a visit: the telemetry leaves the heap
+            # A visit, or a hand coming back after a power cut (at the
+            # boot): the heap's fullest times; the telemetry leaves it.
+            if self.link.session_state or self.ctl.state == _RESUMING:
                 self._aside()
                 return
             if ticks_diff(now, self.next_health) >= 0:
