@@ -265,6 +265,29 @@ def test_an_audit_fault_is_published_without_the_tiles_it_names(broker, tables):
     assert not found, found
 
 
+def test_the_telemetry_steps_aside_for_a_visit_and_comes_back_10_s_after_it(broker, tables):
+    """A service session: the telemetry ends its connection without its
+    last-will (the table is not offline) and publishes nothing while the
+    session is open; it is back 10 s after the session ends, with its
+    counters (a second connect)."""
+    with Listener(broker.port, broker.dashboard) as ln:
+        t = tables()
+        ln.wait(lambda m: _at(m, "t1", "health"), what="the first health")
+        session = t.link.open_service(t.sim.key)
+        opened = t.link.request("status")["uptime"]
+        t.wait_virtual(15000)          # a health would be due in that time
+        closed = t.link.request("status")["uptime"]
+        t.link.close_service(session)
+        t.wait_virtual(13000)
+        back = ln.wait(lambda m: _at(m, "t1", "health") and m.data["mqtt"]["connects"] == 2,
+                       what="the health after the visit")
+    during = [m for m in ln.seen if m.leaf in ("health", "state") and m.data
+              and opened < m.data.get("uptime", m.data.get("t", 0)) < closed]
+    assert not during, during
+    assert back.data["uptime"] >= closed + 10000
+    assert not [m for m in ln.seen if _at(m, "t1", "online") and m.payload == b"false"]
+
+
 def test_the_technician_sets_the_telemetry_in_service_and_it_starts_at_the_next_boot(broker):
     """config_set mqtt.* in a service session writes the secret mqtt.json
     (never the config file); the password is neither answered nor logged;

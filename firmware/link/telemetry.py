@@ -5,9 +5,9 @@ the broker fails.
 
 Only when configured: the secret `mqtt.json` (hal.secret, NVS on a
 production board, with the service key), written by `config_set` of the
-keys `mqtt.*` in a service session (link/mqttconf.py). Without it the
-link (LinkServer.attach) never imports this module and the table runs
-exactly as without telemetry.
+keys `mqtt.*` in a service session (link/mqttconf.py). Without it
+main.py never imports this module and the table runs exactly as without
+telemetry.
 
 The table first, always:
 * publishing is bounded per tick: at most `_PER_TICK` messages, each
@@ -24,9 +24,10 @@ The table first, always:
 * any error on the socket closes it and counts it; nothing raises into
   the control loop (main.py calls `tick` and `event` inside its own
   guard too);
-* a technician's visit is the heap's fullest time: the telemetry leaves
-  the heap for it (`_aside`: its module forgotten, its counters held by
-  link/aside.py's stand-in until the session ends).
+* a technician's visit and a hand coming back after a power cut are the
+  heap's fullest times: the telemetry leaves the heap for them (`_aside`:
+  its module forgotten, its counters held by link/aside.py's stand-in
+  until 10 s after).
 
 Only public facts: the state, a fault's code, name, cause and fix and its
 scalar detail (none for the audit's faults, whose details may name tiles),
@@ -66,7 +67,7 @@ class Telemetry:
     def __init__(self, link, ctl, conf, kept):
         """`kept`: the link, then the counters (dropped, skipped, errors,
         refused, connects, sent, boots), of a telemetry that stepped aside
-        for a visit, or of a boot."""
+        (_aside), or of a boot."""
         hal = self.hal = link.hal
         self.link = link
         self.ctl = ctl
@@ -78,7 +79,7 @@ class Telemetry:
         self.client = None
         self.q = []                # [leaf, payload, retain]
         # dropped: payloads the full queue pushed out; skipped: payloads a
-        # service session discarded (_aside); errors: connects failed,
+        # step aside discarded (_aside); errors: connects failed,
         # sockets lost; refused: CONNACKs refusing (bad credentials, not
         # authorised); boots: the table's starts (the store's mqtt.boots).
         (_, self.dropped, self.skipped, self.errors, self.refused, self.connects, self.sent,
@@ -172,13 +173,14 @@ class Telemetry:
             self._lost(now)
 
     def _aside(self):
-        """A technician's visit is the heap's fullest time: the telemetry
-        leaves it. Its connection ends with a DISCONNECT (no last-will:
-        the table is not offline), what waits is dropped and counted
-        (skipped), the controller's emit is its own again and its write
-        link/aside.py's stand-in, which holds the counters and starts the
-        telemetry again at the first tick after the session ends; and this
-        module is forgotten: nothing of it stays in the heap."""
+        """A technician's visit, or a hand coming back after a power cut,
+        is the heap's fullest time: the telemetry leaves it. Its
+        connection ends with a DISCONNECT (no last-will: the table is not
+        offline), what waits is dropped and counted (skipped), the
+        controller's emit is its own again and its write link/aside.py's
+        stand-in, which holds the counters and starts the telemetry again
+        10 s after; and this module is forgotten: nothing of it stays in
+        the heap."""
         sock = self.client
         if sock is not None:
             self.client = None
