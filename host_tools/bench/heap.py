@@ -14,7 +14,8 @@ fragmentation included:
   development deploy on the unfrozen 32-bit build, the bytecode in the heap;
 * image_heap_cycle_telemetry_bytes, and the hand's, resume's and service
   visit's: the same four runs with the telemetry on, publishing to a real
-  broker all along (telemetry_heap.py; Debian's mosquitto, `make broker`).
+  broker all along (telemetry_heap.py; Debian's mosquitto, `make broker`),
+  measured with these by the bench's heap group (cli.py).
 
 Each is bisected over its range, assuming that a run which passes in N
 bytes passes in more; a failing boot ends as soon as the MicroPython
@@ -106,7 +107,6 @@ def measure():
     if not mpy_tree_fresh():           # else the launcher would run the .py sources
         raise RuntimeError("build/mpy is older than the sources: run `make mpy` (make bench does)")
     runs = {"cycle": [], "hand": [], "resume": [], "service": [], "mpy_cycle": []}
-    from host_tools.bench import telemetry_heap
     figures = {
         "image_heap_cycle_bytes": smallest(cycle_ok, IMAGE_RANGE, runs["cycle"]),
         "image_heap_hand_bytes": smallest(hand_ok, IMAGE_RANGE, runs["hand"]),
@@ -115,7 +115,6 @@ def measure():
         "mpy_deploy_heap_cycle_bytes": smallest(lambda h: cycle_ok(h, form="mpy"), MPY_RANGE,
                                                 runs["mpy_cycle"]),
     }
-    figures.update(telemetry_heap.measure(runs))
     details = {"resolution": RESOLUTION, "image_range": IMAGE_RANGE, "mpy_range": MPY_RANGE,
                "seeds": {"cycle": CYCLE_SEED, "hand": HAND_SEED, "resume": HAND_SEED,
                          "service": SERVICE_SEED}, "resume_cut_ms": RESUME_CUT_MS,
