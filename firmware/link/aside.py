@@ -25,8 +25,10 @@ _RESUMING = const(8)           # = the controller's (table.py)
 
 
 def waiting(kept):
-    """The controller's `write` during a visit. `kept`: the link, then
-    the telemetry's counters (telemetry.start)."""
+    """The controller's `write` during a visit. `kept`: the link, the
+    function that starts the telemetry (main._telemetry: this module
+    imports none, so no import cycle), then the telemetry's counters
+    (telemetry.start)."""
     ended = None                           # since when neither (ticks)
 
     def write(more=0):
@@ -43,9 +45,5 @@ def waiting(kept):
         if ticks_diff(now, ended) < _QUIET_MS:
             return
         del ctl.write                      # its own again (the slot stays for the next hook)
-        try:
-            from firmware.link import telemetry
-            telemetry.start(link, ctl, kept)
-        except Exception:          # MemoryError: the table plays on without it, seen in status
-            link.errors += 1
+        kept[1](link, ctl, kept)           # main._telemetry: it never raises
     return write

@@ -65,7 +65,8 @@ _HEALTH = const('{"uptime": %d, "heap_free": %d, "boots": %d, "link": {"errors":
 
 class Telemetry:
     def __init__(self, link, ctl, conf, kept):
-        """`kept`: the link, then the counters (dropped, skipped, errors,
+        """`kept`: the link, the function that starts the telemetry
+        (main._telemetry), then the counters (dropped, skipped, errors,
         refused, connects, sent, boots), of a telemetry that stepped aside
         (_aside), or of a boot."""
         hal = self.hal = link.hal
@@ -82,8 +83,8 @@ class Telemetry:
         # step aside discarded (_aside); errors: connects failed,
         # sockets lost; refused: CONNACKs refusing (bad credentials, not
         # authorised); boots: the table's starts (the store's mqtt.boots).
-        (_, self.dropped, self.skipped, self.errors, self.refused, self.connects, self.sent,
-         self.boots) = kept
+        (_, self.again, self.dropped, self.skipped, self.errors, self.refused, self.connects,
+         self.sent, self.boots) = kept
         self.state = None          # the last state's payload, sent again at each connect
         # A connect and counters and health at once (ticks_diff: the clock
         # may be days past its wrap after a visit).
@@ -192,9 +193,9 @@ class Telemetry:
         ctl = self.ctl
         ctl.emit = self.emit_link
         from firmware.link import aside
-        ctl.write = aside.waiting((self.link, self.dropped, self.skipped + len(self.q),
-                                   self.errors, self.refused, self.connects, self.sent,
-                                   self.boots))
+        ctl.write = aside.waiting((self.link, self.again, self.dropped,
+                                   self.skipped + len(self.q), self.errors, self.refused,
+                                   self.connects, self.sent, self.boots))
         forget("firmware.link.aside")
         forget("firmware.link.telemetry")
 
@@ -346,13 +347,14 @@ def _public(detail):
     return out
 
 
-def start(link, ctl, kept=None):
+def start(link, ctl, kept, again):
     """The telemetry hooked into the controller when the table holds
     valid settings (the secret `mqtt.json`), else nothing. `kept`: the
     counters of a telemetry that stepped aside for a visit (aside.py);
-    None at the boot, which is counted in the store (`mqtt.boots`). Never
-    raises: a bug is counted in the link's errors (status), the table
-    plays on without it."""
+    None at the boot, which is counted in the store (`mqtt.boots`).
+    `again`: what starts it again after it stepped aside (main's
+    `_telemetry`). Never raises: a bug is counted in the link's errors
+    (status), the table plays on without it."""
     try:
         with link.hal.secret("mqtt.json") as f:
             conf = json.load(f)
@@ -360,7 +362,7 @@ def start(link, ctl, kept=None):
             if type(conf.get(k)) is not str or not conf[k]:
                 return
         if kept is None:
-            kept = (link, 0, 0, 0, 0, 0, 0, _boot(link.hal.store + "mqtt.boots"))
+            kept = (link, again, 0, 0, 0, 0, 0, 0, _boot(link.hal.store + "mqtt.boots"))
             # The module tables (sys.modules, the packages' names) grown
             # now, at the boot, for the most the telemetry imports at once
             # (this module, umqtt and umqtt.simple at a connect): grown at

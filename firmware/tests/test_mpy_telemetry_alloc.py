@@ -10,7 +10,7 @@ import sys
 import micropython
 
 from firmware.link import telemetry
-from firmware.tests.test_telemetry import CONF, Ctl, Hal, Link
+from firmware.tests.test_telemetry import CONF, Ctl, Hal, Link, _again
 
 
 class Sock:
@@ -42,7 +42,7 @@ def test_connected_and_aside_ticks_allocate_nothing():
     hal = Hal()
     link, ctl = Link(hal), Ctl()
     link.controller = ctl
-    t = telemetry.Telemetry(link, ctl, CONF, (link, 0, 0, 0, 0, 0, 0, 1))
+    t = telemetry.Telemetry(link, ctl, CONF, (link, _again, 0, 0, 0, 0, 0, 0, 1))
     ctl.write = t.write
     sock = t.client = Sock()
     t.next_health = 1 << 29

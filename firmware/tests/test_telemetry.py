@@ -103,6 +103,11 @@ class _Umqtt:
         self.simple = self
 
 
+def _again(link, ctl, kept=None):
+    """main._telemetry's part: the telemetry started (again)."""
+    telemetry.start(link, ctl, kept, _again)
+
+
 def _umqtt():
     try:
         import umqtt.simple  # noqa: F401  pyright: ignore[reportMissingImports]
@@ -112,7 +117,7 @@ def _umqtt():
 
 def _telemetry():
     link = Link()
-    return telemetry.Telemetry(link, Ctl(), CONF, (link, 0, 0, 0, 0, 0, 0, 1))
+    return telemetry.Telemetry(link, Ctl(), CONF, (link, _again, 0, 0, 0, 0, 0, 0, 1))
 
 
 def _decode(data):
@@ -250,7 +255,7 @@ def test_the_telemetry_leaves_the_heap_during_a_service_session_and_comes_back()
     link.controller = ctl
     own_emit = link.emit
     _umqtt()
-    telemetry.start(link, ctl, (link, 0, 0, 0, 0, 0, 0, 7))
+    telemetry.start(link, ctl, (link, _again, 0, 0, 0, 0, 0, 0, 7), _again)
     t = ctl.write.__self__ if hasattr(ctl.write, "__self__") else None
     ctl.emit("state", {"state": "idle"})
     assert link.events == ["state"]
@@ -303,7 +308,7 @@ def test_settings_gone_during_the_session_leave_the_telemetry_off():
     link.controller = ctl
     own_write = ctl.write
     _umqtt()
-    telemetry.start(link, ctl)
+    telemetry.start(link, ctl, None, _again)
     assert ctl.write != own_write
     link.session_state = 1
     ctl.write()

@@ -156,7 +156,7 @@ class Telemetered(Building):
         from firmware.link import telemetry
         link = self.link = _Link(_TelemetryHal(self), self.ctl)
         t = telemetry.Telemetry(link, self.ctl, json.load(link.hal.secret("mqtt.json")),
-                                (link, 0, 0, 0, 0, 0, 0, 1))
+                                (link, None, 0, 0, 0, 0, 0, 0, 1))
         self.ctl.emit = t.event
         self.ctl.write = t.write
         self.sock, self.peer, self.srv = _loopback()
