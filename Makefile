@@ -25,7 +25,7 @@ MPY         := $(BIN)/micropython
 UNIX_MAKE   := $(MAKE) -C $(MICROPY_DIR)/ports/unix VARIANT=standard CC="gcc -m32" LD="gcc -m32" \
                MICROPY_PY_FFI=0 MICROPY_PY_BTREE=0 MICROPY_PY_SSL=0 MICROPY_SSL_MBEDTLS=0
 
-.PHONY: all venv image tools mpy test test-cpython test-micropython typecheck run bench soak powercuts deploy vboard firmware flash clean
+.PHONY: all venv broker image tools mpy test test-cpython test-micropython typecheck run bench soak powercuts deploy vboard firmware flash clean
 
 all: test
 
@@ -113,7 +113,13 @@ mpy: tools
 	cp firmware/config.json firmware/tags.txt $(BUILD)/firmware/
 	@echo "mpy-cross: $$(find $(BUILD) -name '*.mpy' | wc -l) modules in $(BUILD)"
 
-test-cpython: tools image
+# The telemetry's broker (docs/fleet.md): Debian's mosquitto, installed
+# when missing and root can, else the one command to run. The tests that
+# need it start their own (host_tools/fleet/broker.py).
+broker: $(STAMP)
+	@$(BIN)/python -m host_tools.fleet.broker --install
+
+test-cpython: tools image broker
 	$(BIN)/python -m pytest
 
 test-micropython: mpy
@@ -139,7 +145,7 @@ run: tools image
 # Every performance figure against its target (docs/performance.md; a
 # report: it exits 0 when a figure is over, 1 when a measurement failed);
 # MicroPython runs the .mpy tree of `mpy`.
-bench: mpy image
+bench: mpy image broker
 	$(BIN)/python -m host_tools.bench
 
 # A board (docs/deploy.md): `make firmware` builds the board's image

@@ -91,7 +91,8 @@ Note the pin, the firmware version and `mjctl log`, report it; clear the fault t
 
 50 firmware_error
 The controller's program hit a bug (the detail names it); every motor was stopped.
-Note the detail and the firmware version (`mjctl status`), report it; clear the fault to go on, or restart the table.""")
+Note the detail and the firmware version (`mjctl status`), report it; clear the fault to go on, or restart the table.
+""")
 
 
 LANE_JAM = const(10)
@@ -127,10 +128,17 @@ def _block_at(code):
     return i
 
 
-def name_of(code):
+def name_of(code, part=0):
+    """The fault's name; with `part` 1 its cause, 2 its fix, in English
+    (the telemetry's fault message; the host has both languages,
+    host_tools/texts). One function, not three: each global of this
+    resident module costs the heap. Each line of the table ends with a
+    newline, the last one too."""
     i = _block_at(code)
     if i < 0:
         return "unknown"
-    start = _TABLE.find(" ", i) + 1
-    return _TABLE[start:_TABLE.find("\n", start)]
-
+    i = _TABLE.find(" ", i)
+    while part:
+        i = _TABLE.find("\n", i + 1)
+        part -= 1
+    return _TABLE[i + 1:_TABLE.find("\n", i + 1)]

@@ -26,9 +26,10 @@ if options.hal not in ("sim", "esp32"):
     raise ValueError("hal must be sim or esp32, not %r" % (options.hal,))
 
 require("hmac")                # the service sessions' challenge (link/service.py)
+require("umqtt.simple")        # the telemetry's MQTT client (telemetry.py)
 
 _root = os.path.abspath(os.path.join(os.getcwd(), "..", ".."))   # this file's folder is the cwd
-_other_hal = {"sim": ("firmware/hal/esp32.py",),
+_other_hal = {"sim": ("firmware/hal/esp32.py", "firmware/hal/wifi.py"),
               "esp32": ("firmware/hal/sim.py", "firmware/sim_main.py")}[options.hal]
 
 

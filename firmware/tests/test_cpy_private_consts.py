@@ -80,3 +80,9 @@ def test_what_survives_a_power_cut_names_the_controllers_files():
     """kept.py writes the hand's record the boot reads back (wake.py)."""
     from firmware.controller import kept, wake
     assert kept._RECORD == wake._RECORD
+
+
+def test_the_telemetrys_resuming_state_is_the_controllers():
+    from firmware.controller import table
+    from firmware.link import aside, telemetry
+    assert table.NAMES[telemetry._RESUMING] == "resuming" == table.NAMES[aside._RESUMING]

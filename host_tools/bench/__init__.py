@@ -13,7 +13,9 @@ One module per group of figures, each a few small measuring functions:
                 image_heap_resume_bytes, image_heap_service_bytes (the
                 smallest heap in which a cycle, a hand, a hand cut by the
                 power and resumed, a technician's visit complete on the twin),
-                mpy_deploy_heap_cycle_bytes (the cycle from .mpy files)
+                mpy_deploy_heap_cycle_bytes (the cycle from .mpy files);
+                image_heap_*_telemetry_bytes, the four with the telemetry
+                on and a real broker (telemetry_heap.py)
     fragmentation.py  image_soak_min_free_block_bytes (50 hands with faults
                 and a service visit in a 32 KB heap on the twin)
     alloc.py    alloc_per_tick_bytes (mp_ticks.py under MicroPython:

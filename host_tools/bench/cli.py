@@ -28,8 +28,10 @@ def _run_hands(args):
 
 
 def _run_heap(args):
-    from host_tools.bench import heap
-    return heap.measure()
+    from host_tools.bench import heap, telemetry_heap
+    figures, details = heap.measure()
+    figures.update(telemetry_heap.measure(details["runs"]))
+    return figures, details
 
 
 def _run_frag(args):

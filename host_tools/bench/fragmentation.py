@@ -1,6 +1,6 @@
 """image_soak_min_free_block_bytes: the heap's fragmentation over a soak.
 
-    python -m host_tools.bench.fragmentation [--hands N] [--seed S] [--json]
+    python -m host_tools.bench.fragmentation [--hands N] [--seed S] [--json] [--telemetry]
 
 HANDS hands of the soak (host_tools/qa/soak.py: brisk players, faults injected
 at FAULT_RATE and repaired, the live link fuzzed after every hand) on one
@@ -22,12 +22,17 @@ heap could still serve at its most fragmented moment seen. Each report
 follows a collection because the GC collects before it fails an
 allocation: what it can serve is what is left once the garbage is gone.
 
+With --telemetry the table publishes to a real broker all along
+(telemetry_heap.py: Debian's mosquitto, `make broker`), stepping aside for
+each visit.
+
 The measurement fails (FragmentationFailed, carrying the figures and
 details) when the firmware printed a MemoryError, dropped an event or an
 answer (no heap for it), the soak's own checks did not pass, a visit
 failed, or a report did not come.
 """
 
+import contextlib
 import time
 
 from host_tools.bench import targets as tg
@@ -105,17 +110,22 @@ class Reports:
             self.visit(sim, link, "at %s (%s stopped)" % (fault, stopped))
 
 
-def run(hands=HANDS, seed=SEED, heap=HEAP, fault_rate=FAULT_RATE, log=None):
+def run(hands=HANDS, seed=SEED, heap=HEAP, fault_rate=FAULT_RATE, log=None, telemetry=False):
     """The soak with its reports: (the soak's summary, Reports). A firmware
     starved of heap may stop answering the link, which ends the soak with a
     LinkError: the summary is then {"error": ...}, the reports as far as
-    they came."""
+    they came. `telemetry`: the table publishes to a broker all along."""
     reports = Reports()
-    try:
-        out = soak(hands, seed, fault_rate, log=log, live_burst=LIVE_BURST, heap=heap,
-                   hooks=reports)
-    except LinkError as e:
-        out = {"error": "the soak ended: %s" % e}
+    with contextlib.ExitStack() as stack:
+        if telemetry:
+            from host_tools.bench import telemetry_heap
+            from host_tools.qa import soak as soak_module
+            stack.enter_context(telemetry_heap.on(soak_module))
+        try:
+            out = soak(hands, seed, fault_rate, log=log, live_burst=LIVE_BURST, heap=heap,
+                       hooks=reports)
+        except LinkError as e:
+            out = {"error": "the soak ended: %s" % e}
     return out, reports
 
 
@@ -125,15 +135,17 @@ SOAK_KEYS = ("hands", "injected", "faults", "fault_kinds", "landed", "ok", "mism
              "error")
 
 
-def measure(hands=HANDS, seed=SEED, heap=HEAP, fault_rate=FAULT_RATE, log=None):
+def measure(hands=HANDS, seed=SEED, heap=HEAP, fault_rate=FAULT_RATE, log=None,
+            telemetry=False):
     t0 = time.monotonic()
-    out, r = run(hands, seed, heap, fault_rate, log)
+    out, r = run(hands, seed, heap, fault_rate, log, telemetry)
     wall_s = round(time.monotonic() - t0, 1)
     got = [s for _when, s in r.samples]
     least = min(s[2] for s in got) if got else None
     figures = {"image_soak_min_free_block_bytes": least}
     details = {
         "heap": heap, "seed": seed, "hands_asked": hands, "fault_rate": fault_rate,
+        "telemetry": telemetry,
         "soak": {k: out.get(k) for k in SOAK_KEYS},
         "repairs": r.repairs, "visits": r.visits,
         "samples": len(got), "missed_reports": r.missed,
@@ -186,10 +198,12 @@ def main(argv=None):
     ap.add_argument("--hands", type=int, default=HANDS)
     ap.add_argument("--seed", type=int, default=SEED)
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--telemetry", action="store_true",
+                    help="the table publishes to a real broker all along (make broker)")
     args = ap.parse_args(argv)
     log = None if args.json else (lambda s: print(s, flush=True))
     try:
-        figures, details = measure(args.hands, args.seed, log=log)
+        figures, details = measure(args.hands, args.seed, log=log, telemetry=args.telemetry)
         why = ""
     except FragmentationFailed as e:
         figures, details, why = e.figures, e.details, str(e)

@@ -16,7 +16,11 @@ fragmentation included:
 * image_heap_service_bytes: a technician's visit at idle: the self-test,
   an RFID scan and audit, a config change, the session closed (seed 3);
 * mpy_deploy_heap_cycle_bytes: the cycle again from the .mpy files of a
-  development deploy on the unfrozen 32-bit build, the bytecode in the heap.
+  development deploy on the unfrozen 32-bit build, the bytecode in the heap;
+* image_heap_cycle_telemetry_bytes, and the hand's, resume's and service
+  visit's: the same four runs with the telemetry on, publishing to a real
+  broker all along (telemetry_heap.py; Debian's mosquitto, `make broker`),
+  measured with these by the bench's heap group (cli.py).
 
 Each is bisected over its range, assuming that a run which passes in N
 bytes passes in more; a failing boot ends as soon as the MicroPython
@@ -41,21 +45,21 @@ CYCLE_WALL_S = 30.0
 HAND_WALL_S = 60.0
 
 
-def _clean(sim, link):
+def clean(sim, link):
     """No MemoryError printed and no answer or event dropped for want of heap."""
     return "MemoryError" not in sim.firmware_log() and link.request("status")["link"]["dropped"] == 0
 
 
 def cycle_ok(heap, seed=CYCLE_SEED, form="image"):
     return passes(lambda sim, link: run_cycle(sim, link, timeout_s=CYCLE_WALL_S)["ok"]
-                  and _clean(sim, link), seed, heap, form=form)
+                  and clean(sim, link), seed, heap, form=form)
 
 
 def hand_ok(heap, seed=HAND_SEED):
     players = []                   # seated before the firmware starts
 
     def play(sim, link):
-        return run_hand(sim, link, players[0], timeout_s=HAND_WALL_S)["ok"] and _clean(sim, link)
+        return run_hand(sim, link, players[0], timeout_s=HAND_WALL_S)["ok"] and clean(sim, link)
     return passes(play, seed, heap,
                   setup=lambda table: players.append(HandPlayers(table, seed=seed)))
 
@@ -68,7 +72,7 @@ def resume_ok(heap, seed=HAND_SEED):
 
     def play(sim, link):
         out = run_hand(sim, link, players[0], timeout_s=HAND_WALL_S)
-        return out["ok"] and out["resumed"] is True and _clean(sim, link)
+        return out["ok"] and out["resumed"] is True and clean(sim, link)
     return passes(play, seed, heap, setup=lambda table: players.append(
         HandPlayers(table, seed=seed, cut_after_ms=RESUME_CUT_MS)))
 
@@ -156,7 +160,7 @@ def service_visit(sim, link):
     link.request("rfid_audit", session=session)
     link.request("config_set", session=session, key="timings.lift_up_ms", value=4000)
     link.close_service(session)
-    return scanned["sides"] == 4 and _clean(sim, link)
+    return scanned["sides"] == 4 and clean(sim, link)
 
 
 def service_ok(heap, seed=SERVICE_SEED):

@@ -7,13 +7,17 @@
 # firmware/tests/test_mpy_loop_alloc.py (the real TableController and
 # drivers on that test's TableHal of preallocated tables) and
 # firmware/tests/test_mpy_follow_alloc.py (the hand follower reading an
-# unchanged wall). Each phase runs twice on a fresh setup:
+# unchanged wall); and idle with the telemetry on (firmware/link/
+# telemetry.py), connected, and stepped aside for a service session.
+# Each phase runs twice on a fresh setup:
 #   locked: N ticks under micropython.heap_lock(), where any allocation
 #           raises MemoryError: the ticks done before one (N: none);
 #   bytes:  the same N ticks with the GC off, gc.mem_alloc() after minus
 #           before (the heap's 16-byte blocks on the unix port).
 import gc
+import io
 import json
+import socket
 import sys
 
 import micropython
@@ -90,6 +94,85 @@ class Following:
         return True
 
 
+class _Link:
+    """What the telemetry reads of the link (firmware/link/server.py)."""
+    session_state = 0
+    errors = dropped = overruns = 0
+    fw_version = "0.1.0"
+    build = "bench"
+
+    def __init__(self, hal, ctl):
+        self.hal = hal
+        self.controller = ctl
+
+    def emit(self, name, fields):
+        pass
+
+
+class _TelemetryHal:
+    """The telemetry's clock (the phase's) and its settings."""
+    store = "/nonexistent/"
+
+    def __init__(self, clock):
+        self.clock = clock
+
+    def ticks_ms(self):
+        return self.clock.now
+
+    def secret(self, name):
+        return io.BytesIO(b'{"host": "127.0.0.1", "site": "bench", "table": "t1", '
+                          b'"user": "u", "password": "p"}')
+
+
+def _loopback():
+    """A connected TCP socket on 127.0.0.1 (the broker's end kept open by
+    the caller): (table's end, broker's end, listener)."""
+    srv = socket.socket()
+    srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    for port in range(47000, 47200):
+        try:
+            srv.bind(socket.getaddrinfo("127.0.0.1", port)[0][-1])
+            break
+        except OSError:
+            pass
+    srv.listen(1)
+    c = socket.socket()
+    c.connect(socket.getaddrinfo("127.0.0.1", port)[0][-1])
+    s, _ = srv.accept()
+    c.setblocking(False)
+    return c, s, srv
+
+
+class Telemetered(Building):
+    """Idle ticks with the telemetry on, hooked into the controller's
+    emit and write as telemetry.start hooks it, connected over a loopback
+    socket in place of the broker's, with nothing to send (what a connect
+    queues sent, the counters and health not due): the loop's write after
+    each step, as main.py calls it. `aside`: a service session open, the
+    telemetry stepped aside (link/aside.py's stand-in in its place)."""
+
+    def __init__(self, aside=False):
+        Building.__init__(self, False)
+        from firmware.link import telemetry
+        link = self.link = _Link(_TelemetryHal(self), self.ctl)
+        t = telemetry.Telemetry(link, self.ctl, json.load(link.hal.secret("mqtt.json")),
+                                (link, None, 0, 0, 0, 0, 0, 0, 1))
+        self.ctl.emit = t.event
+        self.ctl.write = t.write
+        self.sock, self.peer, self.srv = _loopback()
+        t.client = self.sock
+        t.last_rx = t.last_ping = self.now
+        t.next_health = self.now + 3600000
+        if aside:
+            link.session_state = 1
+            self.step()                    # the telemetry leaves, its stand-in in place
+            assert "firmware.link.telemetry" not in sys.modules
+
+    def step(self):
+        Building.step(self)
+        self.ctl.write()
+
+
 def locked(make, n):
     s = make()
     gc.collect()
@@ -142,6 +225,8 @@ PHASES = (
     ("idle", lambda: Building(False), 1000),
     ("building", lambda: Building(True), 1000),       # feeding lasts ~1080 ticks here
     ("hand_unchanged_wall", Following, 1000),
+    ("idle_telemetry_connected", Telemetered, 1000),
+    ("idle_telemetry_aside", lambda: Telemetered(True), 1000),
 )
 
 

@@ -112,6 +112,8 @@ def test_the_wait_target_follows_lift_plus_dice():
     assert "lift_plus_dice_s" not in t and "image_boot_to_ready_ms" not in t
     assert t["image_heap_service_bytes"] == {"op": "<=", "value": 32 * 1024}
     assert t["image_heap_resume_bytes"] == {"op": "<=", "value": 32 * 1024}
+    for run in ("cycle", "hand", "resume", "service"):     # the telemetry's too
+        assert t["image_heap_%s_telemetry_bytes" % run] == {"op": "<=", "value": 32 * 1024}
     assert t["image_soak_min_free_block_bytes"] == {"op": ">=", "value": 4 * 1024}
 
 

@@ -8,7 +8,8 @@ from host_tools.bench import alloc, dice
 
 def test_mp_ticks_reports_every_phase():
     figures, details = alloc.measure()
-    assert set(details["phases"]) == {"idle", "building", "hand_unchanged_wall"}
+    assert set(details["phases"]) == {"idle", "building", "hand_unchanged_wall",
+                                      "idle_telemetry_connected", "idle_telemetry_aside"}
     for ph in details["phases"].values():
         assert ph["ticks_measured"] > 0 and ph["bytes"] >= 0
         assert 0 <= ph["ticks_under_heap_lock"] <= ph["ticks"]

@@ -162,7 +162,8 @@ def find_cycle(graph):
 
 def test_the_packages_are_the_roles():
     found = {p.name for p in TOOLS.iterdir() if p.is_dir() and (p / "__init__.py").exists()}
-    assert found == {"link", "sim", "cli", "qa", "bench", "view", "image", "texts", "tests"}, found
+    assert found == {"link", "sim", "cli", "qa", "bench", "view", "image", "texts", "tests",
+                     "fleet"}, found
     loose = sorted(p.name for p in TOOLS.glob("*.py") if p.name != "__init__.py")
     assert not loose, "modules outside a package: %s" % loose
 

@@ -8,7 +8,9 @@ session) and searched for a tile identity (a tile code or a tag UID)
 and for the codec's secret keys. The one tile code allowed is the gold, in
 `hand` events once it has been turned up (it lies face up on the table),
 and it must be that hand's gold. Audit faults are the other place a tile
-code may appear (walls not in play); none is injected here."""
+code may appear (walls not in play); none is injected here. What the
+table publishes over MQTT is searched the same way, every message of a
+whole hand and an audit fault's: hw_tests/test_telemetry.py."""
 
 import json
 import re

@@ -1,0 +1,75 @@
+"""The telemetry's settings (docs/fleet.md): `config_set mqtt.KEY VALUE`
+in a service session checks the value and writes the secret `mqtt.json`
+(hal.secret: encrypted NVS on a production board, with the service key),
+which link/telemetry.py reads when the table starts, and when a visit
+ends. A module of its own, loaded for the request only (link/service.py
+forgets it): the telemetry that runs carries none of it."""
+
+try:
+    from micropython import const  # pyright: ignore[reportAssignmentType]  (CPython defines it below)
+except ImportError:  # CPython (host-side tests)
+    def const(x):
+        return x
+
+import json
+
+# What `config_set mqtt.KEY VALUE` may set, each with its check.
+_KEYS = const(("host", "port", "site", "table", "user", "password", "wifi_ssid",
+               "wifi_password", "tls", "clear"))
+
+
+def configure(hal, key, value):
+    """config_set of `mqtt.LEAF`: checked, written into the secret
+    `mqtt.json` whole (hal.set_secret: atomic). `mqtt.clear true` empties
+    it. A change applies when the telemetry next starts: when the session
+    ends if it ran before it, else at the table's next start. ValueError
+    if refused."""
+    leaf = key[5:]
+    if leaf not in _KEYS:
+        raise ValueError("the telemetry has no %r (one of %s)" % (key, ", ".join(_KEYS)))
+    if leaf == "port":
+        if type(value) is not int or not 0 < value < 65536:
+            raise ValueError("mqtt.port is a port number, 1 to 65535")
+    elif leaf in ("tls", "clear"):
+        if type(value) is not bool:
+            raise ValueError("%s is true or false" % key)
+    elif type(value) is not str or len(value) > 64:
+        raise ValueError("%s is a text of at most 64 characters" % key)
+    elif leaf == "host" and not _ipv4(value):
+        raise ValueError("mqtt.host is the broker's IPv4 address (no name: a lookup would stall the table)")
+    elif leaf in ("site", "table") and not _name(value):
+        raise ValueError("%s is 1 to 32 of a-z A-Z 0-9 _ -" % key)
+    conf = {}
+    try:
+        with hal.secret("mqtt.json") as f:
+            conf = json.load(f)
+    except (OSError, ValueError):
+        pass
+    if leaf == "clear":
+        if value:
+            conf = {}
+    else:
+        conf[leaf] = value
+    hal.set_secret("mqtt.json", (json.dumps(conf),))
+    if leaf.endswith("password"):
+        value = "***"
+    return {"ok": True, "key": key, "value": value, "restart": True}
+
+
+def _ipv4(s):
+    parts = s.split(".")
+    if len(parts) != 4:
+        return False
+    for p in parts:
+        if not p.isdigit() or len(p) > 3 or int(p) > 255:
+            return False
+    return True
+
+
+def _name(s):
+    if not 0 < len(s) <= 32:
+        return False
+    for ch in s:
+        if not (ch.isalpha() or ch.isdigit() or ch in "_-") or ord(ch) > 127:
+            return False
+    return True

@@ -1,0 +1,178 @@
+"""A Mosquitto broker for the tables' telemetry, started by the project on
+127.0.0.1 (docs/fleet.md, The broker):
+
+    with Broker(tables=[("hall", "t1", "secret1")]) as b:
+        b.port, b.dashboard          # the port; the dashboard's (user, password)
+
+Debian's `mosquitto` package, installed when missing and root can
+(`python -m host_tools.fleet.broker --install`, what `make broker` runs),
+as the Makefile installs gcc-multilib for the twin. The broker runs from a
+folder of its own: its config, a password file made by mosquitto_passwd
+and an ACL. Nobody connects without a password; a table may publish only
+under `parlour/<site>/table/<id>/#` (its last-will too); the dashboard
+user may only read `parlour/#`. Nothing is kept on disk (persistence off):
+what is retained lives as long as the broker does.
+"""
+
+import os
+import pwd
+import secrets
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+MOSQUITTO = "/usr/sbin/mosquitto"
+PASSWD = "/usr/bin/mosquitto_passwd"
+DASHBOARD = "dashboard"
+
+
+class BrokerError(Exception):
+    pass
+
+
+def table_user(site, table):
+    """The broker user of a table: one per table, so the ACL can bind it
+    to its own topics."""
+    return "table-%s-%s" % (site, table)
+
+
+def topic_root(site, table):
+    return "parlour/%s/table/%s" % (site, table)
+
+
+def installed():
+    return os.path.exists(MOSQUITTO) and os.path.exists(PASSWD)
+
+
+def install():
+    """Debian's mosquitto when it is missing: apt-get as root, else the
+    one command to run, said."""
+    if installed():
+        return
+    if os.geteuid() != 0 or shutil.which("apt-get") is None:
+        raise BrokerError("the broker needs Debian's mosquitto: run  sudo apt-get install mosquitto")
+    print("installing mosquitto (the telemetry's broker)", flush=True)
+    subprocess.run(["apt-get", "update", "-qq"], check=True)
+    subprocess.run(["apt-get", "install", "-y", "-qq", "mosquitto"], check=True,
+                   stdout=subprocess.DEVNULL, env=dict(os.environ, DEBIAN_FRONTEND="noninteractive"))
+    if not installed():
+        raise BrokerError("apt-get installed mosquitto, but %s is not there" % MOSQUITTO)
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Broker:
+    """Mosquitto on 127.0.0.1, on a free port, with a password file and an
+    ACL made for `tables`: (site, id, password) each."""
+
+    def __init__(self, tables=(), port=None):
+        self.tables = list(tables)
+        self.dashboard = (DASHBOARD, secrets.token_hex(8))
+        self.port = port or free_port()
+        self.dir = None
+        self.proc = None
+
+    def __enter__(self):
+        try:
+            self.start()
+        except BaseException:
+            self.stop()            # its folder goes too
+            raise
+        return self
+
+    def __exit__(self, *exc):
+        self.stop()
+
+    def _write_config(self):
+        d = self.dir
+        pw = os.path.join(d, "passwd")
+        open(pw, "w").close()
+        users = [(table_user(s, t), p) for s, t, p in self.tables] + [self.dashboard]
+        for user, password in users:
+            subprocess.run([PASSWD, "-b", pw, user, password], check=True,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        os.chmod(pw, 0o600)
+        with open(os.path.join(d, "acl"), "w") as f:
+            for s, t, _ in self.tables:
+                f.write("user %s\ntopic write %s/#\n\n" % (table_user(s, t), topic_root(s, t)))
+            f.write("user %s\ntopic read parlour/#\n" % DASHBOARD)
+        with open(os.path.join(d, "mosquitto.conf"), "w") as f:
+            # Run as the user that started it (as root, mosquitto would
+            # change to its own user, who cannot read this private folder).
+            f.write("user %s\n" % pwd.getpwuid(os.geteuid()).pw_name)
+            f.write("listener %d 127.0.0.1\n" % self.port)
+            f.write("allow_anonymous false\n")
+            f.write("password_file %s\n" % pw)
+            f.write("acl_file %s\n" % os.path.join(d, "acl"))
+            f.write("persistence false\n")
+            f.write("log_dest file %s\n" % os.path.join(d, "mosquitto.log"))
+            f.write("log_type error\nlog_type warning\nlog_type notice\n")
+
+    def start(self, timeout=10.0):
+        install()
+        if self.dir is None:
+            self.dir = tempfile.mkdtemp(prefix="broker-")
+            self._write_config()
+        self.proc = subprocess.Popen([MOSQUITTO, "-c", os.path.join(self.dir, "mosquitto.conf")],
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            if self.proc.poll() is not None:
+                raise BrokerError("mosquitto stopped at once: %s" % self.proc.stderr.read().decode())
+            try:
+                socket.create_connection(("127.0.0.1", self.port), timeout=0.5).close()
+                return
+            except OSError:
+                time.sleep(0.02)       # the broker's own start, in real time
+        self.kill()
+        raise BrokerError("mosquitto does not listen on 127.0.0.1:%d" % self.port)
+
+    def kill(self):
+        """The broker gone at once, as a crash or a cut cable leaves it."""
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+        self.proc = None
+
+    def stop(self):
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(5)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.proc = None
+        if self.dir is not None:
+            shutil.rmtree(self.dir, ignore_errors=True)
+            self.dir = None
+
+    def log(self):
+        try:
+            with open(os.path.join(self.dir, "mosquitto.log")) as f:
+                return f.read()
+        except (OSError, TypeError):
+            return ""
+
+
+def main(argv):
+    if argv == ["--install"]:
+        try:
+            install()
+        except (BrokerError, subprocess.CalledProcessError) as e:
+            print(e, file=sys.stderr)
+            return 2
+        return 0
+    print("usage: python -m host_tools.fleet.broker --install", file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
