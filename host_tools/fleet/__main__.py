@@ -5,8 +5,12 @@ until Ctrl-C (docs/fleet.md).
                                [--fix-after S] [--http-port P] [--seed S]
 
 Prints the page's URL, then a line for each fault and each table that
-stops. A line on stdin `t3 fault lane_jam:1` injects a fault into table
-t3's virtual table (the browser test does so).
+stops. Lines on stdin act on one table (the browser test's, and anyone's):
+    t3 fault lane_jam:1    a fault injected into t3's virtual table
+    t3 pause, t3 resume    its process stopped (SIGSTOP) and continued: a
+                           table silent with its connection open
+    t3 kill                its process killed: its firmware ends with it,
+                           the connection closes without a goodbye
 """
 
 import argparse
@@ -84,13 +88,18 @@ def main(argv=None):
 
 
 def _commands(fleet, log):
+    signals = {"pause": signal.SIGSTOP, "resume": signal.SIGCONT, "kill": signal.SIGKILL}
     for line in sys.stdin:
         words = line.split()
         if len(words) == 3 and words[1] == "fault" and words[0] in fleet.procs:
             fleet.inject(words[0], words[2])
             log("%s: %s injected" % (words[0], words[2]))
+        elif len(words) == 2 and words[1] in signals and words[0] in fleet.procs:
+            fleet.procs[words[0]].send_signal(signals[words[1]])
+            log("%s: %s" % (words[0], words[1]))
         elif words:
-            log("not understood: %r (say: t3 fault lane_jam:1)" % line.strip())
+            log("not understood: %r (say: t3 fault lane_jam:1, t3 pause, t3 resume, t3 kill)"
+                % line.strip())
 
 
 if __name__ == "__main__":

@@ -17,6 +17,7 @@ import json
 import os
 import queue
 import secrets
+import signal
 import subprocess
 import sys
 import threading
@@ -141,6 +142,7 @@ class Fleet:
     def stop(self):
         for proc in self.procs.values():
             try:
+                proc.send_signal(signal.SIGCONT)      # a paused table hears its quit
                 proc.stdin.write("quit\n")
                 proc.stdin.close()
             except (OSError, ValueError):

@@ -26,6 +26,13 @@ def natural(key):
     return [int(p) if p.isdigit() else p for p in re.split(r"(\d+)", key)]
 
 
+def _code(v, none=False):
+    """A fault code as the table sends it: an int (None where allowed)."""
+    if (v is None and none) or (type(v) is int):
+        return v
+    raise ValueError("not a fault code: %r" % (v,))
+
+
 class TableView:
     def __init__(self, site, tid):
         self.site = site
@@ -104,19 +111,24 @@ class FleetModel:
             tv.online = True       # it speaks: its retained `online` may come later
         handler = getattr(self, "_" + leaf, None)
         if handler is not None:
-            handler(tv, data, now)
+            try:
+                handler(tv, data, now)
+            except (TypeError, ValueError):     # a field of the wrong kind: counted, not shown
+                self.bad += 1
+                return False
         return True
 
     def _state(self, tv, d, now):
         tv.state = d.get("state")
         tv.state_rx = now
-        code = d.get("fault")
+        code = _code(d.get("fault"), none=True)
         if code is None:
             tv.fault = None
         elif tv.fault is None or tv.fault["code"] != code:
             tv.fault = self._fault_of(tv, {"code": code, "t": d.get("t")}, now)
 
     def _fault(self, tv, d, now):
+        _code(d.get("code"))
         f = self._fault_of(tv, d, now)
         tv.faults_seen[f["code"]] = tv.faults_seen.get(f["code"], 0) + 1
         if tv.fault is not None and tv.fault["code"] == f["code"] and tv.fault.get("entry"):
@@ -142,6 +154,7 @@ class FleetModel:
         del self.history[:-HISTORY]
 
     def _cleared(self, tv, d, now):
+        _code(d.get("code"), none=True)
         f = tv.fault
         if f is not None and f.get("entry") is not None:
             f["entry"]["cleared_at"] = self.wall()

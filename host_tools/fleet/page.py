@@ -113,7 +113,7 @@ def page_texts():
     out = {}
     for lang in sorted(texts.LANGS):
         table = texts.LANGS[lang].TEXTS
-        words = {k: v for k, v in table.items() if k.startswith(("fleet.", "state.", "unit."))}
+        words = {k: v for k, v in table.items() if k.startswith(("fleet.", "state.", "detail."))}
         old = texts.lang()
         texts.set_lang(lang)
         try:

@@ -1,0 +1,172 @@
+"""The parlour page in a real browser (docs/fleet.md, The page): `python
+-m host_tools.fleet` (what `make fleet` runs) with the project's broker
+and three virtual tables, the page opened in Debian's headless Chromium
+(selenium, the driver's path given: nothing downloaded). A fault injected
+into one table's virtual table shows on the page with its fix, in English
+and in Chinese, then clears after the technician's repair; a table whose
+process stops (silent, its connection open) and one killed (its
+connection gone) turn offline within 10 s. Screenshots are kept in
+artifacts/ (git-ignored)."""
+
+import os
+import re
+import subprocess
+import sys
+import time
+
+import pytest
+
+from host_tools.fleet import browser
+from host_tools.image.mpenv import ROOT
+from host_tools.texts import faults as fault_table
+from host_tools.texts import zh
+
+pytestmark = pytest.mark.needs_sim
+
+ARTIFACTS = ROOT / "artifacts"
+SPEED = 5.0                # virtual seconds per wall second: health every 2 s
+FIX_AFTER = 40.0           # virtual seconds the fault stays: 8 s on the page
+OFFLINE_S = 10.0           # a silent or disconnected table shows offline within this
+
+
+class FleetProc:
+    """`python -m host_tools.fleet` in its own process: its URL, its
+    commands on stdin, its log."""
+
+    def __init__(self):
+        self.p = subprocess.Popen(
+            [sys.executable, "-m", "host_tools.fleet", "--tables", "3", "--speed", repr(SPEED),
+             "--fault-rate", "0", "--fix-after", repr(FIX_AFTER), "--http-port", "0"],
+            cwd=str(ROOT), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT, text=True, bufsize=1)
+        self.lines = []
+        self.url = None
+        end = time.monotonic() + 60
+        while self.url is None and time.monotonic() < end:
+            line = self.p.stdout.readline()
+            if not line:
+                break
+            self.lines.append(line)
+            m = re.search(r"the parlour page: (http://\S+)", line)
+            if m:
+                self.url = m.group(1)
+        if self.url is None:
+            self.stop()
+            raise AssertionError("the fleet printed no URL: %s" % "".join(self.lines))
+
+    def say(self, line):
+        self.p.stdin.write(line + "\n")
+        self.p.stdin.flush()
+
+    def stop(self):
+        """Ctrl-C's signal, as a terminal sends it; the fleet stops its
+        tables, the page and the broker, and exits 0."""
+        import signal
+        if self.p.poll() is None:
+            self.p.send_signal(signal.SIGINT)
+        try:
+            out, _ = self.p.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.p.kill()
+            out, _ = self.p.communicate()
+        self.lines.append(out)
+        return self.p.returncode
+
+
+@pytest.fixture
+def page(tmp_path):
+    browser.install()
+    fleet = FleetProc()
+    ARTIFACTS.mkdir(exist_ok=True)
+    try:
+        with browser.chromium(str(tmp_path / "profile")) as drv:
+            drv.get(fleet.url)
+            yield fleet, drv
+    finally:
+        code = fleet.stop()
+        assert code == 0, "".join(fleet.lines)
+        assert "stopping the tables, the page and the broker" in "".join(fleet.lines)
+
+
+def card(drv, tid):
+    return drv.find_element("id", "table-hall-%s" % tid)
+
+
+def wait_for(drv, what, pred, timeout):
+    """Polls the page (the browser renders each push) until pred(drv)."""
+    end = time.monotonic() + timeout
+    last = None
+    while time.monotonic() < end:
+        try:
+            if pred(drv):
+                return time.monotonic()
+        except Exception as e:        # an element between two renders
+            last = e
+        time.sleep(0.1)               # the browser's own time to render, in wall time
+    drv.save_screenshot(str(ARTIFACTS / "parlour-timeout.png"))
+    raise AssertionError("the page never showed %s in %.0f s (%r); body: %s" % (
+        what, timeout, last, drv.find_element("tag name", "body").text[:2000]))
+
+
+def online(tid, value="true"):
+    return lambda drv: card(drv, tid).get_attribute("data-online") == value
+
+
+def test_a_fault_shows_with_its_fix_in_both_languages_then_clears(page):
+    fleet, drv = page
+    for tid in ("t1", "t2", "t3"):
+        wait_for(drv, "table %s online" % tid, online(tid), 30)
+    drv.find_element("id", "lang-en").click()
+    fleet.say("t2 fault lane_jam:1")
+    # The jam stops lane 1: the controller reports a lane_jam, or, when
+    # the jam comes just before the other lanes filled, the audit's
+    # missing_tile. Whichever it reports, the page shows it.
+    wait_for(drv, "t2's fault", lambda d: card(d, "t2").get_attribute("data-fault") != "", 60)
+    code = int(card(drv, "t2").get_attribute("data-fault"))
+    assert code in (10, 20), code
+    name, cause, fix = fault_table.describe(code)
+    box = card(drv, "t2").find_element("class name", "faultbox")
+    assert fix in box.find_element("class name", "fix").text
+    assert cause in box.find_element("class name", "cause").text
+    assert name in box.text
+    assert card(drv, "t1").get_attribute("data-fault") == ""
+    drv.save_screenshot(str(ARTIFACTS / "parlour-fault.png"))
+    drv.find_element("id", "lang-zh").click()
+    zname, _, zfix = zh.FAULTS[code]
+    wait_for(drv, "the fix in Chinese",
+             lambda d: zfix in card(d, "t2").find_element("class name", "fix").text, 5)
+    assert zname in card(drv, "t2").find_element("class name", "fault-name").text
+    drv.save_screenshot(str(ARTIFACTS / "parlour-fault-zh.png"))
+    drv.find_element("id", "lang-en").click()
+    # The technician repairs it FIX_AFTER virtual seconds on; the page
+    # clears it, and its history keeps it, cleared.
+    wait_for(drv, "t2's fault cleared", lambda d: card(d, "t2").get_attribute("data-fault") == ""
+             and card(d, "t2").get_attribute("data-online") == "true", 60)
+    rows = drv.find_elements("css selector", "tr.hist-row[data-table='t2'][data-code='%d']" % code)
+    assert rows and "cleared" in rows[0].text, [r.text for r in rows]
+    drv.save_screenshot(str(ARTIFACTS / "parlour-cleared.png"))
+
+
+def test_a_silent_table_and_a_killed_one_turn_offline_within_10_s(page):
+    fleet, drv = page
+    for tid in ("t1", "t2", "t3"):
+        wait_for(drv, "table %s online" % tid, online(tid), 30)
+    # Its process stopped: the firmware waits for the table's next tick,
+    # its connection open and silent (no last-will): the page's timeout.
+    t0 = time.monotonic()
+    fleet.say("t1 pause")
+    t1 = wait_for(drv, "t1 offline (silent)", online("t1", "false"), OFFLINE_S + 5)
+    assert t1 - t0 <= OFFLINE_S, t1 - t0
+    assert "silent" in card(drv, "t1").text
+    assert card(drv, "t2").get_attribute("data-online") == "true"
+    drv.save_screenshot(str(ARTIFACTS / "parlour-silent.png"))
+    fleet.say("t1 resume")
+    wait_for(drv, "t1 online again", online("t1"), 30)
+    # Killed: the firmware ends with its bus, the connection closes with
+    # no DISCONNECT, and the broker publishes the table's last-will.
+    t0 = time.monotonic()
+    fleet.say("t3 kill")
+    t1 = wait_for(drv, "t3 offline (last-will)", online("t3", "false"), OFFLINE_S + 5)
+    assert t1 - t0 <= OFFLINE_S, t1 - t0
+    assert "last will" in card(drv, "t3").text, card(drv, "t3").text
+    drv.save_screenshot(str(ARTIFACTS / "parlour-offline.png"))
