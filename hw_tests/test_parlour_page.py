@@ -152,7 +152,9 @@ def test_a_silent_table_and_a_killed_one_turn_offline_within_10_s(page):
     for tid in ("t1", "t2", "t3"):
         wait_for(drv, "table %s online" % tid, online(tid), 30)
     # Its process stopped: the firmware waits for the table's next tick,
-    # its connection open and silent (no last-will): the page's timeout.
+    # its connection open and silent (no last-will): the page's timeout,
+    # 8 s once the page knows the table's pace (health every 2 s).
+    wait_for(drv, "t1's pace known", lambda d: card(d, "t1").get_attribute("data-stale") == "8", 30)
     t0 = time.monotonic()
     fleet.say("t1 pause")
     t1 = wait_for(drv, "t1 offline (silent)", online("t1", "false"), OFFLINE_S + 5)

@@ -3,12 +3,16 @@ docs/fleet.md folded into one view, for the page (host_tools/fleet/page.py)
 and `mjctl fleet` alike. Plain data, no I/O: `feed` a message with the
 time it arrived, `snapshot` at a time.
 
-Offline (docs/fleet.md, The page): a table is offline when its `online`
-says false (its last-will, or the broker's), or when nothing has come from
-it for `stale_after` seconds: STALE_S, or 1.5 times the interval between
-its last two health messages when those come slower (a table whose clock
-runs slow, or a real one at 10 s), so that a table that only publishes its
-health is never called offline between two of them.
+Offline (docs/fleet.md, Offline within 10 s): a table is offline when its
+`online` says false (its last-will, or the broker's), or when nothing has
+come from it for `stale_after` seconds: STALE_S, or 1.5 times the wall
+time its health takes to come again when that is longer (a real table's
+10 s, or a virtual one whose clock the machine slows down), so that a
+table that only publishes its health is never called offline between two
+of them. That interval is the longer of the last one seen and HEALTH_MS
+of the table's clock at its pace, the table's time (the `t` and `uptime`
+of its messages) against the wall clock over the last PACE_S seconds.
+Until a table has shown its pace (a few seconds), it has twice STALE_S.
 """
 
 import json
@@ -17,6 +21,9 @@ import time
 
 STALE_S = 8.0            # seconds without a message: offline (health every 10 s of the table's time)
 STALE_HEALTH = 1.5       # ... or this many health intervals, when longer
+HEALTH_MS = 10000        # a table's health and counters, every this much of its clock
+PACE_S = 60.0            # the table's pace: its clock against the wall over this long
+PACE_MIN_S = 2.0         # ... measured over at least this long
 HISTORY = 200            # faults kept in the history, the newest
 IN_USE = ("building", "lifting", "dealer", "rolling", "in_hand")   # a table in use
 
@@ -40,6 +47,7 @@ class TableView:
         self.online = None         # the `online` topic: True, False, None (not seen)
         self.last_rx = None        # monotonic seconds of its last message
         self.health_rx = []        # the last two health messages' arrivals
+        self.clock = []            # (arrival, table ms) of its timestamped messages, PACE_S
         self.state = None
         self.state_rx = None
         self.fault = None          # the active fault: {code, name, cause, fix, detail, t, since}
@@ -109,6 +117,7 @@ class FleetModel:
         tv.last_rx = now
         if tv.online is None:
             tv.online = True       # it speaks: its retained `online` may come later
+        self._clock(tv, data.get("uptime", data.get("t")), now)
         handler = getattr(self, "_" + leaf, None)
         if handler is not None:
             try:
@@ -117,6 +126,22 @@ class FleetModel:
                 self.bad += 1
                 return False
         return True
+
+    def _clock(self, tv, ms, now):
+        if type(ms) is not int:
+            return
+        if tv.clock and ms < tv.clock[-1][1]:
+            tv.clock = []          # it started again: a new clock
+        tv.clock.append((now, ms))
+        while len(tv.clock) > 2 and now - tv.clock[1][0] > PACE_S:
+            tv.clock.pop(0)
+
+    def pace(self, tv):
+        """The table's clock against the wall (1.0: real time), or None."""
+        c = tv.clock
+        if len(c) < 2 or c[-1][0] - c[0][0] < PACE_MIN_S:
+            return None
+        return (c[-1][1] - c[0][1]) / 1000.0 / (c[-1][0] - c[0][0])
 
     def _state(self, tv, d, now):
         tv.state = d.get("state")
@@ -199,9 +224,13 @@ class FleetModel:
 
     def stale_after(self, tv):
         rx = tv.health_rx
-        if len(rx) == 2:
-            return max(self.stale_s, STALE_HEALTH * (rx[1] - rx[0]))
-        return self.stale_s
+        pace = self.pace(tv)
+        if pace is None and len(rx) < 2:
+            return 2 * self.stale_s
+        interval = rx[1] - rx[0] if len(rx) == 2 else 0.0
+        if pace:
+            interval = max(interval, HEALTH_MS / 1000.0 / pace)
+        return max(self.stale_s, STALE_HEALTH * interval)
 
     def _online(self, tv, now):
         """(online, why not): "will" its last-will or the broker said so,
@@ -227,6 +256,7 @@ class FleetModel:
                 "site": tv.site, "id": tv.id, "online": online, "offline": why,
                 "silent_s": None if tv.last_rx is None else round(now - tv.last_rx, 1),
                 "stale_after_s": round(self.stale_after(tv), 1),
+                "pace": None if self.pace(tv) is None else round(self.pace(tv), 2),
                 "state": tv.state,
                 "fault": None if f is None else {k: f[k] for k in ("code", "name", "detail", "t",
                                                                     "since")},

@@ -71,14 +71,20 @@ def test_the_last_will_makes_it_offline_at_once():
 
 
 def test_a_silent_table_is_offline_after_the_timeout_and_back_when_it_speaks():
+    """At twice real time (make fleet's pace) health comes every 5 s: the
+    timeout is STALE_S."""
     m, clock = model()
     feed(m, "t1", "online", b"true")
+    feed(m, "t1", "state", {"state": "building", "fault": None, "t": 0})
+    clock.now += 3
+    feed(m, "t1", "state", {"state": "lifting", "fault": None, "t": 6000})
+    assert table(m, "t1")["pace"] == 2.0 and table(m, "t1")["stale_after_s"] == STALE_S
     clock.now += STALE_S - 0.1
     assert table(m, "t1")["online"]
     clock.now += 0.2
     tb = table(m, "t1")
     assert tb["online"] is False and tb["offline"] == "silent"
-    feed(m, "t1", "health", {"uptime": 1})
+    feed(m, "t1", "health", {"uptime": 30000})
     assert table(m, "t1")["online"]
 
 
@@ -87,12 +93,29 @@ def test_health_slower_than_the_timeout_stretches_it():
     not offline between two of them: 1.5 intervals."""
     m, clock = model()
     feed(m, "t1", "health", {"uptime": 0})
+    assert table(m, "t1")["stale_after_s"] == 2 * STALE_S        # its pace not known yet
     clock.now += 10
     feed(m, "t1", "health", {"uptime": 10000})
     clock.now += 14.9
     assert table(m, "t1")["online"] and table(m, "t1")["stale_after_s"] == 15.0
     clock.now += 0.2
     assert table(m, "t1")["offline"] == "silent"
+
+
+def test_a_table_the_machine_slows_gets_its_timeout_from_its_pace():
+    """A virtual table at a third of real time sends its health every
+    30 s of wall time: its timeout is 45 s from its pace, before a second
+    health has come; a table that starts again starts a new clock."""
+    m, clock = model()
+    feed(m, "t1", "health", {"uptime": 0})
+    clock.now += 3
+    feed(m, "t1", "state", {"state": "building", "fault": None, "t": 1000})
+    tb = table(m, "t1")
+    assert abs(tb["pace"] - 1 / 3.0) < 0.01 and abs(tb["stale_after_s"] - 45.0) < 0.5
+    clock.now += 40
+    assert table(m, "t1")["online"]
+    feed(m, "t1", "health", {"uptime": 0})          # a new start
+    assert table(m, "t1")["pace"] is None
 
 
 def test_hands_today_count_from_the_first_counters_and_time_in_use_from_the_states():
