@@ -88,8 +88,33 @@ def page(tmp_path):
         assert "stopping the tables, the page and the broker" in "".join(fleet.lines)
 
 
+# The page renders each push anew (up to 5 a second): what a check reads
+# of a card is read in one script, never through elements kept between
+# two renders.
+CARD_JS = """
+const c = document.getElementById(arguments[0]);
+if (!c) return null;
+const q = s => { const e = c.querySelector(s); return e ? e.textContent : null; };
+return {online: c.dataset.online, fault: c.dataset.fault, stale: c.dataset.stale,
+        text: c.textContent, fix: q(".fix"), cause: q(".cause"), name: q(".fault-name"),
+        box: q(".faultbox")};
+"""
+HISTORY_JS = """
+return [...document.querySelectorAll("tr.hist-row")].map(
+    r => ({table: r.dataset.table, code: r.dataset.code, text: r.textContent}));
+"""
+
+
+class Card:
+    def __init__(self, info):
+        self.__dict__.update(info)
+
+
 def card(drv, tid):
-    return drv.find_element("id", "table-hall-%s" % tid)
+    info = drv.execute_script(CARD_JS, "table-hall-%s" % tid)
+    if info is None:
+        raise LookupError("no card for table %s" % tid)
+    return Card(info)
 
 
 def wait_for(drv, what, pred, timeout):
@@ -109,7 +134,7 @@ def wait_for(drv, what, pred, timeout):
 
 
 def online(tid, value="true"):
-    return lambda drv: card(drv, tid).get_attribute("data-online") == value
+    return lambda drv: card(drv, tid).online == value
 
 
 def test_a_fault_shows_with_its_fix_in_both_languages_then_clears(page):
@@ -121,29 +146,27 @@ def test_a_fault_shows_with_its_fix_in_both_languages_then_clears(page):
     # The jam stops lane 1: the controller reports a lane_jam, or, when
     # the jam comes just before the other lanes filled, the audit's
     # missing_tile. Whichever it reports, the page shows it.
-    wait_for(drv, "t2's fault", lambda d: card(d, "t2").get_attribute("data-fault") != "", 60)
-    code = int(card(drv, "t2").get_attribute("data-fault"))
+    wait_for(drv, "t2's fault", lambda d: card(d, "t2").fault != "", 60)
+    c = card(drv, "t2")
+    code = int(c.fault)
     assert code in (10, 20), code
     name, cause, fix = fault_table.describe(code)
-    box = card(drv, "t2").find_element("class name", "faultbox")
-    assert fix in box.find_element("class name", "fix").text
-    assert cause in box.find_element("class name", "cause").text
-    assert name in box.text
-    assert card(drv, "t1").get_attribute("data-fault") == ""
+    assert fix in c.fix and cause in c.cause and name in c.box, c.box
+    assert card(drv, "t1").fault == ""
     drv.save_screenshot(str(ARTIFACTS / "parlour-fault.png"))
     drv.find_element("id", "lang-zh").click()
     zname, _, zfix = zh.FAULTS[code]
-    wait_for(drv, "the fix in Chinese",
-             lambda d: zfix in card(d, "t2").find_element("class name", "fix").text, 5)
-    assert zname in card(drv, "t2").find_element("class name", "fault-name").text
+    wait_for(drv, "the fix in Chinese", lambda d: zfix in (card(d, "t2").fix or ""), 5)
+    assert zname in card(drv, "t2").name
     drv.save_screenshot(str(ARTIFACTS / "parlour-fault-zh.png"))
     drv.find_element("id", "lang-en").click()
     # The technician repairs it FIX_AFTER virtual seconds on; the page
     # clears it, and its history keeps it, cleared.
-    wait_for(drv, "t2's fault cleared", lambda d: card(d, "t2").get_attribute("data-fault") == ""
-             and card(d, "t2").get_attribute("data-online") == "true", 60)
-    rows = drv.find_elements("css selector", "tr.hist-row[data-table='t2'][data-code='%d']" % code)
-    assert rows and "cleared" in rows[0].text, [r.text for r in rows]
+    wait_for(drv, "t2's fault cleared",
+             lambda d: card(d, "t2").fault == "" and card(d, "t2").online == "true", 60)
+    rows = [r for r in drv.execute_script(HISTORY_JS)
+            if r["table"] == "t2" and r["code"] == str(code)]
+    assert rows and "cleared" in rows[0]["text"], rows
     drv.save_screenshot(str(ARTIFACTS / "parlour-cleared.png"))
 
 
@@ -154,13 +177,13 @@ def test_a_silent_table_and_a_killed_one_turn_offline_within_10_s(page):
     # Its process stopped: the firmware waits for the table's next tick,
     # its connection open and silent (no last-will): the page's timeout,
     # 8 s once the page knows the table's pace (health every 2 s).
-    wait_for(drv, "t1's pace known", lambda d: card(d, "t1").get_attribute("data-stale") == "8", 30)
+    wait_for(drv, "t1's pace known", lambda d: card(d, "t1").stale == "8", 30)
     t0 = time.monotonic()
     fleet.say("t1 pause")
     t1 = wait_for(drv, "t1 offline (silent)", online("t1", "false"), OFFLINE_S + 5)
     assert t1 - t0 <= OFFLINE_S, t1 - t0
     assert "silent" in card(drv, "t1").text
-    assert card(drv, "t2").get_attribute("data-online") == "true"
+    assert card(drv, "t2").online == "true"
     drv.save_screenshot(str(ARTIFACTS / "parlour-silent.png"))
     fleet.say("t1 resume")
     wait_for(drv, "t1 online again", online("t1"), 30)
