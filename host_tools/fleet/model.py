@@ -73,6 +73,7 @@ class FleetModel:
         self.messages = 0
         self.bad = 0               # messages under parlour/ that are not a table's topic or not JSON
         self.broker = False        # the dashboard's connection to the broker is up
+        self.bridges = {}          # site -> its bridge is up (a chain's head office)
         self.stale_s = stale_s
         self.clock = clock
         self.wall = wall
@@ -94,6 +95,13 @@ class FleetModel:
         """One message as the broker gave it; True when it changed the view."""
         now = self.clock() if now is None else now
         parts = topic.split("/")
+        if len(parts) == 3 and parts[0] == "parlour" and parts[2] == "bridge" and \
+                payload in (b"0", b"1"):
+            # A parlour's bridge to this broker (docs/fleet.md, A chain of
+            # parlours): "0", its tables are out of sight, not offline.
+            self.messages += 1
+            self.bridges[parts[1]] = payload == b"1"
+            return True
         if len(parts) != 5 or parts[0] != "parlour" or parts[2] != "table":
             self.bad += 1
             return False
@@ -233,8 +241,11 @@ class FleetModel:
         return max(self.stale_s, STALE_HEALTH * interval)
 
     def _online(self, tv, now):
-        """(online, why not): "will" its last-will or the broker said so,
-        "silent" nothing from it for stale_after, "never" not heard yet."""
+        """(online, why not): "bridge" its parlour's bridge is down, "will"
+        its last-will or the broker said so, "silent" nothing from it for
+        stale_after, "never" not heard yet."""
+        if self.bridges.get(tv.site) is False:
+            return False, "bridge"
         if tv.online is False:
             return False, "will"
         if tv.last_rx is None:
@@ -268,6 +279,7 @@ class FleetModel:
                 "faults_seen": {str(k): n for k, n in sorted(tv.faults_seen.items(),
                                                               key=lambda kv: str(kv[0]))}})
         return {"now": self.wall(), "started": self.started, "broker": self.broker,
+                "bridges": dict(self.bridges),
                 "messages": self.messages, "bad": self.bad, "stale_s": self.stale_s,
                 "tables": out,
                 "history": [dict(e) for e in reversed(self.history[-50:])]}

@@ -70,6 +70,17 @@ def test_the_last_will_makes_it_offline_at_once():
     assert tb["online"] is False and tb["offline"] == "will"
 
 
+def test_a_parlour_whose_bridge_is_down_has_its_tables_out_of_sight():
+    m, _ = model()
+    feed(m, "t1", "online", b"true")
+    m.feed("parlour/hall/bridge", b"1")
+    assert table(m, "t1")["online"]
+    m.feed("parlour/hall/bridge", b"0")
+    tb = table(m, "t1")
+    assert tb["online"] is False and tb["offline"] == "bridge"
+    assert m.snapshot()["bad"] == 0
+
+
 def test_a_silent_table_is_offline_after_the_timeout_and_back_when_it_speaks():
     """At twice real time (make fleet's pace) health comes every 5 s: the
     timeout is STALE_S."""

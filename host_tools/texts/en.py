@@ -27,6 +27,7 @@ TEXTS = {
     "fleet.online": "online",
     "fleet.offline": "offline",
     "fleet.off.will": "disconnected (its last will)",
+    "fleet.off.bridge": "out of sight: its parlour's bridge is down",
     "fleet.off.silent": "silent for {s} s",
     "fleet.off.never": "not heard from yet",
     "fleet.state": "state",

@@ -34,6 +34,7 @@ TEXTS = {
     "fleet.online": "在线",
     "fleet.offline": "离线",
     "fleet.off.will": "连接已断开（遗嘱消息）",
+    "fleet.off.bridge": "看不到：所在棋牌室的桥接已断开",
     "fleet.off.silent": "已 {s} 秒无消息",
     "fleet.off.never": "尚未收到消息",
     "fleet.state": "状态",
