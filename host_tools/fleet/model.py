@@ -23,7 +23,7 @@ STALE_S = 8.0            # seconds without a message: offline (health every 10 s
 STALE_HEALTH = 1.5       # ... or this many health intervals, when longer
 HEALTH_MS = 10000        # a table's health and counters, every this much of its clock
 PACE_S = 60.0            # the table's pace: its clock against the wall over this long
-PACE_MIN_S = 2.0         # ... measured over at least this long
+PACE_MIN_S = 1.0         # ... measured over at least this long
 HISTORY = 200            # faults kept in the history, the newest
 IN_USE = ("building", "lifting", "dealer", "rolling", "in_hand")   # a table in use
 

@@ -14,9 +14,9 @@ from firmware.faults import (BUILD_TIMEOUT, CONFIG_INVALID, DISPLAY_UNPLUGGED, E
                              RFID_TIMEOUT, SENSOR_STUCK, UNKNOWN_TAG)
 
 TEXTS = {
-    "help.fleet": "从 MQTT 消息服务器实时查看棋牌室的每张牌桌（docs/zh/fleet.md）",
+    "help.fleet": "从 MQTT 消息服务器实时查看麻将馆的每张牌桌（docs/zh/fleet.md）",
     "help.opt_fleet_seconds": "S 秒后停止（加 --sim 时：每张桌的 S 虚拟秒）",
-    "help.opt_fleet_broker": "棋牌室的消息服务器（默认：正在运行的 make fleet 的）",
+    "help.opt_fleet_broker": "麻将馆的消息服务器（默认：正在运行的 make fleet 的）",
     "help.opt_fleet_user": "含看板用户名和密码的 JSON 文件",
     "help.opt_fleet_fault_rate": "--sim：每码好一副牌时随机故障的概率",
     "help.opt_tables": "--sim fleet：虚拟牌桌数（默认 3）",
@@ -27,14 +27,14 @@ TEXTS = {
     "err.fleet_file": "无法读取 {path}：{reason}",
     "err.fleet_broker_down": "无法连接 {host}:{port} 的消息服务器",
     "err.tables_sim_only": "--tables 需要 --sim",
-    # 棋牌室页面与 `mjctl fleet`（host_tools/fleet，docs/zh/fleet.md）。
-    "fleet.title": "棋牌室",
+    # 麻将馆页面与 `mjctl fleet`（host_tools/fleet，docs/zh/fleet.md）。
+    "fleet.title": "麻将馆",
     "fleet.site": "场所 {site}",
     "fleet.table": "{id} 号桌",
     "fleet.online": "在线",
     "fleet.offline": "离线",
     "fleet.off.will": "连接已断开（遗嘱消息）",
-    "fleet.off.bridge": "看不到：所在棋牌室的桥接已断开",
+    "fleet.off.bridge": "看不到：所在麻将馆的桥接已断开",
     "fleet.off.silent": "已 {s} 秒无消息",
     "fleet.off.never": "尚未收到消息",
     "fleet.state": "状态",
