@@ -1,5 +1,5 @@
 """A parlour of virtual tables (docs/fleet.md, make fleet): the project's
-broker, N tables each in its own process (host_tools/fleet/table.py: its
+broker, N tables each in its own process (host_tools/parlour/table.py: its
 firmware on the twin, its players, its faults and technician), each with
 its own table id and broker user, and the dashboard with the page.
 
@@ -100,7 +100,7 @@ class Fleet:
                 "user": table_user(self.site, tid), "password": self.passwords[tid],
                 "seed": self.seed + k, "speed": self.speed, "fault_rate": self.fault_rate,
                 "fix_after": self.fix_after}
-        cmd = [sys.executable, "-m", "host_tools.fleet.table", "--conf", "-"]
+        cmd = [sys.executable, "-m", "host_tools.parlour.table", "--conf", "-"]
         if self.seconds is not None:
             cmd += ["--seconds", repr(float(self.seconds))]
         # The settings on stdin's first line, not the command line: a

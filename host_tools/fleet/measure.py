@@ -139,7 +139,7 @@ def tick_cost(virtual_s=60, rounds=2):
     from host_tools.fleet.broker import Broker, table_user
     from host_tools.link.client import LinkClient
     from host_tools.sim.launcher import SimTable
-    from host_tools.view.tableview.demo import seat_players
+    from host_tools.sim.hand_players import Parlour
 
     def cpu(pid):
         f = open("/proc/%d/stat" % pid).read().rsplit(")", 1)[1].split()
@@ -155,7 +155,7 @@ def tick_cost(virtual_s=60, rounds=2):
                         json.dump({"host": "127.0.0.1", "port": b.port, "site": "hall",
                                    "table": "t1", "user": table_user("hall", "t1"),
                                    "password": "pw"}, f)
-                seat_players(sim.table, 1)
+                Parlour(sim.table, seed=1)
                 with sim, LinkClient(sim.link_path) as link:
                     link.hello()
                     link.request("start")

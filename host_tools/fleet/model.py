@@ -12,7 +12,7 @@ table that only publishes its health is never called offline between two
 of them. That interval is the longer of the last one seen and HEALTH_MS
 of the table's clock at its pace, the table's time (the `t` and `uptime`
 of its messages) against the wall clock over the last PACE_S seconds.
-Until a table has shown its pace (a few seconds), it has twice STALE_S.
+Until a table has shown its pace, it has BOOT_STALE_S.
 """
 
 import json
@@ -24,6 +24,7 @@ STALE_HEALTH = 1.5       # ... or this many health intervals, when longer
 HEALTH_MS = 10000        # a table's health and counters, every this much of its clock
 PACE_S = 60.0            # the table's pace: its clock against the wall over this long
 PACE_MIN_S = 1.0         # ... measured over at least this long
+BOOT_STALE_S = 30.0      # a table's timeout until its pace is known: a real table's 3 healths
 HISTORY = 200            # faults kept in the history, the newest
 IN_USE = ("building", "lifting", "dealer", "rolling", "in_hand")   # a table in use
 
@@ -234,7 +235,7 @@ class FleetModel:
         rx = tv.health_rx
         pace = self.pace(tv)
         if pace is None and len(rx) < 2:
-            return 2 * self.stale_s
+            return max(self.stale_s, BOOT_STALE_S)
         interval = rx[1] - rx[0] if len(rx) == 2 else 0.0
         if pace:
             interval = max(interval, HEALTH_MS / 1000.0 / pace)

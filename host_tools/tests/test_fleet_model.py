@@ -7,7 +7,7 @@ import json
 
 from hypothesis import given, strategies as st
 
-from host_tools.fleet.model import STALE_S, FleetModel
+from host_tools.fleet.model import BOOT_STALE_S, STALE_S, FleetModel
 
 ROOT = "parlour/hall/table/"
 
@@ -104,7 +104,7 @@ def test_health_slower_than_the_timeout_stretches_it():
     not offline between two of them: 1.5 intervals."""
     m, clock = model()
     feed(m, "t1", "health", {"uptime": 0})
-    assert table(m, "t1")["stale_after_s"] == 2 * STALE_S        # its pace not known yet
+    assert table(m, "t1")["stale_after_s"] == BOOT_STALE_S       # its pace not known yet
     clock.now += 10
     feed(m, "t1", "health", {"uptime": 10000})
     clock.now += 14.9

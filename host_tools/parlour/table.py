@@ -4,7 +4,7 @@ parlour's pace (Parlour), random faults and the technician who repairs
 them (the soak's Injector, host_tools/qa/soak.py), started and cleared as
 the live view does (host_tools/view/tableview/demo.py's Demo).
 
-    python -m host_tools.fleet.table --conf JSON|- [--seconds S]
+    python -m host_tools.parlour.table --conf JSON|- [--seconds S]
 
 JSON: {"host", "port", "site", "table", "user", "password", "seed",
 "speed", "fault_rate", "fix_after"} ('-': the first line of stdin, so
@@ -144,7 +144,7 @@ def main(argv=None):
     # A SIGTERM to the whole group (`timeout`, a service manager): stop
     # as on `quit`, the firmware killed by SimTable.stop on the way out.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
-    ap = argparse.ArgumentParser(prog="python -m host_tools.fleet.table",
+    ap = argparse.ArgumentParser(prog="python -m host_tools.parlour.table",
                                  description=__doc__.split("\n")[0])
     ap.add_argument("--conf", required=True,
                     help="the table's settings, JSON; '-': stdin's first line")
