@@ -120,7 +120,8 @@ broker: $(STAMP)
 	@$(BIN)/python -m host_tools.fleet.broker --install
 
 # The parlour page's browser test (hw_tests/test_parlour_page.py): Debian's
-# chromium and chromium-driver, installed when missing and root can, else
+# chromium and chromium-driver (and fonts-wqy-microhei, for the screenshots
+# in Chinese), installed when missing and root can, else
 # the one command to run; selenium is given the driver's path (nothing is
 # downloaded). Its screenshots go to artifacts/ (git-ignored).
 browser: $(STAMP)

@@ -17,6 +17,9 @@ import sys
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMEDRIVER = "/usr/bin/chromedriver"
+# A Chinese font for the screenshots of the page in Chinese (without one
+# they show boxes; the test reads the texts, not the pixels): optional.
+CJK_FONT = "/usr/share/fonts/truetype/wqy/wqy-microhei.ttc"
 FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
          "--disable-background-networking", "--disable-component-update", "--disable-sync",
          "--window-size=1280,900")
@@ -31,16 +34,21 @@ def installed():
 
 
 def install():
-    """Debian's chromium and chromium-driver when missing: apt-get as
-    root, else the one command to run, said."""
-    if installed():
+    """Debian's chromium and chromium-driver when missing (and the Chinese
+    font): apt-get as root, else the one command to run, said."""
+    if installed() and os.path.exists(CJK_FONT):
         return
-    if os.geteuid() != 0 or shutil.which("apt-get") is None:
+    root = os.geteuid() == 0 and shutil.which("apt-get") is not None
+    if installed() and not root:
+        return                     # the font is for the screenshots only
+    if not root:
         raise BrowserError("the browser test needs Debian's chromium: run  "
-                           "sudo apt-get install chromium chromium-driver")
-    print("installing chromium and chromium-driver (the page's browser test)", flush=True)
+                           "sudo apt-get install chromium chromium-driver fonts-wqy-microhei")
+    print("installing chromium, chromium-driver and fonts-wqy-microhei (the page's browser "
+          "test)", flush=True)
     subprocess.run(["apt-get", "update", "-qq"], check=True)
-    subprocess.run(["apt-get", "install", "-y", "-qq", "chromium", "chromium-driver"], check=True,
+    subprocess.run(["apt-get", "install", "-y", "-qq", "chromium", "chromium-driver",
+                    "fonts-wqy-microhei"], check=True,
                    stdout=subprocess.DEVNULL, env=dict(os.environ, DEBIAN_FRONTEND="noninteractive"))
     if not installed():
         raise BrowserError("apt-get installed chromium, but %s or %s is not there"
