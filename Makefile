@@ -25,7 +25,7 @@ MPY         := $(BIN)/micropython
 UNIX_MAKE   := $(MAKE) -C $(MICROPY_DIR)/ports/unix VARIANT=standard CC="gcc -m32" LD="gcc -m32" \
                MICROPY_PY_FFI=0 MICROPY_PY_BTREE=0 MICROPY_PY_SSL=0 MICROPY_SSL_MBEDTLS=0
 
-.PHONY: all venv broker image tools mpy test test-cpython test-micropython typecheck run bench soak powercuts deploy vboard firmware flash clean
+.PHONY: all venv broker browser fleet image tools mpy test test-cpython test-micropython typecheck run bench soak powercuts deploy vboard firmware flash clean
 
 all: test
 
@@ -119,7 +119,15 @@ mpy: tools
 broker: $(STAMP)
 	@$(BIN)/python -m host_tools.fleet.broker --install
 
-test-cpython: tools image broker
+# The parlour page's browser test (hw_tests/test_parlour_page.py): Debian's
+# chromium and chromium-driver (and fonts-wqy-microhei, for the screenshots
+# in Chinese), installed when missing and root can, else
+# the one command to run; selenium is given the driver's path (nothing is
+# downloaded). Its screenshots go to artifacts/ (git-ignored).
+browser: $(STAMP)
+	@$(BIN)/python -m host_tools.fleet.browser --install
+
+test-cpython: tools image broker browser
 	$(BIN)/python -m pytest
 
 test-micropython: mpy
@@ -141,6 +149,16 @@ test: mpy typecheck test-cpython test-micropython
 ARGS ?=
 run: tools image
 	$(BIN)/python -m host_tools.view.tableview $(ARGS)
+
+# A parlour (docs/fleet.md): the project's broker, TABLES virtual tables
+# (each its own firmware on the twin, players, random faults and the
+# technician), and the parlour page on http://127.0.0.1:8019/ (another
+# port when taken; the URL is printed). Ctrl-C stops everything. SPEED:
+# virtual seconds per wall second of each table's clock.
+SPEED ?= 2
+fleet: TABLES = 12
+fleet: tools image broker
+	$(BIN)/python -m host_tools.fleet --tables $(TABLES) --speed $(SPEED)
 
 # Every performance figure against its target (docs/performance.md; a
 # report: it exits 0 when a figure is over, 1 when a measurement failed);

@@ -5,6 +5,7 @@
     mjctl --port DEV hand | log [--json]; --key FILE jog plate|lane [N] MS
     mjctl --sim serve --json
     mjctl --port DEV status [--json]
+    mjctl fleet; mjctl --sim --tables N fleet --seconds S --json
 
 `--sim` starts the real firmware on the virtual table (host_tools/sim),
 frozen into the 32-bit twin as a board runs it (`--form mpy` or `source`
@@ -249,6 +250,7 @@ def parser():
                     " (make mpy) or .py sources on the unfrozen 32-bit build")
     ap.add_argument("--fault", action="append", default=[], metavar="NAME[:ARG]",
                     help="inject a virtual table fault (--sim), repeatable")
+    ap.add_argument("--tables", type=int, metavar="N", help=t("help.opt_tables"))
     ap.add_argument("--key", metavar="FILE",
                     help="the table's service key file: for service commands; with --sim,"
                     " the virtual table's key")
@@ -268,6 +270,8 @@ def parser():
     command(sub, "status", cmd_status, t("help.status"), False, "mjctl --port /dev/ttyACM0 status")
     from host_tools.cli.service import register
     register(sub)
+    from host_tools.cli import fleet
+    fleet.register(sub)
     return ap
 
 
@@ -354,6 +358,8 @@ def main(argv=None):
         ap.error(t("err.needs_sim", command=args.command))
     if not args.sim and (args.fault or args.heap or args.form != "image"):
         ap.error(t("err.sim_only"))
+    if args.tables is not None and not (args.sim and args.command == "fleet"):
+        ap.error(t("err.tables_sim_only"))
     if threading.current_thread() is threading.main_thread():
         _interrupt_once()
     port = None

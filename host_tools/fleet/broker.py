@@ -62,6 +62,16 @@ def install():
         raise BrokerError("apt-get installed mosquitto, but %s is not there" % MOSQUITTO)
 
 
+def version():
+    """Mosquitto's version, as it says it ("2.0.11"), or None."""
+    try:
+        out = subprocess.run([MOSQUITTO, "-h"], capture_output=True, text=True, timeout=10).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    words = out.split()
+    return words[2] if len(words) > 2 and words[:2] == ["mosquitto", "version"] else None
+
+
 def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -153,6 +163,17 @@ class Broker:
         if self.dir is not None:
             shutil.rmtree(self.dir, ignore_errors=True)
             self.dir = None
+
+    def rss(self):
+        """The broker's resident memory in bytes (/proc), or None."""
+        try:
+            with open("/proc/%d/status" % self.proc.pid) as f:
+                for line in f:
+                    if line.startswith("VmRSS:"):
+                        return int(line.split()[1]) * 1024
+        except (OSError, AttributeError):
+            pass
+        return None
 
     def log(self):
         try:

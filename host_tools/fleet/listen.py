@@ -1,5 +1,6 @@
-"""A subscriber to the tables' telemetry (the tests' and, later, the
-dashboard's): every message under a topic filter, kept in order, decoded.
+"""A subscriber to the tables' telemetry for the tests (the dashboard's
+is host_tools/fleet/page.py): every message under a topic filter, kept
+in order, decoded.
 
     with Listener(broker.port, broker.dashboard) as ln:
         msg = ln.wait(lambda m: m.leaf == "state", timeout=10)

@@ -1,5 +1,5 @@
 """host_tools by role: the import graph of its packages (link, sim, cli,
-qa, bench, view, image, texts) has no cycle, no module imports a module
+qa, bench, view, image, texts, fleet, parlour) has no cycle, no module imports a module
 that imports it back, and no tool imports a test or another module's
 private name (`_X`). Every import counts, those inside functions too.
 
@@ -163,7 +163,7 @@ def find_cycle(graph):
 def test_the_packages_are_the_roles():
     found = {p.name for p in TOOLS.iterdir() if p.is_dir() and (p / "__init__.py").exists()}
     assert found == {"link", "sim", "cli", "qa", "bench", "view", "image", "texts", "tests",
-                     "fleet"}, found
+                     "fleet", "parlour"}, found
     loose = sorted(p.name for p in TOOLS.glob("*.py") if p.name != "__init__.py")
     assert not loose, "modules outside a package: %s" % loose
 
