@@ -55,7 +55,7 @@ _BACKOFF_MAX = const(64000)
 _TIMEOUT_MS = const(100)       # the TCP connect, then the CONNACK, each at most
 _KEEPALIVE_S = const(30)       # told to the broker; a PINGREQ every half of it
 _SILENT_MS = const(75000)      # nothing from the broker this long: the link is dead
-_HEALTH_MS = const(10000)      # counters and health this often
+_HEALTH_MS = const(5000)       # counters and health this often (offline within 10 s: docs/fleet.md)
 _RESUMING = const(8)           # = the controller's (table.py): a hand coming back after a cut
 _SECRET = const(("tile", "tiles", "uid"))
 _HEALTH = const('{"uptime": %d, "heap_free": %d, "boots": %d, "link": {"errors": %d, '

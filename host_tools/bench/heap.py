@@ -141,7 +141,7 @@ def recut_ok(heap, seed=HAND_SEED):
         scenario = players[0].scenario
         return (len(observed) == len(scenario["events"])
                 and not resumed_mismatches(observed, scenario, from_start=True)
-                and _clean(sim, link))
+                and clean(sim, link))
 
     def setup(table):
         players.append(HandPlayers(table, seed=seed))

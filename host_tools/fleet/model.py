@@ -6,8 +6,8 @@ time it arrived, `snapshot` at a time.
 Offline (docs/fleet.md, Offline within 10 s): a table is offline when its
 `online` says false (its last-will, or the broker's), or when nothing has
 come from it for `stale_after` seconds: STALE_S, or 1.5 times the wall
-time its health takes to come again when that is longer (a real table's
-10 s, or a virtual one whose clock the machine slows down), so that a
+time its health takes to come again when that is longer (a virtual table
+whose clock the machine slows down; a real table's 5 s gives 7.5 s), so that a
 table that only publishes its health is never called offline between two
 of them. That interval is the longer of the last one seen and HEALTH_MS
 of the table's clock at its pace, the table's time (the `t` and `uptime`
@@ -19,12 +19,13 @@ import json
 import re
 import time
 
-STALE_S = 8.0            # seconds without a message: offline (health every 10 s of the table's time)
+STALE_S = 8.0            # seconds without a message: offline (health every 5 s of the table's time)
 STALE_HEALTH = 1.5       # ... or this many health intervals, when longer
-HEALTH_MS = 10000        # a table's health and counters, every this much of its clock
+HEALTH_MS = 5000         # a table's health and counters, every this much of its clock
+                         # (the firmware's _HEALTH_MS, firmware/link/telemetry.py; a test checks)
 PACE_S = 60.0            # the table's pace: its clock against the wall over this long
 PACE_MIN_S = 1.0         # ... measured over at least this long
-BOOT_STALE_S = 30.0      # a table's timeout until its pace is known: a real table's 3 healths
+BOOT_STALE_S = 30.0      # a table's timeout until its pace is known: a fleet's start is the machine's busiest
 HISTORY = 200            # faults kept in the history, the newest
 IN_USE = ("building", "lifting", "dealer", "rolling", "in_hand")   # a table in use
 

@@ -115,15 +115,15 @@ def test_health_slower_than_the_timeout_stretches_it():
 
 def test_a_table_the_machine_slows_gets_its_timeout_from_its_pace():
     """A virtual table at a third of real time sends its health every
-    30 s of wall time: its timeout is 45 s from its pace, before a second
-    health has come; a table that starts again starts a new clock."""
+    15 s of wall time: its timeout is 22.5 s from its pace, before a
+    second health has come; a table that starts again starts a new clock."""
     m, clock = model()
     feed(m, "t1", "health", {"uptime": 0})
     clock.now += 3
     feed(m, "t1", "state", {"state": "building", "fault": None, "t": 1000})
     tb = table(m, "t1")
-    assert abs(tb["pace"] - 1 / 3.0) < 0.01 and abs(tb["stale_after_s"] - 45.0) < 0.5
-    clock.now += 40
+    assert abs(tb["pace"] - 1 / 3.0) < 0.01 and abs(tb["stale_after_s"] - 22.5) < 0.5
+    clock.now += 20
     assert table(m, "t1")["online"]
     feed(m, "t1", "health", {"uptime": 0})          # a new start
     assert table(m, "t1")["pace"] is None
@@ -162,3 +162,13 @@ def test_fields_of_the_wrong_kind_are_counted_bad_never_a_crash(leaf, data):
     m, _ = model()
     feed(m, "t1", leaf, data)
     json.dumps(m.snapshot())
+
+
+def test_the_pages_health_interval_is_the_firmwares():
+    """The page's timeout rests on how often a table sends its health:
+    8 s must be at least 1.5 of the firmware's intervals."""
+    from firmware.link import telemetry
+    from host_tools.fleet import model as fleet_model
+    assert fleet_model.HEALTH_MS == telemetry._HEALTH_MS
+    assert STALE_S * 1000 >= fleet_model.STALE_HEALTH * telemetry._HEALTH_MS
+    assert STALE_S < 10
