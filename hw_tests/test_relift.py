@@ -31,10 +31,12 @@ def _rising_at(table, share):
 
 
 def _boot_time(target, after):
-    for t, source, _i, what, *_ in target.table_log():
-        if t >= after and source == "table" and what == "boot":
-            return t
-    raise AssertionError("no boot after %d" % after)
+    """The boot the cut made: the latest at or after it (a cut in the
+    table's first millisecond shares its time with the first boot)."""
+    boots = [t for t, source, _i, what, *_ in target.table_log()
+             if t >= after and source == "table" and what == "boot"]
+    assert boots, "no boot after %d" % after
+    return boots[-1]
 
 
 def _cut_while_rising(target, share, while_off=None):
