@@ -189,6 +189,9 @@ class Run:
                     "power_lost": 0,
                     "no_power_lost": 0, "in_hand": 0, "moved_before_command": 0,
                     "new_file_left": 0,
+                    # `counters` asked again: events the table sent after
+                    # its answer were taken off the link before the compare.
+                    "asked_again": 0,
                     # Cuts with the walls of a hand up (the flag `hand`): the
                     # hand resumed (in play, or the dealer's key again before
                     # the dice), or power_lost and its reason.
@@ -461,6 +464,7 @@ class Run:
             # a save lost at the cut stays one behind in every answer.
             c = self.link.request("counters")
             self.pump()
+            out["asked_again"] += 1
         for k in ("hands", "cycles", "lifts"):
             if c[k] != self.seen[k]:
                 if self.wall and abs(c[k] - self.seen[k]) == 1:
@@ -685,6 +689,7 @@ def main(argv=None):
               "%(power_lost)d power_lost, %(no_power_lost)d boots without it; "
               "%(moved_before_command)d moved before a command; "
               "%(new_file_left)d .new left by a cut; %(in_flight)d counts in flight; "
+              "counters asked again %(asked_again)d times; "
               "hand cuts %(hand_cuts)d: %(resumed)d resumed in play, %(dice_again)d to the "
               "dealer's key again, fallbacks %(fallbacks)s; cycles resumed on clear "
               "%(cycles_resumed)s (lanes emptied alone %(lanes_emptied)d; lifts that then fell "

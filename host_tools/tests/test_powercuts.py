@@ -139,6 +139,7 @@ def test_a_hand_resumed_and_ended_after_the_counters_answer_is_no_failure():
         assert run.out["failures"] == [], run.out["failures"]
         assert run.out["moved_before_command"] == 0
         assert run.seen["hands"] == 142 and run.prev["hands"] == 142
+        assert run.out["asked_again"] == 1
     finally:
         shutil.rmtree(store)
 
