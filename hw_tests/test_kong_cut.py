@@ -1,9 +1,9 @@
-"""A cut just after a concealed kong's key is read or not: the virtual
+"""A cut as a concealed kong's gesture is read, or not yet: the virtual
 players press it again after the boot when the cut comes before their
 estimate of the controller's read (HandPlayers._press_in_flight: the last
-release, key_double_ms, 50 ms more), and the resumed hand must still be
-its replay (one kong). Found by the 1,000-cut run (seed 3: a resumed hand
-one kong ahead of its replay); docs/notes-cutfix.md."""
+release, key_double_ms, 50 ms more), and the resumed hand is still its
+replay, with one kong. Between the controller's real read and the end of
+that margin the table takes two (strict xfails: docs/notes-cutfix.md)."""
 
 import pytest
 
