@@ -21,14 +21,20 @@ reboot it checks:
 * **nothing moves before a command**: from the firmware's boot (its HELLO
   on the bus) until the first command, one virtual second at least, the
   virtual table's log shows no output turned on (motors, lifters; the
-  buzzer only to answer a player's key press, a command too);
+  buzzer only to answer a player's key press, a command too); the table's
+  time runs on while the host asks, so what moves once the players end a
+  resumed hand (`result`) or roll the dice again (`dice`) after the boot
+  is theirs, not counted;
 * **what was lost is reported coherently**: the boot reports `power_lost`
   exactly when the table was not idle at the cut (the cycle marker), and
   then the fault log's newest entry is that `power_lost`; the counters
   never go back, and equal what the host saw before the cut: hands = the
   `result` events, cycles = the `dice` events (not the gold's), lifts = the
   `lifting` states, power_lost in the fault counts = the `power_lost`
-  events: the hand in play is lost, nothing the host was told of is.
+  events: the hand in play is lost, nothing the host was told of is. An
+  event the table sent after its `counters` answer (a resumed hand going
+  on) is taken off the link with those before it: the counters are asked
+  again (a count lost at the cut stays behind in every answer).
 
 After a `power_lost` `mid_lift` or `mid_build` (a lift or a build the
 power cut, docs/reliability.md, A cut while building or lifting) the
@@ -172,6 +178,7 @@ class Run:
         self.stalled = 0             # cuts in a row long after a start with no lift
         self.seen = {"hands": 0, "cycles": 0, "lifts": 0, "power_lost": 0}
         self.prev = None             # the last counters answer
+        self.played = []             # the times of `result` and `dice` since the last cut
         self.log_at = 0              # table.log entries already looked at
         with open(sim.config_path, "rb") as f:
             self.config_bytes = f.read()
@@ -182,6 +189,9 @@ class Run:
                     "power_lost": 0,
                     "no_power_lost": 0, "in_hand": 0, "moved_before_command": 0,
                     "new_file_left": 0,
+                    # `counters` asked again: events the table sent after
+                    # its answer were taken off the link before the compare.
+                    "asked_again": 0,
                     # Cuts with the walls of a hand up (the flag `hand`): the
                     # hand resumed (in play, or the dealer's key again before
                     # the dice), or power_lost and its reason.
@@ -216,21 +226,23 @@ class Run:
                 self.state_at_cut = ev["state"]
             self.seen["lifts"] += ev["state"] == "lifting"
         elif name == "result":
+            self.played.append(ev["t"])
             self.seen["hands"] += 1
             self.dealer = ev["dealer"]
             self._close_following()
         elif name == "dice" and not ev.get("gold"):
+            self.played.append(ev["t"])
             self.seen["cycles"] += 1
             self.dealer = ev["dealer"]
             if self.check_next:
                 # The first hand on walls a resumed lift or build made:
                 # every state of it against its replay.
                 self.check_next = False
-                self.following = [self.parlour.current, [], True]
+                self.following = [self._players_at(ev["t"]), [], True]
         elif name == "hand_resumed":
             st = {"op": "resumed", "n": ev["n"]}
             st.update(from_wire(ev))
-            self.following = [self.parlour.current, [st], False]
+            self.following = [self._players_at(ev["t"]), [st], False]
         elif name == "hand" and self.following is not None:
             st = {"op": ev["op"], "n": ev["n"]}
             st.update(from_wire(ev))
@@ -242,6 +254,18 @@ class Run:
             self.last_lost = None
             other = self.out["other_faults"]
             other[ev["name"]] = other.get(ev["name"], 0) + 1
+
+    def _players_at(self, t):
+        """The players of the walls up at virtual time `t`: the event is
+        taken off the link later than the table made it, and by then the
+        hand may have ended and the next walls come up (the parlour's
+        `current` is the table's now, not the event's)."""
+        hands = self.parlour.hands
+        for i in range(len(hands) - 1, -1, -1):
+            up = hands[i].walls_up_at
+            if up is not None and up <= t:
+                return hands[i]
+        return self.parlour.current
 
     def _close_following(self):
         """The states seen from the last resume on, against the replay of
@@ -345,6 +369,7 @@ class Run:
         cut_t = self.cutter.cut_t
         self.wall = wall
         self._close_following()          # the states seen up to the cut
+        self.played = []
         # Every event the firmware sent before it died, then its boot.
         boot = self.wait_event(lambda e: e["t"] >= cut_t + self.sim.power_off_ms and (
             e["ev"] == "fault" or (e["ev"] == "state" and e["state"] in ("idle", "resuming"))),
@@ -402,16 +427,26 @@ class Run:
             problems.append("no boot in the table's log after %d" % cut_t)
             boot_t = cut_t
         self.wait_virtual(max(boot_t, boot["t"]) + QUIET_MS)
+        outputs = self._outputs_on(boot_t)
+        # The answers come after every event the table sent before them:
+        # the pump then has the `result` or `dice` before those outputs.
         c = self.link.request("counters")
         faults = self.link.request("faults", n=1)
+        self.pump()
         # The buzzer answering a player's key (a refused press: "no hand is
         # on") or a tile they took in a resumed hand (the final group's
         # alert) is no motion and follows what they did: not counted.
         pressed = [t for t, _ in list(self.table.players.presses) if t >= boot_t]
-        cur = self.parlour.current if self.parlour is not None else None
+        cur = self._players_at(boot_t) if self.parlour is not None else None
         pressed += [t for t, _, _ in list(cur.taken if cur is not None else []) if t >= boot_t]
-        moved = [o for o in self._outputs_on(boot_t)
-                 if not (o[1] == "buzzer" and pressed and min(pressed) <= o[0])]
+        # The table's time runs on while the host asks: a resumed hand the
+        # players end after the boot (its `result`) or the dealer's roll
+        # again (`dice`) moves the table as it should, the players' doing:
+        # what moved from then on is not counted.
+        played = [t for t in self.played if t >= boot_t]
+        moved = [o for o in outputs
+                 if not (o[1] == "buzzer" and pressed and min(pressed) <= o[0])
+                 and not (played and o[0] >= min(played))]
         if moved:
             out["moved_before_command"] += 1
             problems.append("outputs turned on before any command: %s" % moved[:4])
@@ -420,6 +455,16 @@ class Run:
         if "lost" in c or c["unsaved"]:
             problems.append("counters lost %r, unsaved %d" % (c.get("lost"), c["unsaved"]))
         self.pump()
+        for _ in range(3):
+            if all(c[k] == self.seen[k] for k in ("hands", "cycles", "lifts")):
+                break
+            # The events taken off the link after the answer include those
+            # the table sent after it (a resumed hand's `result`, the next
+            # `dice` or lift): asked again, a count the table holds agrees;
+            # a save lost at the cut stays one behind in every answer.
+            c = self.link.request("counters")
+            self.pump()
+            out["asked_again"] += 1
         for k in ("hands", "cycles", "lifts"):
             if c[k] != self.seen[k]:
                 if self.wall and abs(c[k] - self.seen[k]) == 1:
@@ -644,6 +689,7 @@ def main(argv=None):
               "%(power_lost)d power_lost, %(no_power_lost)d boots without it; "
               "%(moved_before_command)d moved before a command; "
               "%(new_file_left)d .new left by a cut; %(in_flight)d counts in flight; "
+              "counters asked again %(asked_again)d times; "
               "hand cuts %(hand_cuts)d: %(resumed)d resumed in play, %(dice_again)d to the "
               "dealer's key again, fallbacks %(fallbacks)s; cycles resumed on clear "
               "%(cycles_resumed)s (lanes emptied alone %(lanes_emptied)d; lifts that then fell "

@@ -69,3 +69,107 @@ def test_the_store_check_finds_damaged_and_changed_files():
         assert any(p.startswith("config.json: ") for p in problems), problems
     finally:
         shutil.rmtree(store)
+
+
+class _Link:
+    """The link as the checker sees it: each `counters` answer, then the
+    events the table sent after that answer (taken off the link later)."""
+
+    def __init__(self, answers, after):
+        self.answers = answers
+        self.after = after
+        self.queue = []
+
+    def request(self, op, **args):
+        if op == "counters":
+            c = self.answers.pop(0)
+            self.queue += self.after.pop(0) if self.after else []
+            return dict(c)
+        if op == "faults":
+            return {"faults": []}
+        return {"dealer": 1}
+
+    def next_event(self, timeout=None):
+        return self.queue.pop(0) if self.queue else None
+
+
+def _counters(hands):
+    return {"cycles": 142, "hands": hands, "lifts": 142,
+            "tiles_fed": [36] * 4, "faults": [], "unsaved": 0}
+
+
+def _boot_run(store, link, log):
+    table = SimpleNamespace(attach=lambda device: None, now=10000, log=log,
+                            players=SimpleNamespace(presses=[]))
+    sim = SimpleNamespace(table=table, store=store, config_path=str(CONFIG),
+                          tags_path=str(TAGS), key=b"k" * 32, restarts=1)
+    run = powercuts.Run(sim, link=link, rng=None)
+    run.parlour = SimpleNamespace(hands=[], current=None)
+    run.seen.update(hands=141, cycles=142, lifts=142)
+    run.wall = False               # a cut at a virtual instant: no count in flight
+    return run
+
+
+def _store():
+    from firmware import persist
+    store = tempfile.mkdtemp()
+    shutil.copy(CONFIG, os.path.join(store, "config.json"))
+    shutil.copy(TAGS, os.path.join(store, "tags.txt"))
+    with open(os.path.join(store, "service.key"), "wb") as f:
+        f.write(b"k" * 32)
+    persist.save(os.path.join(store, "counters.json"), {
+        "cycles": 142, "hands": 141, "lifts": 142, "tiles_fed": [36] * 4,
+        "faults": [], "log": []})
+    return store
+
+
+def test_a_hand_resumed_and_ended_after_the_counters_answer_is_no_failure():
+    # The players end the resumed hand after the table answered `counters`
+    # (141) and before the checker takes its `result` off the link; the
+    # table then builds and lifts the next set, the players' doing. Asked
+    # again, the table says 142: no count was lost, nothing moved unasked.
+    store = _store()
+    try:
+        result = {"ev": "result", "t": 6000, "winner": 0, "dealer": 1, "wins_in_row": 0,
+                  "streak": 0}
+        log = [(1500, "table", None, "boot", None), (6500, "out", None, "plate_motor", 800)]
+        link = _Link([_counters(141), _counters(142)], [[result]])
+        run = _boot_run(store, link, log)
+        run._check_boot(0, 1000, "in_hand", {"ev": "hand_resumed", "t": 1600, "n": 3}, 0)
+        assert run.out["failures"] == [], run.out["failures"]
+        assert run.out["moved_before_command"] == 0
+        assert run.seen["hands"] == 142 and run.prev["hands"] == 142
+        assert run.out["asked_again"] == 1
+    finally:
+        shutil.rmtree(store)
+
+
+def test_a_count_lost_at_the_cut_is_still_a_failure():
+    # Every answer one behind what the host saw: a save lost, reported.
+    store = _store()
+    try:
+        link = _Link([_counters(140)] * 4, [])
+        log = [(1500, "table", None, "boot", None), (1800, "out", None, "plate_motor", 800)]
+        run = _boot_run(store, link, log)
+        run._check_boot(0, 1000, "in_hand", {"ev": "hand_resumed", "t": 1600, "n": 3}, 0)
+        problems = run.out["failures"][0]["problems"]
+        assert "hands 140, the host saw 141" in problems, problems
+        assert any(p.startswith("outputs turned on before any command") for p in problems)
+    finally:
+        shutil.rmtree(store)
+
+
+def test_a_resumed_hand_is_checked_against_the_players_of_its_walls():
+    # The `hand_resumed` or `dice` event is taken off the link after the
+    # next walls came up: the players of the walls up at the event's time
+    # are its hand's, not the parlour's newest.
+    run = _run(tempfile.gettempdir())
+    old = SimpleNamespace(walls_up_at=100)
+    new = SimpleNamespace(walls_up_at=5000)
+    run.parlour = SimpleNamespace(hands=[old, new], current=new)
+    run.check_next = True
+    run._see({"ev": "dice", "t": 3000, "a": 3, "b": 4, "dealer": 0})
+    assert run.following[0] is old
+    run.check_next = True
+    run._see({"ev": "dice", "t": 6000, "a": 3, "b": 4, "dealer": 0})
+    assert run.following[0] is new
