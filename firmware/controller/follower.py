@@ -153,6 +153,14 @@ class HandFollower:
         hand = self.hand
         if hand.phase != PLAY:
             return "a kong is only declared in play (phase %s)" % hand.phase_name
+        # A seat takes its kong's replacement before it can declare another:
+        # a press before that is the same kong pressed again (a player who
+        # cannot tell it was read, after a power cut), never a second one.
+        r = self._rows
+        for i in range(self.queued):
+            q = (self._first + i) % _QUEUE
+            if r[q * _ROW] == _OP_KONG and r[q * _ROW + 1] == seat and self._left[q]:
+                return "this seat's kong is taken: its replacement comes first"
         if not self._apply(now, _OP_KONG, seat, 1 if concealed else 0):
             return "the wall has no tile for a kong's replacement"
         self.turn = (seat + 1) % 4

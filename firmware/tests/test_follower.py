@@ -3,7 +3,7 @@ top: what it publishes equals engine_core.replay of what the players did,
 and odd sequences (two tiles at once, a tile lifted and put back, a read
 glitch, a stray take) neither crash it nor miscount. Both interpreters."""
 
-from engine_core.hand import DRAW, FINAL, PLAY
+from engine_core.hand import DRAW, FINAL, PLAY, Hand
 from engine_core.replay import apply
 from firmware.drivers import panel as dsp
 from firmware.tags import UNKNOWN
@@ -186,6 +186,25 @@ def test_a_kong_key_just_after_its_replacement_was_taken_still_counts():
     assert top.follower.irregular == 0
 
 
+def test_a_seats_second_kong_before_its_replacement_is_refused_as_the_same_press():
+    # After a power cut a player cannot tell that the kong was read and
+    # presses again: one kong, not two, until its replacement is seen gone.
+    top = opened()
+    ev = {"op": "kong", "seat": 2, "kind": "concealed"}
+    slots = top.play(ev)
+    assert len(slots) == 1
+    top.put_back(slots[0])               # the replacement not taken yet
+    top.read_rounds(2)
+    why = top.follower.kong(top.now, 2, True)
+    assert why is not None and "replacement" in why, why
+    top.take(slots[0])
+    top.read_rounds(2)
+    assert same(top.states(), top.replayed(OPENING + [ev])), top.states()
+    again = top.follower.kong(top.now, 2, False)             # its replacement taken: a kong
+    assert again is None, again
+    assert top.follower.kong(top.now, 3, False) is None     # another seat's is its own
+
+
 def test_the_gold_by_the_dice_waits_for_the_roll_then_is_followed():
     top = Top(ruleset="luoyuan144")
     for ev in OPENING[:2]:
@@ -281,14 +300,29 @@ def test_a_full_queue_never_publishes_a_gold_before_its_tile_has_gone():
         top.read_rounds(2)
     assert top.follower.gold_dice(top.now, 7) is None
     kongs = [{"op": "kong", "seat": k % 4, "kind": "exposed"} for k in range(8)]
-    for ev in kongs:
+    # The core's order (the gold, then the kongs) tells each kong's
+    # replacement; a seat takes its first one before its second kong.
+    ahead = Hand(top.rules, top.dealer, top.dice[0] + top.dice[1], top.ids)
+    for ev in OPENING[:2] + [{"op": "reveal_gold", "dice": [3, 4]}]:
+        apply(ahead, ev)
+    for k, ev in enumerate(kongs):
         assert top.follower.kong(top.now, ev["seat"], False) is None
+        if k < 4:
+            how = bytearray(ahead.wall.how)
+            apply(ahead, ev)
+            for p in range(len(how)):
+                if ahead.wall.how[p] and not how[p]:
+                    top.take(ahead.wall.geo.slot_of_pos[p])
+        if k == 3:
+            top.read_rounds(2)
+    assert top.follower.queued == 8
     top.read_rounds(2)
     assert all(s["gold"] is None for s in top.states()), top.states()
     assert all(c[1] == 255 for c in top.display.calls if c[0] == "gold")
     top.play({"op": "reveal_gold", "dice": [3, 4]})      # its tile turned up
     top.read_rounds(2)
-    assert top.states()[-1]["op"] == "reveal_gold" and top.states()[-1]["gold"] is not None
+    ops = [st["op"] for st in top.states()]
+    assert "reveal_gold" in ops and top.states()[ops.index("reveal_gold")]["gold"] is not None
     assert top.display.last("gold")[1] != 255
     for ev in kongs:                                    # the replacements taken
         how = bytearray(top.shadow.wall.how)
