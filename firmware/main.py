@@ -160,10 +160,11 @@ def _telemetry(link, ctl, kept=None):
     of its own: its module is not held by `run`'s frame (the telemetry
     leaves the heap for a visit), and the .mpy cycle needs 256 B less on
     the bench's grid than with these lines in `run` (docs/heap-idioms.md,
-    16a). Called again by the telemetry's stand-in (link/aside.py) with
-    the counters it `kept`: the one place that imports the module."""
+    16a). Called again by its hooks (link/mqtthook.py) with the state
+    they `kept`, for each turn: the one place that imports the module."""
     try:
-        link.hal.secret("mqtt.json").close()
+        if kept is None:
+            link.hal.secret("mqtt.json").close()
         from firmware.link import telemetry
         telemetry.start(link, ctl, kept, _telemetry)
     except OSError:                # no settings: no telemetry

@@ -54,6 +54,9 @@ _NONE = const(255)
 _REDRAW = const(254)           # in what is shown: not a value shown, so the next is sent
 _SHOWN = const(_ROW * (_QUEUE + 1))   # in _rows, after them: drawable + 128, marker seat, stack, alert, gold
 _SCANNING = const(4)           # in _side: a read of that side is out
+_WAS = const(0x80)             # in _pending, during _apply: gone before the event
+_PRESENT = const(0x80)         # in _slots: the tile is there (as published)
+_MISSING = const(0x7F)         # in _slots: reads in a row without its tag
 # The hand's record (`rec`, what a hand needs to come back after a power
 # cut: docs/reliability.md, The hand's record): a header, then one entry of
 # 3 bytes per reserve change or irregular take, (op | concealed << 3 |
@@ -95,10 +98,12 @@ class HandFollower:
         # 23 attributes, docs/heap-idioms.md 13c).
         self._rows = bytearray(_SHOWN + 5)
         self._left = bytearray(_QUEUE)       # tiles of each queued event not yet seen gone
-        self._pending = bytearray(n)         # by position: queue index + 1 of its event
-        self._before = bytearray(n)          # wall.how before an event
-        self._present = bytearray(n)         # by slot: the tile is there (as published)
-        self._missing = bytearray(n)         # by slot: reads in a row without its tag
+        # By position: queue index + 1 of its event (and _WAS in _apply).
+        # By slot: _PRESENT | reads in a row without its tag. Two buffers
+        # where four would hold the same: the heap's largest free block
+        # keeps the 320 B (docs/heap-idioms.md, 16).
+        self._pending = bytearray(n)
+        self._slots = bytearray(n)
         # The side read next; with _SCANNING set, its read is out.
         self._side = 0
         self._draw_at = -1         # when a draw (和局) is due, -1: none (ticks are >= 0)
@@ -128,8 +133,7 @@ class HandFollower:
         self._first = 0
         self._draw_at = -1
         for s in range(len(tile_ids)):
-            self._present[s] = tile_ids[s] != NO_TILE
-            self._missing[s] = 0
+            self._slots[s] = _PRESENT if tile_ids[s] != NO_TILE else 0
             self._pending[s] = 0
         self._side = 0
         self._snapshot(_QUEUE, _OP_DEAL, 0, 0)     # the walls as they stand: no gold
@@ -217,20 +221,20 @@ class HandFollower:
 
     def _read(self, now, side):
         seen = self.rfid.seen
-        present = self._present
-        missing = self._missing
-        per_side = len(self._present) // 4
+        slots = self._slots
+        per_side = len(slots) // 4
         first = side * per_side
         last = first + per_side
         for slot in range(first, last):
+            v = slots[slot]
             if seen[slot]:
-                if not present[slot]:
+                if not v & _PRESENT:
                     self._back(now, slot)
-                elif missing[slot]:
+                elif v & _MISSING:
                     self.glitches += 1           # gone for one read only
-                missing[slot] = 0
-            elif present[slot] and missing[slot] < _NONE:
-                missing[slot] += 1
+                slots[slot] &= _PRESENT
+            elif v & _PRESENT and v & _MISSING != _MISSING:
+                slots[slot] = v + 1
         # Confirmed losses, in the order the rules explain them: tiles of
         # events already applied, then head and tail (each may apply an event
         # that explains more), then what stays unexplained long enough.
@@ -238,11 +242,13 @@ class HandFollower:
         while again:
             again = False
             for slot in range(first, last):
-                if present[slot] and missing[slot] >= _CONFIRM and self._explain(now, slot):
+                v = slots[slot]
+                if v & _PRESENT and v & _MISSING >= _CONFIRM and self._explain(now, slot):
                     again = True
         for slot in range(first, last):
-            if present[slot] and missing[slot] >= _IRREGULAR:
-                present[slot] = 0          # gone, no event explains it: a take
+            v = slots[slot]
+            if v & _PRESENT and v & _MISSING >= _IRREGULAR:
+                slots[slot] = v & _MISSING     # gone, no event explains it: a take
                 self.irregular += 1
                 self._apply(now, _OP_TAKE, slot, 0)
 
@@ -263,7 +269,7 @@ class HandFollower:
                 self._auto(now)
         q = self._pending[p] - 1
         if q >= 0:                         # the tile an event waits for: arrived
-            self._present[slot] = 0
+            self._slots[slot] &= _MISSING
             self._pending[p] = 0
             self._left[q] -= 1
             self._flush(now)
@@ -271,13 +277,13 @@ class HandFollower:
         if wall.how[p] and not self._pending[p]:
             # The core had it gone already (a tile put back by hand, then
             # taken again, that no event claims): the wall count is right.
-            self._present[slot] = 0
+            self._slots[slot] &= _MISSING
             return True
         return False
 
     def _back(self, now, slot):
         """A tag in a slot whose tile had gone: a tile put back (§11)."""
-        self._present[slot] = 1
+        self._slots[slot] |= _PRESENT
         wall = self.hand.wall
         p = wall.geo.pos_of_slot[slot]
         tid = self.rfid.ids[slot]
@@ -335,8 +341,10 @@ class HandFollower:
                 self._publish(now)
         hand = self.hand
         how = hand.wall.how
-        before = self._before
-        before[:] = how
+        pending = self._pending
+        for p in range(len(how)):          # what was gone before the event
+            if how[p]:
+                pending[p] |= _WAS
         reserve = hand.reserve
         try:
             if op == _OP_DEAL:
@@ -352,6 +360,8 @@ class HandFollower:
             elif op == _OP_TAKE:
                 hand.take(arg)
         except Refused:
+            for p in range(len(how)):
+                pending[p] &= ~_WAS
             return False
         # Into the record: the gold, a reserve change (a kong, a flower
         # quad, both at once) or an irregular take, what was applied, in
@@ -378,8 +388,11 @@ class HandFollower:
         self.queued += 1
         left = 0
         for p in range(len(how)):
-            if how[p] and not before[p]:
-                self._pending[p] = q + 1
+            w = pending[p]
+            if w & _WAS:
+                pending[p] = w & ~_WAS
+            elif how[p]:
+                pending[p] = q + 1
                 left += 1
         if op == _OP_TAKE:
             self._pending[hand.wall.geo.pos_of_slot[arg]] = 0
@@ -392,8 +405,9 @@ class HandFollower:
         for p in range(len(how)):
             if self._pending[p] == q + 1:
                 slot = slot_of[p]
-                if self._present[slot] and self._missing[slot] >= _CONFIRM:
-                    self._present[slot] = 0
+                v = self._slots[slot]
+                if v & _PRESENT and v & _MISSING >= _CONFIRM:
+                    self._slots[slot] = v & _MISSING
                     self._pending[p] = 0
                     self._left[q] -= 1
         self._flush(now)

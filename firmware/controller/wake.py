@@ -72,6 +72,8 @@ _WALLS = const("walls.bin")    # the walls lifted, as kept.py writes them
 _LEVEL_LANES = const(0)
 _LEVEL_TOP = const(1)
 _CONFIRM = const(2)            # the follower's: reads in a row without a tag = gone
+_PRESENT = const(0x80)         # the follower's _slots: the tile there, and the reads without it
+_MISSING = const(0x7F)
 _QUEUE = const(8)              # the follower's queue and row size
 _ROW = const(14)
 _OP_DEAL = const(0)
@@ -340,7 +342,7 @@ def _rebuild(tc, now, r, rec, names):
         f.begin(now, rec["dealer"], a, b, tc.in_play)
         for slot in range(n):
             if not r.seen[slot]:
-                f._missing[slot] = _CONFIRM
+                f._slots[slot] = (f._slots[slot] & _PRESENT) | _CONFIRM
         why = _drive(f, now, r, rec)
     finally:
         f.emit, f.display, f.buzzer = shown
@@ -348,10 +350,10 @@ def _rebuild(tc, now, r, rec, names):
         f.end()
         return why
     for slot in range(n):
-        if not r.seen[slot] and f._present[slot]:
+        if not r.seen[slot] and f._slots[slot] & _PRESENT:
             f.end()
             return "unexplained"
-        f._missing[slot] = 0
+        f._slots[slot] &= _PRESENT
     # The record the rebuild made begins with the one saved.
     from firmware import handsave
     from firmware.hal import forget
@@ -411,9 +413,9 @@ def _drive(f, now, r, rec):
                 return "mismatch"
         else:
             slot = e[1]
-            if r.seen[slot] or not f._present[slot]:
+            if r.seen[slot] or not f._slots[slot] & _PRESENT:
                 return "mismatch"
-            f._present[slot] = 0
+            f._slots[slot] &= _MISSING
             f.irregular += 1
             if not f._apply(now, _OP_TAKE, slot, 0):
                 return "mismatch"

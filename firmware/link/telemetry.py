@@ -9,12 +9,19 @@ keys `mqtt.*` in a service session (link/mqttconf.py). Without it
 main.py never imports this module and the table runs exactly as without
 telemetry.
 
+This module is not resident: the controller's emit and write are hooked
+by link/mqtthook.py, which keeps the telemetry's state (`kept`, in the
+order of `FIELDS`) and imports this module for a turn when there is
+something to do, then it is forgotten (docs/heap-idioms.md, 16). A turn
+publishes the events the hook queued, the counters and health when due,
+connects when due, and writes what waits.
+
 The table first, always:
-* publishing is bounded per tick: at most `_PER_TICK` messages, each
+* publishing is bounded per turn: at most `_PER_TURN` messages, each
   written by two non-blocking writes (its header, its payload as queued)
-  or not at all, and one read of at most 64 bytes
-  (discarded: the table subscribes to nothing, so nothing the broker sends
-  is parsed, and a malformed or hostile packet changes nothing);
+  or not at all, and one read of at most 16 bytes (discarded: the table
+  subscribes to nothing, so nothing the broker sends is parsed, and a
+  malformed or hostile packet changes nothing);
 * a connect is the one step that waits: at most `_TIMEOUT_MS` for the TCP
   connect and as much for the CONNACK, once per backoff (1 s, doubled per
   failure up to 64 s); the host must be an IPv4 address (no DNS lookup);
@@ -22,12 +29,11 @@ The table first, always:
   and counts what it dropped; the state, the build and `online` are sent
   again at every connect, so a dropped state comes back;
 * any error on the socket closes it and counts it; nothing raises into
-  the control loop (main.py calls `tick` and `event` inside its own
-  guard too);
+  the control loop (main.py calls the hooks inside its own guard too);
 * a technician's visit and a hand coming back after a power cut are the
-  heap's fullest times: the telemetry leaves the heap for them (`_aside`:
-  its module forgotten, its counters held by link/aside.py's stand-in
-  until 10 s after).
+  heap's fullest times: a turn steps aside then (the connection ended,
+  what waits dropped and counted as skipped), and none comes until 10 s
+  after (mqtthook.py).
 
 Only public facts: the state, a fault's code, name, cause and fix and its
 scalar detail (none for the audit's faults, whose details may name tiles),
@@ -48,8 +54,9 @@ from firmware import faults
 from firmware.faults import AUDIT_FAULTS as _AUDIT_FAULTS
 from firmware.hal import forget, ticks_diff
 
-_QUEUE = const(12)             # payloads waiting; the oldest dropped beyond
-_PER_TICK = const(2)           # messages written per tick at most
+_QUEUE = const(12)             # payloads waiting; the oldest dropped beyond (= mqtthook's)
+_PER_TURN = const(8)           # messages written per turn at most: a connect's five and an event or three
+_DRAIN_MS = const(100)         # the socket full: the next try at what waits
 _BACKOFF_MIN = const(1000)
 _BACKOFF_MAX = const(64000)
 _TIMEOUT_MS = const(100)       # the TCP connect, then the CONNACK, each at most
@@ -57,59 +64,64 @@ _KEEPALIVE_S = const(30)       # told to the broker; a PINGREQ every half of it
 _SILENT_MS = const(75000)      # nothing from the broker this long: the link is dead
 _HEALTH_MS = const(5000)       # counters and health this often (offline within 10 s: docs/fleet.md)
 _RESUMING = const(8)           # = the controller's (table.py): a hand coming back after a cut
+_KEYS = const(("host", "site", "table", "user", "password"))
+_SPARE = const(7)              # kept's slot of the room kept for a socket (FIELDS)
 _SECRET = const(("tile", "tiles", "uid"))
 _HEALTH = const('{"uptime": %d, "heap_free": %d, "boots": %d, "link": {"errors": %d, '
                 '"dropped": %d, "overruns": %d}, "mqtt": {"dropped": %d, "errors": %d, '
                 '"refused": %d, "connects": %d, "sent": %d, "skipped": %d}}')
 
+# `kept`, the state between turns, slot by slot (the first six are
+# mqtthook.py's too). dropped: payloads and events a full queue pushed out;
+# skipped: what a step aside discarded; errors: connects failed, sockets
+# lost, settings unreadable; refused: CONNACKs refusing (bad credentials,
+# not authorised); boots: the table's starts (the store's mqtt.boots).
+FIELDS = ("link", "again", "events", "due", "aside", "dropped", "placed", "spare", "client",
+          "ticks_diff", "q",
+          "next_try", "next_health", "backoff", "last_rx", "last_ping", "skipped", "errors",
+          "refused", "connects", "sent", "boots")
+
 
 class Telemetry:
-    def __init__(self, link, ctl, conf, kept):
-        """`kept`: the link, the function that starts the telemetry
-        (main._telemetry), then the counters (dropped, skipped, errors,
-        refused, connects, sent, boots), of a telemetry that stepped aside
-        (_aside), or of a boot."""
-        hal = self.hal = link.hal
-        self.link = link
-        self.ctl = ctl
-        self.conf = conf
-        self.root = "parlour/%s/table/%s/" % (conf["site"], conf["table"])
-        self.build = json.dumps({"fw": link.fw_version, "build": link.build}).encode()
-        self.emit_link = link.emit
-        self.ctl_write = ctl.write
-        self.client = None
-        self.q = []                # [leaf, payload, retain]
-        # dropped: payloads the full queue pushed out; skipped: payloads a
-        # step aside discarded (_aside); errors: connects failed,
-        # sockets lost; refused: CONNACKs refusing (bad credentials, not
-        # authorised); boots: the table's starts (the store's mqtt.boots).
-        (_, self.again, self.dropped, self.skipped, self.errors, self.refused, self.connects,
-         self.sent, self.boots) = kept
-        self.state = None          # the last state's payload, sent again at each connect
-        # A connect and counters and health at once (ticks_diff: the clock
-        # may be days past its wrap after a visit).
-        self.next_try = self.next_health = hal.ticks_ms()
-        self.backoff = _BACKOFF_MIN
-        self.last_rx = 0
-        self.last_ping = 0
-        self.rx = bytearray(64)
+    """One turn's telemetry: `kept`'s slots as attributes, written back
+    by `store`."""
 
-    # -- what the controller says ---------------------------------------------
+    def __init__(self, kept):
+        self.kept = kept
+        for i in range(len(FIELDS)):
+            setattr(self, FIELDS[i], kept[i])
+        self.ctl = self.link.controller
+        self.hal = self.link.hal
+        self.root = None           # the topics' root, from the settings when a turn sends
 
-    def event(self, name, fields):
-        """The controller's emit: the link's first, then what is published."""
-        self.emit_link(name, fields)
-        if self.link.session_state:    # a visit opened in this tick: nothing published (_aside)
-            return
+    def store(self):
+        kept = self.kept
+        for i in range(len(FIELDS)):
+            kept[i] = getattr(self, FIELDS[i])
+
+    def turn(self, now):
+        """What is due now; `kept` holds the outcome, even on an error."""
         try:
-            self._noted(name, fields)
-        except Exception:          # MemoryError, a bug: the event is not published
-            self.errors += 1
+            if self.link.session_state or self.ctl.state == _RESUMING:
+                self._aside(now)
+                return
+            events = self.events
+            self.events = None
+            for name, fields in events or ():
+                try:
+                    self._noted(name, fields)
+                except Exception:  # MemoryError, a bug: the event is not published
+                    self.errors += 1
+            self.tick(now)
+        finally:
+            self.store()
+
+    # -- what the controller said ---------------------------------------------
 
     def _noted(self, name, fields):
         ctl = self.ctl
         if name == "state":
-            self._state()
+            self._state(fields["state"])
         elif name == "fault":
             code = fields["code"]
             out = {"code": code, "name": fields["name"], "cause": faults.name_of(code, 1),
@@ -128,13 +140,19 @@ class Telemetry:
                                          "streak": fields["streak"], "hands": ctl.hands,
                                          "t": fields.get("t")}), False)
 
-    def _state(self, send=True):
+    def _state(self, name=None, front=False):
+        """The state (`name`, or the controller's now), retained: at the
+        queue's end, or at its front (`front`, a connect's)."""
         ctl = self.ctl
-        from firmware.controller.table import NAMES
-        self.state = json.dumps({"state": NAMES[ctl.state], "fault": ctl.fault or None,
-                                 "t": self.hal.ticks_ms()}).encode()
-        if send:
-            self.put("state", self.state, True)
+        if name is None:
+            from firmware.controller.table import NAMES
+            name = NAMES[ctl.state]
+        payload = json.dumps({"state": name, "fault": ctl.fault or None,
+                              "t": self.hal.ticks_ms()}).encode()
+        if front:
+            self._front(("state", payload, True))
+        else:
+            self.put("state", payload, True)
 
     def put(self, leaf, payload, retain):
         """Queued as bytes: a str's length counts characters, the header
@@ -142,46 +160,48 @@ class Telemetry:
         if type(payload) is str:
             payload = payload.encode()
         q = self.q
-        if len(q) >= _QUEUE:
-            q.pop(0)
+        if q is None:
+            q = self.q = []
+        elif len(q) >= _QUEUE:
+            del q[0]
             self.dropped += 1
         q.append((leaf, payload, retain))
 
-    # -- the loop's share ------------------------------------------------------
+    def _front(self, message):
+        if self.q is None:
+            self.q = []
+        self.q.insert(0, message)
 
-    def write(self, more=0):
-        """The controller's write, then the telemetry's tick: once per
-        control tick, after the step (main.py's loop)."""
-        self.ctl_write(more)
-        self.tick(self.hal.ticks_ms())
+    # -- the turn's work -------------------------------------------------------
 
     def tick(self, now):
+        """The counters and health when due, a connect when due, what waits
+        written; then when the next turn is due."""
+        sent = self.sent
         try:
-            # A visit, or a hand coming back after a power cut (at the
-            # boot): the heap's fullest times; the telemetry leaves it.
-            if self.link.session_state or self.ctl.state == _RESUMING:
-                self._aside()
-                return
             if ticks_diff(now, self.next_health) >= 0:
                 self.next_health = now + _HEALTH_MS
                 self._health(now)
-            if self.client is None:
-                if ticks_diff(now, self.next_try) >= 0:
-                    self._connect(now)
-                return
-            self._io(now)
+            if self.client is None and ticks_diff(now, self.next_try) >= 0:
+                self._connect(now)
+            if self.client is not None:
+                self._io(now)
         except Exception:          # OSError, a bug: the link is dropped, tried again later
             self._lost(now)
+        due = self.next_health
+        if self.client is None:
+            due = _sooner(now, due, self.next_try)
+        else:
+            due = _sooner(now, due, self.last_ping + _KEEPALIVE_S * 500)
+            if self.q:             # more than a turn's share, or the socket full
+                due = now if self.sent != sent else now + _DRAIN_MS
+        self.due = due
 
-    def _aside(self):
-        """A technician's visit, or a hand coming back after a power cut,
-        is the heap's fullest time: the telemetry leaves it. Its
-        connection ends with a DISCONNECT (no last-will: the table is not
-        offline), what waits is dropped and counted (skipped), the
-        controller's emit is its own again and its write link/aside.py's
-        stand-in, which holds the counters and starts the telemetry again
-        10 s after; and this module is forgotten: nothing of it stays in
-        the heap."""
+    def _aside(self, now):
+        """A technician's visit, or a hand coming back after a power cut:
+        the connection ends with a DISCONNECT (no last-will: the table is
+        not offline), what waits is dropped and counted (skipped), and the
+        next connect and health come at once when the hook calls again."""
         sock = self.client
         if sock is not None:
             self.client = None
@@ -190,14 +210,14 @@ class Telemetry:
                 sock.close()
             except Exception:
                 pass
-        ctl = self.ctl
-        ctl.emit = self.emit_link
-        from firmware.link import aside
-        ctl.write = aside.waiting((self.link, self.again, self.dropped,
-                                   self.skipped + len(self.q), self.errors, self.refused,
-                                   self.connects, self.sent, self.boots))
-        forget("firmware.link.aside")
-        forget("firmware.link.telemetry")
+        self.skipped += len(self.q or ()) + len(self.events or ())
+        self.q = self.events = None
+        # The hooks leave too but for the write's, which brings the
+        # telemetry back (mqtthook._place makes them again then).
+        self.ctl.emit = self.link.emit
+        self.placed = False
+        self.next_try = self.next_health = now
+        self.backoff = _BACKOFF_MIN
 
     def _health(self, now):
         ctl = self.ctl
@@ -215,9 +235,16 @@ class Telemetry:
                                       self.connects, self.sent, self.skipped), True)
 
     def _connect(self, now):
-        conf = self.conf
         self.next_try = now + self.backoff
         self.backoff = min(self.backoff * 2, _BACKOFF_MAX)
+        # The settings are read again at each connect: held, their dict
+        # and strings would cost the heap 272 B for good, and a change made
+        # in a visit applies from the next connect.
+        conf = _settings(self.hal)
+        if conf is None:           # gone or damaged: the telemetry is off
+            self._off()
+            return
+        self.root = _root(conf)
         try:
             from firmware.hal import wifi      # the board's (hal/wifi.py)
         except ImportError:                    # the twin: the host's network, no TLS
@@ -229,9 +256,15 @@ class Telemetry:
             return
         mq = _umqtt()
         c = mq.MQTTClient(self.root[:-1].replace("/", "-"), conf["host"], conf.get("port", 1883),
-                       conf["user"], conf["password"], _KEEPALIVE_S,
-                       wifi.tls(self.hal, conf) if wifi is not None else None)
+                          conf["user"], conf["password"], _KEEPALIVE_S,
+                          wifi.tls(self.hal, conf) if wifi is not None else None)
         c.set_last_will(self.root + "online", b"false", True)
+        # The socket the connect makes is kept while connected: it takes
+        # the room the hooks kept for it where the heap had room (`spare`,
+        # mqtthook._place), not the first free block after this turn's
+        # modules, in the middle of the largest.
+        self.spare = self.kept[_SPARE] = None
+        gc.collect()
         try:
             c.connect(True, _TIMEOUT_MS / 1000)
         except mq.MQTTException:
@@ -247,18 +280,38 @@ class Telemetry:
         self.connects += 1
         self.backoff = _BACKOFF_MIN
         self.last_rx = self.last_ping = now
-        # What a subscriber must always find, first: online, the build, the state.
-        self._state(False)         # now's: a visit may have changed it unpublished
-        q = self.q
-        q.insert(0, ("online", b"true", True))
-        q.insert(1, ("build", self.build, True))
-        q.insert(2, ("state", self.state, True))
+        # What a subscriber must always find, first: online, the build, the
+        # state (now's: a visit may have changed it unpublished).
+        self._state(None, True)
+        self._front(("build", json.dumps({"fw": self.link.fw_version,
+                                          "build": self.link.build}).encode(), True))
+        self._front(("online", b"true", True))
+
+    def _off(self):
+        """The settings gone (a visit deleted or damaged them): the
+        controller's emit and write are its own again; the hooks, `kept`
+        and its queues become garbage."""
+        ctl = self.ctl
+        ctl.emit = self.link.emit
+        del ctl.write              # the class's again (the slot stays)
+        self.errors += 1
+        if self.client is not None:
+            try:
+                self.client.close()
+            except Exception:
+                pass
+            self.client = None
+        self.q = self.events = None
 
     def _io(self, now):
         sock = self.client
-        if sock is None:
-            return
-        n = sock.readinto(self.rx)
+        if self.root is None:
+            conf = _settings(self.hal)
+            if conf is None:
+                self._off()
+                return
+            self.root = _root(conf)
+        n = sock.readinto(bytearray(16))
         if n == 0:                 # the broker closed it
             raise OSError(0)
         if n:
@@ -269,8 +322,9 @@ class Telemetry:
             if sock.write(b"\xc0\0") == 2:
                 self.last_ping = now
         q = self.q
-        for _ in range(_PER_TICK):
+        for _ in range(_PER_TURN):
             if not q:
+                self.q = None      # nothing waits: no list kept
                 return
             leaf, payload, retain = q[0]
             head = _head(self.root + leaf, len(payload), retain)
@@ -281,7 +335,7 @@ class Telemetry:
             # breaks the stream: the link is dropped and made again.
             if n != len(head) or sock.write(payload) != len(payload):
                 raise OSError(2)
-            q.pop(0)
+            del q[0]
             self.sent += 1
 
     def _lost(self, now):
@@ -294,6 +348,27 @@ class Telemetry:
             self.client = None
         self.next_try = now + self.backoff
         self.backoff = min(self.backoff * 2, _BACKOFF_MAX)
+
+
+def _sooner(now, a, b):
+    return a if ticks_diff(a, now) <= ticks_diff(b, now) else b
+
+
+def _settings(hal):
+    """The settings as stored, or None when absent, not JSON or short of a key."""
+    try:
+        with hal.secret("mqtt.json") as f:
+            conf = json.load(f)
+    except (OSError, ValueError):
+        return None
+    for k in _KEYS:
+        if type(conf.get(k)) is not str or not conf[k]:
+            return None
+    return conf
+
+
+def _root(conf):
+    return "parlour/%s/table/%s/" % (conf["site"], conf["table"])
 
 
 def _umqtt():
@@ -348,38 +423,46 @@ def _public(detail):
 
 
 def start(link, ctl, kept, again):
-    """The telemetry hooked into the controller when the table holds
-    valid settings (the secret `mqtt.json`), else nothing. `kept`: the
-    counters of a telemetry that stepped aside for a visit (aside.py);
-    None at the boot, which is counted in the store (`mqtt.boots`).
-    `again`: what starts it again after it stepped aside (main's
-    `_telemetry`). Never raises: a bug is counted in the link's errors
-    (status), the table plays on without it."""
+    """main._telemetry's call. `kept` None (the boot): the telemetry
+    hooked into the controller when the table holds valid settings (the
+    secret `mqtt.json`), else nothing; `again`: what the hooks call for a
+    turn (main's `_telemetry`). Else a turn (mqtthook.py). Never raises: a
+    bug is counted in the link's errors (status), the table plays on
+    without it. This module is forgotten after each call."""
     try:
-        with link.hal.secret("mqtt.json") as f:
-            conf = json.load(f)
-        for k in ("host", "site", "table", "user", "password"):
-            if type(conf.get(k)) is not str or not conf[k]:
-                return
-        if kept is None:
-            kept = (link, again, 0, 0, 0, 0, 0, 0, _boot(link.hal.store + "mqtt.boots"))
-            # The module tables (sys.modules, the packages' names) grown
-            # now, at the boot, for the most the telemetry imports at once
-            # (this module, umqtt and umqtt.simple at a connect): grown at
-            # the first connect, a table would land in the middle of the
-            # free heap and split it (main._grow_module_tables).
-            _umqtt()
-        t = Telemetry(link, ctl, conf, kept)
-        # Hooked where the controller already calls out, so that the loop
-        # (main.py) is the same with the telemetry off: its events, and
-        # the write the loop calls once per tick, after the step.
-        ctl.emit = t.event     # the follower keeps the link's: its hand events are not published
-        ctl.write = t.write
-        gc.collect()
-    except (OSError, ValueError):  # no settings, or not JSON: off
-        pass
-    except Exception:          # MemoryError, a bug: the table plays on without it
+        if kept is not None:
+            Telemetry(kept).turn(link.hal.ticks_ms())
+        else:
+            _hook(link, ctl, again)
+    except Exception:          # MemoryError, a bug: the table plays on
         link.errors += 1
+    forget("firmware.link.telemetry")
+
+
+def _hook(link, ctl, again):
+    conf = _settings(link.hal)
+    if conf is None:
+        return
+    now = link.hal.ticks_ms()
+    first = {"link": link, "again": again, "events": None, "due": now, "aside": None,
+             "dropped": 0, "placed": False, "spare": None, "q": None, "client": None, "ticks_diff": ticks_diff,
+             "next_try": now,
+             "next_health": now, "backoff": _BACKOFF_MIN, "last_rx": 0, "last_ping": 0,
+             "skipped": 0, "errors": 0, "refused": 0, "connects": 0, "sent": 0,
+             "boots": _boot(link.hal.store + "mqtt.boots")}
+    kept = [first[f] for f in FIELDS]
+    # This module first out of the link package's names (start forgets it
+    # anyway), so that mqtthook takes its slot: both at once, the
+    # package's table would grow, at the boot's end, in the middle of the
+    # free heap.
+    forget("firmware.link.telemetry")
+    from firmware.link import mqtthook
+    forget("firmware.link.mqtthook")   # its closures hold what they need
+    # Hooked where the controller already calls out, so that the loop
+    # (main.py) is the same with the telemetry off: its events, and the
+    # write the loop calls once per tick, after the step.
+    ctl.emit, ctl.write = mqtthook.hooked(kept)   # the follower keeps the link's emit
+    gc.collect()
 
 
 def _boot(path):

@@ -39,6 +39,12 @@ def test_the_followers_copy_of_the_readers_waiting_state():
     assert follower._WAITING == rfid._WAITING == 1
 
 
+def test_the_rebuilds_copy_of_the_followers_slot_marks():
+    from firmware.controller import follower, wake
+    assert (wake._CONFIRM, wake._PRESENT, wake._MISSING) == (
+        follower._CONFIRM, follower._PRESENT, follower._MISSING)
+
+
 def test_the_hidden_driver_states_are_where_their_names_say():
     from firmware.drivers import motion, panel
     assert motion.NAMES[motion._RISING] == "rising"
@@ -84,5 +90,13 @@ def test_what_survives_a_power_cut_names_the_controllers_files():
 
 def test_the_telemetrys_resuming_state_is_the_controllers():
     from firmware.controller import table
-    from firmware.link import aside, telemetry
-    assert table.NAMES[telemetry._RESUMING] == "resuming" == table.NAMES[aside._RESUMING]
+    from firmware.link import mqtthook, telemetry
+    assert table.NAMES[telemetry._RESUMING] == "resuming" == table.NAMES[mqtthook._RESUMING]
+
+
+def test_the_telemetry_hooks_slots_are_its_fields():
+    from firmware.link import mqtthook, telemetry
+    for name in ("link", "again", "events", "due", "aside", "dropped", "placed", "spare", "client",
+                 "ticks_diff"):
+        assert getattr(mqtthook, "_" + name.upper()) == telemetry.FIELDS.index(name)
+    assert mqtthook._QUEUE == telemetry._QUEUE

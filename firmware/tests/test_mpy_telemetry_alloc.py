@@ -1,8 +1,10 @@
-"""The telemetry's share of a tick allocates nothing in steady state
+"""The telemetry's share of a tick allocates nothing between its turns
 (MicroPython only: the ticks run under heap_lock, where any allocation
 raises MemoryError): connected with nothing to send, and stepped aside
-for a service session (link/aside.py's stand-in in the controller's
-write). The real controller's ticks with it: host_tools/bench/mp_ticks.py."""
+for a service session (link/mqtthook.py's hooks in the controller's emit
+and write). A turn (the health every 5 s, a ping every 15 s, an event)
+allocates and is not steady state. The real controller's ticks with it:
+host_tools/bench/mp_ticks.py."""
 
 import gc
 import sys
@@ -10,7 +12,7 @@ import sys
 import micropython
 
 from firmware.link import telemetry
-from firmware.tests.test_telemetry import CONF, Ctl, Hal, Link, _again
+from firmware.tests.test_telemetry import _hooked, _slot
 
 
 class Sock:
@@ -39,17 +41,17 @@ def _ticks(ctl, hal, n):
 
 
 def test_connected_and_aside_ticks_allocate_nothing():
-    hal = Hal()
-    link, ctl = Link(hal), Ctl()
-    link.controller = ctl
-    t = telemetry.Telemetry(link, ctl, CONF, (link, _again, 0, 0, 0, 0, 0, 0, 1))
-    ctl.write = t.write
+    link, ctl, kept = _hooked(due=0)
+    hal = link.hal
+    t = telemetry.Telemetry(kept)
     sock = t.client = Sock()
-    t.next_health = 1 << 29
-    _ticks(ctl, hal, 2000)         # 20 s: a PINGREQ at 15 s too
-    assert t.client is sock and t.errors == 0 and ctl.writes == 2000
+    t.store()
+    ctl.write()                    # a turn: the next one due at the ping, 15 s on
+    assert _slot(kept, "due") == 15000 and ctl.writes == 1
+    _ticks(ctl, hal, 1400)         # 14 s
+    assert _slot(kept, "client") is sock and _slot(kept, "errors") == 0 and ctl.writes == 1401
     link.session_state = 1
-    ctl.write()                    # the telemetry leaves
+    ctl.write()                    # the turn that steps aside
     assert sock.closed and "firmware.link.telemetry" not in sys.modules
     _ticks(ctl, hal, 1000)
-    assert ctl.writes == 3001
+    assert ctl.writes == 2402

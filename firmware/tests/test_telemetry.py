@@ -2,7 +2,8 @@
 PUBLISH packets it writes, its config's checks (link/mqttconf.py), the
 public filter on a fault's detail, the bounded queue, what it does with a
 slow, closing or babbling broker, and how it leaves the heap for a
-service session and comes back (link/aside.py). Runs under CPython and
+service session and comes back (link/mqtthook.py, the hooks that keep its
+state between turns). Runs under CPython and
 MicroPython; the twin against a real broker is hw_tests/test_telemetry.py."""
 
 import io
@@ -10,7 +11,8 @@ import json
 
 import sys
 
-from firmware.link import mqttconf, telemetry
+from firmware.hal import ticks_diff
+from firmware.link import mqtthook, mqttconf, telemetry
 
 
 class Hal:
@@ -103,8 +105,26 @@ class _Umqtt:
         self.simple = self
 
 
+TURNS = []                     # the `kept` of each turn _again made
+
+
+class _Gc:
+    """CPython's gc has no mem_free (the health's free heap): 0 here."""
+    collect = staticmethod(telemetry.gc.collect)
+
+    @staticmethod
+    def mem_free():
+        return 0
+
+
+if not hasattr(telemetry.gc, "mem_free"):
+    telemetry.gc = _Gc()
+
+
 def _again(link, ctl, kept=None):
-    """main._telemetry's part: the telemetry started (again)."""
+    """main._telemetry's part: the telemetry started, or a turn."""
+    if kept is not None:
+        TURNS.append(kept)
     telemetry.start(link, ctl, kept, _again)
 
 
@@ -115,9 +135,43 @@ def _umqtt():
         sys.modules["umqtt"] = sys.modules["umqtt.simple"] = _Umqtt()
 
 
+FAR = 1 << 28                  # within half the ticks period (2**30) of any now here
+
+
+def _kept(link, **given):
+    """A `kept` as telemetry.start makes it, nothing due for FAR ms."""
+    first = {"link": link, "again": _again, "events": None, "due": FAR, "aside": None,
+             "dropped": 0, "placed": True, "spare": None, "client": None,
+             "ticks_diff": ticks_diff, "q": None, "next_try": FAR, "next_health": FAR,
+             "backoff": 1000, "last_rx": 0, "last_ping": 0, "skipped": 0, "errors": 0,
+             "refused": 0, "connects": 0, "sent": 0, "boots": 1}
+    first.update(given)
+    return [first[f] for f in telemetry.FIELDS]
+
+
+def _slot(kept, name):
+    return kept[telemetry.FIELDS.index(name)]
+
+
+def _link():
+    hal = Hal()
+    hal.secrets["mqtt.json"] = json.dumps(CONF).encode()
+    return Link(hal)
+
+
 def _telemetry():
-    link = Link()
-    return telemetry.Telemetry(link, Ctl(), CONF, (link, _again, 0, 0, 0, 0, 0, 0, 1))
+    link = _link()
+    link.controller = Ctl()
+    return telemetry.Telemetry(_kept(link))
+
+
+def _hooked(**given):
+    """The controller with the hooks on a `kept` of its own."""
+    link, ctl = _link(), Ctl()
+    link.controller = ctl
+    kept = _kept(link, **given)
+    ctl.emit, ctl.write = mqtthook.hooked(kept)
+    return link, ctl, kept
 
 
 def _decode(data):
@@ -176,18 +230,45 @@ def test_config_set_checks_each_key_and_never_echoes_a_password():
 
 
 def test_a_fault_is_published_with_its_texts_and_no_tile():
-    t = _telemetry()
-    t.event("fault", {"code": 10, "name": "lane_jam",
-                      "detail": {"lane": 2, "tile": "5m", "x": {"tiles": ["1m"]}}})
-    t.event("fault", {"code": 20, "name": "missing_tile", "detail": {"tiles": ["5m"]}})
-    t.event("hand", {"tiles": ["1m"]})
-    assert t.link.events == ["fault", "fault", "hand"]       # the link has every one
-    leaves = [q[0] for q in t.q]
-    assert leaves == ["fault", "fault"], leaves
-    lane = json.loads(t.q[0][1])
+    link, ctl, kept = _hooked()
+    ctl.emit("fault", {"code": 10, "name": "lane_jam",
+                       "detail": {"lane": 2, "tile": "5m", "x": {"tiles": ["1m"]}}})
+    ctl.emit("fault", {"code": 20, "name": "missing_tile", "detail": {"tiles": ["5m"]}})
+    ctl.emit("hand", {"tiles": ["1m"]})
+    assert link.events == ["fault", "fault", "hand"]       # the link has every one
+    assert [e[0] for e in _slot(kept, "events")] == ["fault", "fault"]
+    ctl.write()                                            # their turn
+    assert TURNS[-1] is kept and _slot(kept, "events") is None
+    q = _slot(kept, "q")
+    assert [m[0] for m in q] == ["fault", "fault"], q
+    lane = json.loads(q[0][1])
     assert lane["detail"] == {"lane": 2} and lane["cause"] and lane["fix"]
-    audit = json.loads(t.q[1][1])
+    audit = json.loads(q[1][1])
     assert "detail" not in audit and audit["code"] == 20
+
+
+def test_no_turn_comes_between_its_due_times_and_events():
+    link, ctl, kept = _hooked(due=1000)
+    n = len(TURNS)
+    for now in range(0, 1000, 10):
+        link.hal.now = now
+        ctl.write()
+    assert len(TURNS) == n and ctl.writes == 100
+    link.hal.now = 1000
+    ctl.write()                                            # due: a turn
+    assert len(TURNS) == n + 1 and _slot(kept, "due") == FAR
+    ctl.emit("state", {"state": "idle"})
+    ctl.write()                                            # an event: a turn
+    assert len(TURNS) == n + 2 and [m[0] for m in _slot(kept, "q")] == ["state"]
+
+
+def test_the_hook_keeps_the_newest_events_and_counts_what_it_dropped():
+    link, ctl, kept = _hooked()
+    for i in range(15):
+        ctl.emit("cleared", {"code": i})
+    events = _slot(kept, "events")
+    assert len(events) == 12 and _slot(kept, "dropped") == 3
+    assert events[0][1]["code"] == 3 and len(link.events) == 15
 
 
 def test_the_queue_keeps_the_newest_and_counts_what_it_dropped():
@@ -223,15 +304,26 @@ def test_what_the_broker_sends_is_read_and_ignored_and_a_close_is_seen():
     assert t.client is None and t.errors == 1
 
 
-def test_at_most_two_messages_per_tick():
+def test_at_most_eight_messages_a_turn_and_the_next_turn_at_once_for_the_rest():
     t = _telemetry()
-    t.next_health = 1 << 29
-    for i in range(5):
+    t.next_health = FAR
+    for i in range(11):
         t.put("x", str(i), False)
     sock = Sock()
     t.client = sock
     t.tick(0)
-    assert len(_decode(sock.out)) == 2 and len(t.q) == 3
+    assert len(_decode(sock.out)) == 8 and len(t.q) == 3 and t.due == 0
+    t.tick(10)
+    assert len(_decode(sock.out)) == 11 and t.q is None and t.due != 10
+
+
+def test_a_full_socket_waits_a_drain_time_before_the_next_turn():
+    t = _telemetry()
+    t.next_health = FAR
+    t.put("x", "1", False)
+    t.client = Sock(room=0)
+    t.tick(0)
+    assert len(t.q) == 1 and t.client is not None and t.due == 100
 
 
 def test_a_payload_beyond_ascii_is_counted_in_bytes():
@@ -245,60 +337,75 @@ def test_a_payload_beyond_ascii_is_counted_in_bytes():
                                   '{"reason": "\u724c"}'.encode(), False)]
 
 
-def test_the_telemetry_leaves_the_heap_during_a_service_session_and_comes_back():
-    """Its module forgotten, the controller's emit and write its own but
-    for the stand-in, which keeps the counters and starts it again (its
-    settings read again) at the first tick after the session."""
-    hal = Hal()
-    hal.secrets["mqtt.json"] = json.dumps(CONF).encode()
+def _started(hal):
     link, ctl = Link(hal), Ctl()
     link.controller = ctl
-    own_emit = link.emit
     _umqtt()
-    telemetry.start(link, ctl, (link, _again, 0, 0, 0, 0, 0, 0, 7), _again)
-    t = ctl.write.__self__ if hasattr(ctl.write, "__self__") else None
+    telemetry.start(link, ctl, None, _again)
+    return link, ctl
+
+
+def test_the_telemetry_steps_aside_during_a_service_session_and_comes_back():
+    """Its module forgotten after each turn; a turn at the session's first
+    tick ends the connection and drops what waits; no turn until 10 s
+    without a session."""
+    hal = Hal()
+    hal.secrets["mqtt.json"] = json.dumps(CONF).encode()
+    link, ctl = _started(hal)
+    assert "firmware.link.telemetry" not in sys.modules
+    assert "firmware.link.mqtthook" not in sys.modules
+    n = len(TURNS)
     ctl.emit("state", {"state": "idle"})
     assert link.events == ["state"]
+    boot_write = ctl.write
+    ctl.write()                                 # the hooks made again: no turn yet
+    assert len(TURNS) == n and ctl.write is not boot_write
+    assert "firmware.link.mqtthook" not in sys.modules
+    hal.now = 10
+    ctl.write()                                 # a turn: the state; health; a connect
+    kept = TURNS[n]
+    kept[telemetry.FIELDS.index("errors")] = 0  # whatever the connect met (no broker here)
+    t = telemetry.Telemetry(kept)
     sock = Sock()
-    if t is not None:              # CPython: the object behind the hook
-        t.next_health = 1 << 29
-        t.client = sock
-        t.put("x", "1", False)
+    t.client, t.next_health, t.next_try = sock, FAR, FAR
+    t.put("x", "1", False)
+    waiting = len(t.q)
+    t.store()
     link.session_state = 1
     ctl.emit("state", {"state": "idle"})        # in the tick that opened it: the link's only
-    ctl.write()
-    assert ctl.writes == 1 and link.events == ["state", "state"]
-    assert ctl.emit == own_emit
+    ctl.write()                                 # the turn that steps aside
+    assert ctl.writes == 3 and link.events == ["state", "state"]
     assert "firmware.link.telemetry" not in sys.modules
-    assert "firmware.link.aside" not in sys.modules
-    if t is not None:
-        assert sock.closed and sock.out == b"\xe0\x00"    # a DISCONNECT: no will
+    assert sock.closed and sock.out == b"\xe0\x00"    # a DISCONNECT: no will
+    assert _slot(kept, "client") is None and _slot(kept, "q") is None
+    assert _slot(kept, "skipped") == waiting >= 2
+    kept[telemetry.FIELDS.index("next_try")] = FAR      # no connect at the return
+    n = len(TURNS)
     ctl.write()
     ctl.write()                                 # the session still open: the controller's write
-    assert ctl.writes == 3 and "firmware.link.telemetry" not in sys.modules
+    assert ctl.writes == 5 and len(TURNS) == n
     link.session_state = 0
     ctl.write()                                 # the session over: a quiet time first
     hal.now += 9990
     ctl.write()
-    assert "firmware.link.telemetry" not in sys.modules
+    assert len(TURNS) == n
     link.session_state = 1                      # the technician's next command
     hal.now += 10
     ctl.write()
     link.session_state = 0
+    hal.now += 10
+    ctl.write()                                 # its end: the quiet time from now
     hal.now += 9990
     ctl.write()
-    assert ctl.writes == 7 and "firmware.link.telemetry" not in sys.modules
+    assert ctl.writes == 10 and len(TURNS) == n
     hal.now += 10
-    ctl.write()                                 # 10 s without a session: started again
-    assert ctl.writes == 8
-    from firmware.link import telemetry as again
-    back = ctl.write.__self__ if hasattr(ctl.write, "__self__") else None
-    if back is not None:
-        assert isinstance(back, again.Telemetry) and back is not t
-        assert back.boots == 7 and back.skipped == 2 and back.errors == 0
-        assert back.state is None and back.q == []
-    ctl.write()
-    assert ctl.writes == 9 and link.errors == 0
+    ctl.write()                                 # 10 s without a session: the hooks made again
+    assert ctl.writes == 11 and len(TURNS) == n
+    ctl.write()                                 # then a turn: the health
+    kept = TURNS[-1]
+    assert ctl.writes == 12 and len(TURNS) == n + 1 and _slot(kept, "aside") is None
+    assert [m[0] for m in _slot(kept, "q")] == ["counters", "health"]
+    assert _slot(kept, "errors") == 0 and link.errors == 0
 
 
 def test_settings_gone_during_the_session_leave_the_telemetry_off():
@@ -306,7 +413,7 @@ def test_settings_gone_during_the_session_leave_the_telemetry_off():
     hal.secrets["mqtt.json"] = json.dumps(CONF).encode()
     link, ctl = Link(hal), Ctl()
     link.controller = ctl
-    own_write = ctl.write
+    own_write, own_emit = ctl.write, link.emit
     _umqtt()
     telemetry.start(link, ctl, None, _again)
     assert ctl.write != own_write
@@ -316,5 +423,6 @@ def test_settings_gone_during_the_session_leave_the_telemetry_off():
     link.session_state = 0
     ctl.write()
     hal.now += 10000
-    ctl.write()
-    assert ctl.write == own_write and link.errors == 0
+    ctl.write()                    # back: the hooks made again
+    ctl.write()                    # the connect's turn finds no settings
+    assert ctl.write == own_write and ctl.emit == own_emit and link.errors == 0

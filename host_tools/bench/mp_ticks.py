@@ -120,7 +120,9 @@ class _TelemetryHal:
         return self.clock.now
 
     def secret(self, name):
-        return io.BytesIO(b'{"host": "127.0.0.1", "site": "bench", "table": "t1", '
+        # Port 1: the first turn's connect is refused at once (the
+        # phase then puts its loopback socket in the connection's place).
+        return io.BytesIO(b'{"host": "127.0.0.1", "port": 1, "site": "bench", "table": "t1", '
                           b'"user": "u", "password": "p"}')
 
 
@@ -145,27 +147,37 @@ def _loopback():
 
 class Telemetered(Building):
     """Idle ticks with the telemetry on, hooked into the controller's
-    emit and write as telemetry.start hooks it, connected over a loopback
-    socket in place of the broker's, with nothing to send (what a connect
-    queues sent, the counters and health not due): the loop's write after
-    each step, as main.py calls it. `aside`: a service session open, the
-    telemetry stepped aside (link/aside.py's stand-in in its place)."""
+    emit and write as telemetry.start hooks it (link/mqtthook.py),
+    connected over a loopback socket in place of the broker's, with
+    nothing to send and no turn due (the counters and health, and the
+    ping, later than the phase): the loop's write after each step, as
+    main.py calls it. `aside`: a service session open, the telemetry
+    stepped aside."""
 
     def __init__(self, aside=False):
         Building.__init__(self, False)
         from firmware.link import telemetry
         link = self.link = _Link(_TelemetryHal(self), self.ctl)
-        t = telemetry.Telemetry(link, self.ctl, json.load(link.hal.secret("mqtt.json")),
-                                (link, None, 0, 0, 0, 0, 0, 0, 1))
-        self.ctl.emit = t.event
-        self.ctl.write = t.write
+        turns = []
+
+        def again(link, ctl, kept=None):
+            turns.append(kept)
+            telemetry.start(link, ctl, kept, again)
+
+        telemetry.start(link, self.ctl, None, again)
+        self.ctl.write()                   # the first turn: health, and a connect that fails
+        kept = turns[0]
+        t = telemetry.Telemetry(kept)
         self.sock, self.peer, self.srv = _loopback()
         t.client = self.sock
         t.last_rx = t.last_ping = self.now
-        t.next_health = self.now + 3600000
+        t.next_health = t.due = self.now + 3600000
+        t.errors = 0
+        del t.q[:]
+        t.store()
         if aside:
             link.session_state = 1
-            self.step()                    # the telemetry leaves, its stand-in in place
+            self.step()                    # the turn that steps aside
             assert "firmware.link.telemetry" not in sys.modules
 
     def step(self):
