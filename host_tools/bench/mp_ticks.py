@@ -165,6 +165,7 @@ class Telemetered(Building):
             telemetry.start(link, ctl, kept, again)
 
         telemetry.start(link, self.ctl, None, again)
+        self.ctl.write()                   # the hooks made again once the boot is over
         self.ctl.write()                   # the first turn: health, and a connect that fails
         kept = turns[0]
         t = telemetry.Telemetry(kept)

@@ -264,9 +264,10 @@ def _play_with_replugs(seed, ruleset, hands, kongs, tmp_path):
     """`hands` short hands on the virtual table; the display is unplugged
     as the dice roll, as the deal starts and (the gold by the dice) as the
     gold's roll is due, and plugged back in once the table stops; with
-    `kongs`, eight kongs declared on the link as the last hand's gold roll
-    settles, before its tile is turned up (the queue of events waiting
-    for their tiles full, the gold's first).
+    `kongs`, a kong for each seat declared on the link as the last hand's
+    gold roll settles, before its tile is turned up (events waiting for
+    their tiles behind the gold's), and a second for seat 0, refused (its
+    replacement is still on the wall).
     Every status answer, link event and display frame is kept."""
     cfg = json.loads(DEFAULT_PATH.read_text())
     cfg["ruleset"] = ruleset
@@ -301,15 +302,17 @@ def _play_with_replugs(seed, ruleset, hands, kongs, tmp_path):
                     link.request("clear")
                     replugs += 1
                 elif kind == "dice" and ev.get("gold") and kongs and results == hands - 1:
-                    for k in range(8):
-                        kongs_ok.append(link.request("kong", seat=k % 4, kind="exposed"))
+                    for seat in range(4):
+                        kongs_ok.append(link.request("kong", seat=seat, kind="exposed"))
+                    with pytest.raises(LinkError, match="replacement"):
+                        link.request("kong", seat=0, kind="exposed")
                 if kind in ("dice", "hand", "cleared"):
                     statuses.append(link.request("status"))
                 results += kind == "result"
             history = hook.call(lambda: list(sim.table.display.history))
     assert results == hands, (results, seen[-5:])
     assert not hook.errors, hook.errors
-    assert len(kongs_ok) == (8 if kongs else 0), kongs_ok
+    assert len(kongs_ok) == (4 if kongs else 0), kongs_ok
     return players, seen, statuses, history, replugs
 
 
