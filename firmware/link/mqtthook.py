@@ -36,7 +36,7 @@ _QUIET_MS = const(10000)
 _RESUMING = const(8)           # = the controller's (table.py)
 _QUEUE = const(12)             # = telemetry.py's: events waiting for their turn, at most
 _PUBLISHED = const(("state", "fault", "cleared", "result"))
-_SPARE_ITEMS = const(8)        # a tuple of 40 B: a socket object takes 16 B on the twin, about 40 on an ESP32
+_SPARE_ITEMS = const(8)        # a tuple of 40 B: a socket object is 16 B on the twin, 16-24 on an ESP32
 # kept's slots (= telemetry.FIELDS' order: a test checks them)
 _LINK = const(0)
 _AGAIN = const(1)              # main._telemetry: a turn of the telemetry
