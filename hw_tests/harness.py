@@ -27,7 +27,7 @@ from host_tools.texts import faults as fault_table
 from firmware import frame
 from host_tools.link import codec as link_codec
 from host_tools.link.client import LinkClient, LinkError
-from host_tools.cli.ops import describe_fault
+from host_tools.cli.ops import describe_fault, public_state
 
 WAIT_S = 30.0              # wall-clock guard on every wait
 OUTPUT_GROUPS = ("plate_motor", "lane_feed", "lift_up", "lift_down", "buzzer")
@@ -533,6 +533,36 @@ class BenchTarget(BoardTarget):
         self.server.serial.close()
 
 
+# -- power cuts on the virtual table ----------------------------------------------
+
+def cut_power_when(target, cond, while_off=None, note=None):
+    """Cut the virtual table's power at the first TICK where cond(table)
+    holds (a physical moment, reproducible from the seed), then
+    while_off(table): what a person does while the power is off. Returns a
+    list that holds, once the cut has come, (t, note(table)): the cut's
+    virtual time and what the test wants of the table at that moment."""
+    table = target.table
+    cuts = []
+
+    def cut():
+        cuts.append((table.now, note(table) if note is not None else None))
+        table.power_cut()
+        if while_off is not None:
+            while_off(table)
+    target.when_table(lambda: cond(table), cut)
+    return cuts
+
+
+def boot_after(target, cut_t):
+    """The time of the boot a cut at cut_t made: the latest boot at or
+    after it, not the first, because a cut in the table's first
+    millisecond shares its time with the table's first boot."""
+    boots = [t for t, source, _i, what, *_ in target.table_log()
+             if t >= cut_t and source == "table" and what == "boot"]
+    assert boots, "no boot after %d" % cut_t
+    return boots[-1]
+
+
 # -- assertions shared by the test files -----------------------------------------
 
 def assert_fault_described(ev):
@@ -543,6 +573,22 @@ def assert_fault_described(ev):
     assert len(d["cause"]) > 20 and len(d["fix"]) > 20, d
     assert fault_table.code_of(ev["name"]) == ev["code"], ev
     return d
+
+
+def hand_to_result(target):
+    """The hand's states as the link shows them (public, each with its
+    `n`) up to its result, for resumed_mismatches against the players'
+    scenario; a fault on the way fails the test."""
+    observed = []
+    while True:
+        ev = target.next_event()
+        assert ev is not None and ev["ev"] != "fault", ev
+        if ev["ev"] == "hand":
+            st = public_state(ev)
+            st["n"] = ev["n"]
+            observed.append(st)
+        elif ev["ev"] == "result":
+            return observed
 
 
 def tile_multiset(tiles):

@@ -15,6 +15,7 @@ import pytest
 
 from host_tools.cli.ops import public_state, resumed_mismatches
 from host_tools.sim.hand_players import HandPlayers
+from hw_tests.harness import boot_after, cut_power_when, hand_to_result
 from hw_tests.test_relift import tiles_held
 
 
@@ -30,45 +31,10 @@ MOMENTS = [                 # (id, when the cut comes: a test of the virtual tab
 ]
 
 
-def _boot_time(target, after):
-    """The boot the cut made: the latest at or after it (a cut in the
-    table's first millisecond shares its time with the first boot)."""
-    boots = [t for t, source, _i, what, *_ in target.table_log()
-             if t >= after and source == "table" and what == "boot"]
-    assert boots, "no boot after %d" % after
-    return boots[-1]
-
-
-def _cut_when(target, cond, while_off=None):
-    table = target.table
-    seen = []
-
-    def cut():
-        table.power_cut()
-        seen.append((table.now, _stacked(table)))
-        if while_off is not None:
-            while_off(table)
-    target.when_table(lambda: cond(table), cut)
-    return seen
-
-
 def _mid_build(target):
     ev = target.wait_event(lambda e: e["ev"] == "fault", "power_lost")
     assert ev["name"] == "power_lost" and ev["detail"]["reason"] == "mid_build", ev
     return ev["detail"]
-
-
-def _hand_to_result(target):
-    observed = []
-    while True:
-        ev = target.next_event()
-        assert ev is not None and ev["ev"] != "fault", ev
-        if ev["ev"] == "hand":
-            st = public_state(ev)
-            st["n"] = ev["n"]
-            observed.append(st)
-        elif ev["ev"] == "result":
-            return observed
 
 
 @pytest.mark.needs_sim
@@ -80,7 +46,7 @@ def test_a_build_cut_keeps_the_lanes_and_resumes_on_clear_to_a_hand_that_is_its_
     table = target.table
     want = table.config.tile_sets * table.rules.n_tiles
     restarts = target.sim.restarts
-    cut = _cut_when(target, cond)
+    cut = cut_power_when(target, cond, note=_stacked)
     target.start()
     detail = _mid_build(target)
     assert target.sim.restarts == restarts + 1 and cut
@@ -88,7 +54,7 @@ def test_a_build_cut_keeps_the_lanes_and_resumes_on_clear_to_a_hand_that_is_its_
     # The lanes as the reader found them: what was stacked at the cut.
     assert detail == {"reason": "mid_build", "count": cut[0][1]} and held == cut[0][1], (
         detail, cut)
-    boot = _boot_time(target, cut[0][0])
+    boot = boot_after(target, cut[0][0])
     target.wait_table_time(1000)
     assert [c for c in target.output_changes(since=boot) if c[2]] == []   # nothing moved
     assert target.in_table(lambda: tiles_held(table)) == want
@@ -99,7 +65,7 @@ def test_a_build_cut_keeps_the_lanes_and_resumes_on_clear_to_a_hand_that_is_its_
     target.wait_state("dealer")
     for side, lane in enumerate(table.lanes):   # each wall as it was, then finished
         assert lane.walls[-2].tiles[:len(kept[side])] == kept[side], side
-    observed = _hand_to_result(target)
+    observed = hand_to_result(target)
     scenario = players[0].scenario
     assert len(observed) == len(scenario["events"]) and not players[0].skipped
     assert resumed_mismatches(observed, scenario, from_start=True) == []
@@ -122,7 +88,7 @@ def test_a_lane_with_a_gap_is_emptied_alone_and_the_others_keep_their_walls(make
     target = make_target(seed=8)
     table = target.table
     want = table.config.tile_sets * table.rules.n_tiles
-    _cut_when(target, lambda t: min(_stacked(t)) >= 12, _gap_in_lane_1)
+    cut_power_when(target, lambda t: min(_stacked(t)) >= 12, _gap_in_lane_1)
     target.start()
     detail = _mid_build(target)
     assert detail.get("lane") == [1], detail
@@ -143,7 +109,7 @@ def test_a_lane_left_with_its_gap_is_caught_by_the_audit(make_target):
     goes on and the audit finds the set wrong, as for any build."""
     target = make_target(seed=8)
     table = target.table
-    _cut_when(target, lambda t: min(_stacked(t)) >= 12, _gap_in_lane_1)
+    cut_power_when(target, lambda t: min(_stacked(t)) >= 12, _gap_in_lane_1)
     target.start()
     assert _mid_build(target).get("lane") == [1]
     target.drain()
@@ -192,7 +158,7 @@ def test_a_cut_while_the_next_set_is_built_under_a_hand_resumes_both(make_target
     target.wait_event(lambda e: e["ev"] == "dice" and not e.get("gold"), "the next hand's dice")
     for side, lane in enumerate(table.lanes):     # the set built on what the lanes held
         assert lane.walls[-2].tiles[:len(kept[side])] == kept[side], side
-    second = _hand_to_result(target)
+    second = hand_to_result(target)
     assert len(parlour.hands) == 2
     scenario = parlour.hands[1].scenario
     assert len(second) == len(scenario["events"])

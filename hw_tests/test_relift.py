@@ -14,8 +14,9 @@ import os
 
 import pytest
 
-from host_tools.cli.ops import public_state, resumed_mismatches
+from host_tools.cli.ops import resumed_mismatches
 from host_tools.sim.hand_players import HandPlayers
+from hw_tests.harness import boot_after, cut_power_when, hand_to_result
 
 LIFTING_AT = (0.005, 0.5, 0.99)     # of the rise's travel: in the bottom switch's lever
                                     # travel (it still reads closed), the middle, near the top
@@ -25,31 +26,12 @@ def tiles_held(table):
     return table.tiles_held()
 
 
-def _rising_at(table, share):
-    lifter = table.lifters[0]
-    return lambda: lifter.direction() > 0 and lifter.pos >= share * lifter.top
-
-
-def _boot_time(target, after):
-    """The boot the cut made: the latest at or after it (a cut in the
-    table's first millisecond shares its time with the first boot)."""
-    boots = [t for t, source, _i, what, *_ in target.table_log()
-             if t >= after and source == "table" and what == "boot"]
-    assert boots, "no boot after %d" % after
-    return boots[-1]
-
-
-def _cut_while_rising(target, share, while_off=None):
-    table = target.table
-    cut_at = []
-
-    def cut():
-        cut_at.append(table.now)
-        table.power_cut()
-        if while_off is not None:
-            while_off(table)
-    target.when_table(_rising_at(table, share), cut)
-    return cut_at
+def _rising_at(share):
+    """The walls rising, `share` of the way up (a test of the virtual table)."""
+    def rising(table):
+        lifter = table.lifters[0]
+        return lifter.direction() > 0 and lifter.pos >= share * lifter.top
+    return rising
 
 
 @pytest.mark.needs_sim
@@ -60,15 +42,15 @@ def test_a_cut_while_the_walls_rise_is_lifted_on_clear_and_its_hand_is_the_repla
     target = make_target(seed=7, setup=lambda table: players.append(HandPlayers(table, seed=7)))
     table = target.table
     restarts = target.sim.restarts
-    cut_at = _cut_while_rising(target, share)
+    cut = cut_power_when(target, _rising_at(share))
     target.start()
     target.wait_state("lifting")
     want = table.config.tile_sets * table.rules.n_tiles
     ev = target.wait_event(lambda e: e["ev"] == "fault", "power_lost")
     assert (ev["name"], ev["detail"]) == ("power_lost", {"reason": "mid_lift"}), ev
-    assert target.sim.restarts == restarts + 1 and cut_at
+    assert target.sim.restarts == restarts + 1 and cut
     # Nothing moves unasked after a boot: a quiet virtual second.
-    boot = _boot_time(target, cut_at[0])
+    boot = boot_after(target, cut[0][0])
     target.wait_table_time(1000)
     assert [c for c in target.output_changes(since=boot) if c[2]] == []
     assert target.in_table(lambda: tiles_held(table)) == want
@@ -82,16 +64,7 @@ def test_a_cut_while_the_walls_rise_is_lifted_on_clear_and_its_hand_is_the_repla
     assert target.status()["dealer"] == dealer
     c = target.request("counters")
     assert (c["lifts"], c["cycles"]) == (1, 0), c     # the lift counted once, when it began
-    observed = []
-    while True:
-        ev = target.next_event()
-        assert ev is not None and ev["ev"] != "fault", ev
-        if ev["ev"] == "hand":
-            st = public_state(ev)
-            st["n"] = ev["n"]
-            observed.append(st)
-        elif ev["ev"] == "result":
-            break
+    observed = hand_to_result(target)
     scenario = players[0].scenario
     assert len(observed) == len(scenario["events"]) and not players[0].skipped
     assert resumed_mismatches(observed, scenario, from_start=True) == []
@@ -130,7 +103,7 @@ def test_a_lift_that_comes_up_other_than_it_went_falls_back_with_its_reason(make
     for reason, while_off in (("not_whole", _take_one), ("mismatch", _swap_two),
                               ("record", _no_walls_file)):
         target.drain()
-        _cut_while_rising(target, 0.5, while_off)
+        cut_power_when(target, _rising_at(0.5), while_off)
         target.start()
         ev = target.wait_event(lambda e: e["ev"] == "fault", "power_lost")
         assert ev["detail"] == {"reason": "mid_lift"}, ev

@@ -3,4 +3,5 @@ broker the tables publish to (broker.py), a subscriber for the tests
 (listen.py), the dashboard's view of every table (model.py), the parlour
 page and its subscriber (page.py, page.html), `make fleet`'s supervisor
 (fleet.py, __main__.py; its tables are host_tools/parlour), the browser
-test's Chromium (browser.py) and the fleet's measurements (measure.py)."""
+test's Chromium (browser.py), the Debian packages those two install
+(debian.py) and the fleet's measurements (measure.py)."""

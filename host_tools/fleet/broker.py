@@ -24,6 +24,8 @@ import sys
 import tempfile
 import time
 
+from host_tools.fleet import debian
+
 MOSQUITTO = "/usr/sbin/mosquitto"
 PASSWD = "/usr/bin/mosquitto_passwd"
 DASHBOARD = "dashboard"
@@ -49,17 +51,9 @@ def installed():
 
 def install():
     """Debian's mosquitto when it is missing: apt-get as root, else the
-    one command to run, said."""
-    if installed():
-        return
-    if os.geteuid() != 0 or shutil.which("apt-get") is None:
-        raise BrokerError("the broker needs Debian's mosquitto: run  sudo apt-get install mosquitto")
-    print("installing mosquitto (the telemetry's broker)", flush=True)
-    subprocess.run(["apt-get", "update", "-qq"], check=True)
-    subprocess.run(["apt-get", "install", "-y", "-qq", "mosquitto"], check=True,
-                   stdout=subprocess.DEVNULL, env=dict(os.environ, DEBIAN_FRONTEND="noninteractive"))
-    if not installed():
-        raise BrokerError("apt-get installed mosquitto, but %s is not there" % MOSQUITTO)
+    one command to run, said (debian.py)."""
+    debian.install(["mosquitto"], installed, BrokerError, user="the broker",
+                   role="the telemetry's broker", named=[MOSQUITTO])
 
 
 def version():
@@ -184,15 +178,7 @@ class Broker:
 
 
 def main(argv):
-    if argv == ["--install"]:
-        try:
-            install()
-        except (BrokerError, subprocess.CalledProcessError) as e:
-            print(e, file=sys.stderr)
-            return 2
-        return 0
-    print("usage: python -m host_tools.fleet.broker --install", file=sys.stderr)
-    return 2
+    return debian.main(argv, "host_tools.fleet.broker", install, BrokerError)
 
 
 if __name__ == "__main__":

@@ -11,9 +11,9 @@ no internet).
 
 import contextlib
 import os
-import shutil
-import subprocess
 import sys
+
+from host_tools.fleet import debian
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMEDRIVER = "/usr/bin/chromedriver"
@@ -35,24 +35,12 @@ def installed():
 
 def install():
     """Debian's chromium and chromium-driver when missing (and the Chinese
-    font): apt-get as root, else the one command to run, said."""
-    if installed() and os.path.exists(CJK_FONT):
-        return
-    root = os.geteuid() == 0 and shutil.which("apt-get") is not None
-    if installed() and not root:
-        return                     # the font is for the screenshots only
-    if not root:
-        raise BrowserError("the browser test needs Debian's chromium: run  "
-                           "sudo apt-get install chromium chromium-driver fonts-wqy-microhei")
-    print("installing chromium, chromium-driver and fonts-wqy-microhei (the page's browser "
-          "test)", flush=True)
-    subprocess.run(["apt-get", "update", "-qq"], check=True)
-    subprocess.run(["apt-get", "install", "-y", "-qq", "chromium", "chromium-driver",
-                    "fonts-wqy-microhei"], check=True,
-                   stdout=subprocess.DEVNULL, env=dict(os.environ, DEBIAN_FRONTEND="noninteractive"))
-    if not installed():
-        raise BrowserError("apt-get installed chromium, but %s or %s is not there"
-                           % (CHROMIUM, CHROMEDRIVER))
+    font, the screenshots' only, when root can): apt-get as root, else the
+    one command to run, said (debian.py)."""
+    debian.install(["chromium", "chromium-driver", "fonts-wqy-microhei"], installed, BrowserError,
+                   user="the browser test", role="the page's browser test",
+                   named=[CHROMIUM, CHROMEDRIVER],
+                   complete=lambda: installed() and os.path.exists(CJK_FONT))
 
 
 @contextlib.contextmanager
@@ -74,15 +62,7 @@ def chromium(user_data_dir):
 
 
 def main(argv):
-    if argv == ["--install"]:
-        try:
-            install()
-        except (BrowserError, subprocess.CalledProcessError) as e:
-            print(e, file=sys.stderr)
-            return 2
-        return 0
-    print("usage: python -m host_tools.fleet.browser --install", file=sys.stderr)
-    return 2
+    return debian.main(argv, "host_tools.fleet.browser", install, BrowserError)
 
 
 if __name__ == "__main__":
