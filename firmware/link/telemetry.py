@@ -77,9 +77,8 @@ _HEALTH = const('{"uptime": %d, "heap_free": %d, "boots": %d, "link": {"errors":
 # lost, settings unreadable; refused: CONNACKs refusing (bad credentials,
 # not authorised); boots: the table's starts (the store's mqtt.boots).
 FIELDS = ("link", "again", "events", "due", "aside", "dropped", "placed", "spare", "client",
-          "ticks_diff", "q",
-          "next_try", "next_health", "backoff", "last_rx", "last_ping", "skipped", "errors",
-          "refused", "connects", "sent", "boots")
+          "ticks_diff", "q", "next_try", "next_health", "backoff", "last_rx", "last_ping",
+          "skipped", "errors", "refused", "connects", "sent", "boots")
 
 
 class Telemetry:
@@ -88,16 +87,20 @@ class Telemetry:
 
     def __init__(self, kept):
         self.kept = kept
-        for i in range(len(FIELDS)):
-            setattr(self, FIELDS[i], kept[i])
+        (self.link, self.again, self.events, self.due, self.aside, self.dropped, self.placed,
+         self.spare, self.client, self.ticks_diff, self.q, self.next_try, self.next_health,
+         self.backoff, self.last_rx, self.last_ping, self.skipped, self.errors, self.refused,
+         self.connects, self.sent, self.boots) = kept          # in the order of FIELDS
         self.ctl = self.link.controller
         self.hal = self.link.hal
         self.root = None           # the topics' root, from the settings when a turn sends
 
     def store(self):
-        kept = self.kept
-        for i in range(len(FIELDS)):
-            kept[i] = getattr(self, FIELDS[i])
+        self.kept[:] = (self.link, self.again, self.events, self.due, self.aside, self.dropped,
+                        self.placed, self.spare, self.client, self.ticks_diff, self.q,
+                        self.next_try, self.next_health, self.backoff, self.last_rx,
+                        self.last_ping, self.skipped, self.errors, self.refused, self.connects,
+                        self.sent, self.boots)
 
     def turn(self, now):
         """What is due now; `kept` holds the outcome, even on an error."""
@@ -305,6 +308,8 @@ class Telemetry:
 
     def _io(self, now):
         sock = self.client
+        if sock is None:
+            return
         if self.root is None:
             conf = _settings(self.hal)
             if conf is None:
@@ -445,10 +450,10 @@ def _hook(link, ctl, again):
         return
     now = link.hal.ticks_ms()
     first = {"link": link, "again": again, "events": None, "due": now, "aside": None,
-             "dropped": 0, "placed": False, "spare": None, "q": None, "client": None, "ticks_diff": ticks_diff,
-             "next_try": now,
-             "next_health": now, "backoff": _BACKOFF_MIN, "last_rx": 0, "last_ping": 0,
-             "skipped": 0, "errors": 0, "refused": 0, "connects": 0, "sent": 0,
+             "dropped": 0, "placed": False, "spare": None, "client": None,
+             "ticks_diff": ticks_diff, "q": None, "next_try": now, "next_health": now,
+             "backoff": _BACKOFF_MIN, "last_rx": 0, "last_ping": 0, "skipped": 0, "errors": 0,
+             "refused": 0, "connects": 0, "sent": 0,
              "boots": _boot(link.hal.store + "mqtt.boots")}
     kept = [first[f] for f in FIELDS]
     # This module first out of the link package's names (start forgets it

@@ -229,6 +229,25 @@ def test_config_set_checks_each_key_and_never_echoes_a_password():
     assert json.loads(hal.secrets["mqtt.json"]) == {}
 
 
+def test_a_turns_attributes_are_kepts_slots_in_the_order_of_fields():
+    link = _link()
+    link.controller = Ctl()
+    kept = _kept(link)
+    for i, name in enumerate(telemetry.FIELDS):
+        if name not in ("link", "again", "ticks_diff"):
+            kept[i] = 1000 + i
+    t = telemetry.Telemetry(kept)
+    for i, name in enumerate(telemetry.FIELDS):
+        assert getattr(t, name) is kept[i], name
+        setattr(t, name, kept[i] if name in ("link", "again", "ticks_diff") else 2000 + i)
+    t.store()
+    assert len(kept) == len(telemetry.FIELDS)
+    assert [kept[i] for i, name in enumerate(telemetry.FIELDS)
+            if name not in ("link", "again", "ticks_diff")] == [
+        2000 + i for i, name in enumerate(telemetry.FIELDS)
+        if name not in ("link", "again", "ticks_diff")]
+
+
 def test_a_fault_is_published_with_its_texts_and_no_tile():
     link, ctl, kept = _hooked()
     ctl.emit("fault", {"code": 10, "name": "lane_jam",
