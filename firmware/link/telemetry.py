@@ -65,7 +65,6 @@ _SILENT_MS = const(75000)      # nothing from the broker this long: the link is 
 _HEALTH_MS = const(5000)       # counters and health this often (offline within 10 s: docs/fleet.md)
 _RESUMING = const(8)           # = the controller's (table.py): a hand coming back after a cut
 _KEYS = const(("host", "site", "table", "user", "password"))
-_SPARE = const(7)              # kept's slot of the room kept for a socket (FIELDS)
 _SECRET = const(("tile", "tiles", "uid"))
 _HEALTH = const('{"uptime": %d, "heap_free": %d, "boots": %d, "link": {"errors": %d, '
                 '"dropped": %d, "overruns": %d}, "mqtt": {"dropped": %d, "errors": %d, '
@@ -266,7 +265,8 @@ class Telemetry:
         # the room the hooks kept for it where the heap had room (`spare`,
         # mqtthook._place), not the first free block after this turn's
         # modules, in the middle of the largest.
-        self.spare = self.kept[_SPARE] = None
+        self.spare = None
+        self.store()               # `kept` lets go of the room too
         gc.collect()
         try:
             c.connect(True, _TIMEOUT_MS / 1000)
