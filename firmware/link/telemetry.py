@@ -297,13 +297,7 @@ class Telemetry:
         ctl = self.ctl
         ctl.emit = self.link.emit
         del ctl.write              # the class's again (the slot stays)
-        self.errors += 1
-        if self.client is not None:
-            try:
-                self.client.close()
-            except Exception:
-                pass
-            self.client = None
+        self._lost(self.hal.ticks_ms())    # counted, and a socket closed
         self.q = self.events = None
 
     def _io(self, now):
