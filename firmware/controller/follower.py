@@ -101,7 +101,7 @@ class HandFollower:
         # By position: queue index + 1 of its event (and _WAS in _apply).
         # By slot: _PRESENT | reads in a row without its tag. Two buffers
         # where four would hold the same: the heap's largest free block
-        # keeps the 320 B (docs/heap-idioms.md, 16).
+        # keeps the 320 B (docs/heap-idioms.md, 17).
         self._pending = bytearray(n)
         self._slots = bytearray(n)
         # The side read next; with _SCANNING set, its read is out.
