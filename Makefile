@@ -25,7 +25,7 @@ MPY         := $(BIN)/micropython
 UNIX_MAKE   := $(MAKE) -C $(MICROPY_DIR)/ports/unix VARIANT=standard CC="gcc -m32" LD="gcc -m32" \
                MICROPY_PY_FFI=0 MICROPY_PY_BTREE=0 MICROPY_PY_SSL=0 MICROPY_SSL_MBEDTLS=0
 
-.PHONY: all venv broker browser fleet image tools mpy test test-cpython test-micropython typecheck run bench soak powercuts deploy vboard firmware flash clean
+.PHONY: all venv broker browser fleet image tools mpy test test-cpython test-micropython typecheck run bench soak powercuts deploy vboard firmware firmware-qemu qemu test-qemu test-qemu-short flash clean
 
 all: test
 
@@ -220,9 +220,31 @@ vboard: $(STAMP)
 # with SIGNING_KEY, a key file that must lie outside the project.
 PRODUCTION ?=
 SIGNING_KEY ?=
-firmware: $(STAMP)
+firmware: $(STAMP) $(MICROPY_DIR)/py/mpconfig.h
 	@$(BIN)/python -m host_tools.image.board_image build --micropy-dir $(MICROPY_DIR) \
 	    $(if $(PRODUCTION),--production) $(if $(SIGNING_KEY),--signing-key $(SIGNING_KEY))
+
+# The board in QEMU (docs/hardware.md, The firmware in QEMU): the board's
+# QEMU variant (the same freeze; the link on UART0, the sim HAL on UART1),
+# built with the vendored ESP32-S3 kit (ESP_VENDOR, by default
+# ../shared/vendor) into build/firmware-qemu/, only when a source changed.
+# `make qemu` boots it on a virtual table and prints its link's pty;
+# `make test-qemu` runs the hardware-in-the-loop suite on it,
+# `make test-qemu-short` the few tests CI runs (boot, status, a cycle, a hand).
+QEMU_IMAGE := build/firmware-qemu/firmware.bin
+QEMU_INPUTS := $(DEVICE_SRC) $(wildcard firmware/image/*.py firmware/image/FUZHOU_TABLE_S3/* firmware/image/FUZHOU_TABLE_S3/*/*)
+$(QEMU_IMAGE): $(STAMP) $(MPY_CROSS) $(QEMU_INPUTS)
+	@$(BIN)/python -m host_tools.image.board_image build --qemu --micropy-dir $(MICROPY_DIR)
+	@touch $@
+firmware-qemu: $(QEMU_IMAGE)
+qemu: $(QEMU_IMAGE)
+	$(BIN)/python -m host_tools.sim.qemu --seed $(SEED)
+test-qemu: $(QEMU_IMAGE) tools
+	$(BIN)/python -m pytest hw_tests --qemu
+QEMU_SHORT := hw_tests/test_status.py hw_tests/test_cycle.py::test_a_cycle_over_the_link \
+              "hw_tests/test_hand.py::test_the_controller_follows_the_hand_as_the_replay_does[0]"
+test-qemu-short: $(QEMU_IMAGE) tools
+	$(BIN)/python -m pytest $(QEMU_SHORT) --qemu
 
 # The image at 0x0 (FIRMWARE=<.bin>: another one). The filesystem after the
 # app keeps config, tags, key and counters; ERASE=1 erases the whole flash

@@ -10,6 +10,9 @@ Targets:
     pytest hw_tests --port=DEV --bus=DEV2        a bench: a real controller whose
                                                  hardware bus is the PC's port DEV2,
                                                  where a VirtualTable plays the table
+    pytest hw_tests --qemu                       the board's image on the esp32 port
+                                                 in QEMU (make qemu) on the virtual
+                                                 table; tests that set the heap skip
 
 (`--port=DEV` with "=": without a test path, pytest would take a separate DEV
 for one before it knows the option.)
@@ -27,7 +30,7 @@ import sys
 
 import pytest
 
-from hw_tests.harness import BenchTarget, BoardTarget, SimTarget
+from hw_tests.harness import BenchTarget, BoardTarget, QemuTarget, SimTarget
 
 TEST_WALL_S = 120          # last resort: a test stuck longer dumps its stacks and ends the run
 
@@ -38,6 +41,9 @@ def pytest_addoption(parser):
                     help="a real controller's link (device path or pyserial URL); the "
                          "board plays the real table and tests that need the virtual "
                          "table skip")
+    group.addoption("--qemu", action="store_true", default=False,
+                    help="the board's image on the esp32 port in QEMU (make qemu) on the "
+                         "virtual table")
     group.addoption("--bus", metavar="DEV", default=None,
                     help="with --port: a bench where this PC plays the table: a "
                          "VirtualTable serves the controller's hardware bus on DEV "
@@ -56,6 +62,8 @@ def pytest_configure(config):
 
 
 def _mode(config):
+    if config.getoption("--qemu"):
+        return "qemu"
     if config.getoption("--port") is None:
         return "sim"
     return "bench" if config.getoption("--bus") else "board"
@@ -68,7 +76,7 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.skip(
                 reason="needs the virtual table (fault injection or physical state): "
                        "a real board plays the real table; use --bus DEV for a bench"))
-        if mode != "sim" and item.get_closest_marker("needs_sim"):
+        if mode not in ("sim", "qemu") and item.get_closest_marker("needs_sim"):
             item.add_marker(pytest.mark.skip(
                 reason="needs the firmware under MicroPython (its config file, heap or "
                        "restart is set by the launcher), not a board on --port"))
@@ -94,6 +102,12 @@ def make_target(request):
         if mode == "sim":
             t = SimTarget(seed=seed, faults=faults, heap=heap, config_path=config_path,
                           firmware_config_path=firmware_config_path, setup=setup)
+        elif mode == "qemu":
+            # `heap` is the twin's budget (the unix port's heap is set per
+            # run); the esp32 port runs in its own, as a board does, and
+            # `make bench` reports its figures.
+            t = QemuTarget(seed=seed, faults=faults, config_path=config_path,
+                           firmware_config_path=firmware_config_path, setup=setup)
         elif mode == "bench":
             if heap or config_path or firmware_config_path:
                 pytest.skip("heap and config files are set by the launcher (sim only)")
@@ -106,7 +120,7 @@ def make_target(request):
         made.append(t)
         return t
 
-    make.sim = mode == "sim"            # the launcher is ours: heap and config files
+    make.sim = mode in ("sim", "qemu")  # the launcher is ours: heap and config files
     yield make
     for t in made:
         t.close()
@@ -124,7 +138,7 @@ def _wall_guard(request):
     """Every wait has its own guard; this one catches anything else (a
     join, a blocking read): after TEST_WALL_S the stacks are dumped and the
     run ends rather than hang."""
-    if _mode(request.config) != "sim":
+    if _mode(request.config) not in ("sim", "qemu"):
         yield
         return
     faulthandler.dump_traceback_later(TEST_WALL_S, exit=True, file=sys.stderr)

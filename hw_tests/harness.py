@@ -3,6 +3,8 @@ the firmware.
 
     SimTarget     the real firmware under the MicroPython unix port on the
                   virtual table (host_tools/sim/launcher.py SimTable): the default
+    QemuTarget    the board's image on the esp32 port in QEMU on the same
+                  virtual table (host_tools/sim/qemu.py QemuTable): --qemu
     BoardTarget   a real controller on `--port`; the board plays the real table
     BenchTarget   a real controller on `--port` whose sim bus is the PC's
                   serial port `--bus`: a VirtualTable plays the table
@@ -398,8 +400,7 @@ class SimTarget(Target):
         config on a machine that is fine). setup(table): called before the
         firmware boots."""
         super().__init__()
-        from host_tools.sim.launcher import SimTable
-        self.sim = SimTable(seed=seed, faults=faults, heap=heap, config_path=config_path)
+        self.sim = self._table(seed, faults, heap, config_path)
         if firmware_config_path is not None:
             # SimTable hands the firmware its config_path when it spawns it;
             # the VirtualTable has already read the machine's file.
@@ -416,12 +417,30 @@ class SimTarget(Target):
             self.close()
             raise
 
+    @staticmethod
+    def _table(seed, faults, heap, config_path):
+        from host_tools.sim.launcher import SimTable
+        return SimTable(seed=seed, faults=faults, heap=heap, config_path=config_path)
+
     def dead(self):
         return not self.sim.alive or self.sim.proc.poll() is not None
 
     def close(self):
         super().close()
         self.sim.stop()
+
+
+class QemuTarget(SimTarget):
+    """`--qemu`: the board's image on the esp32 port in QEMU
+    (host_tools/sim/qemu.py QemuTable) on a fresh virtual table, the same
+    table and virtual time as SimTarget's. The heap is the port's own."""
+
+    kind = "qemu"
+
+    @staticmethod
+    def _table(seed, faults, heap, config_path):
+        from host_tools.sim.qemu import QemuTable
+        return QemuTable(seed=seed, faults=faults, config_path=config_path)
 
 
 class BoardTarget(Target):

@@ -35,7 +35,11 @@ from array import array
 
 import machine
 import micropython
-import network
+
+try:
+    import network
+except ImportError:            # an image built without any network module
+    network = None
 
 from firmware.hal import HalCommon
 
@@ -47,6 +51,25 @@ _NVS_SPACE = const("table")            # the NVS namespace of the table's secret
 # of its partition less 4,000 bytes (ESP-IDF's NVS documentation): some
 # 19 KB of the production table's 24 KB.
 _SECRET_MAX = const(8192)
+
+
+def _radio_on():
+    """Wi-Fi started in station mode, never connected, so that the RNG is
+    fed by the RF subsystem's noise: the WLAN object, or None when the
+    image has no Wi-Fi (built with the vendored kit: no network.WLAN) or
+    the radio does not start. Without it the table still boots: the seed
+    is read from the RNG without the radio's noise, the jitter of the
+    table's own events is stirred in from then on (stir), and
+    `entropy_source` says "no_rf" in the link's runtime
+    (docs/security.md, Randomness)."""
+    if network is None or not hasattr(network, "WLAN"):
+        return None
+    wlan = network.WLAN(network.STA_IF)
+    try:
+        wlan.active(True)
+    except OSError:            # the radio does not start
+        return None
+    return wlan
 
 
 class Esp32Uart:
@@ -97,10 +120,11 @@ class Esp32Hal(HalCommon):
         self.pool = bytearray(32)              # the jitter of physical events (stir)
         # The DRBG's seed with the RF subsystem on (Wi-Fi started, never
         # connected), and the chip's unique id as its personalization.
-        wlan = network.WLAN(network.STA_IF)
-        wlan.active(True)
+        wlan = _radio_on()
+        self.entropy_source = "rf" if wlan is not None else "no_rf"
         HalCommon.__init__(self, machine.unique_id())
-        wlan.active(False)
+        if wlan is not None:
+            wlan.active(False)
 
     def ticks_ms(self):
         return time.ticks_ms()

@@ -110,16 +110,22 @@ class SimLink:
 
 class SimHal(HalCommon):
     def __init__(self, bus, link=-1, store="", entropy=None):
-        """`bus`, `link`: pty file descriptors (link -1: none); `entropy(n)`:
-        the raw generator, os.urandom if None."""
-        self.bus = open(bus, "r+b")
+        """`bus`, `link`: pty file descriptors (link -1: none), or objects
+        that stand for them (firmware/hal/qemu.py: the bus a UART with
+        `readinto(buf, n)`, `write(buf)` and `pollable`, the link an object
+        with `readinto`, `write` and `f`, what a poll waits on);
+        `entropy(n)`: the raw generator, os.urandom if None."""
+        self.bus = open(bus, "r+b") if isinstance(bus, int) else bus
         self.store = store         # a folder standing for the board's flash
-        self.link = SimLink(link) if link >= 0 else None
+        if isinstance(link, int):
+            link = SimLink(link) if link >= 0 else None
+        self.link = link
         # The DRBG's entropy input (HalCommon): the seeded generator, so
         # that a virtual table's dice, dealers and nonces follow from its
         # seed. Nothing is stirred in: a host's request lands at a virtual
         # time that depends on wall time, and so would the dice after it.
         self.entropy = entropy or os.urandom
+        self.entropy_source = "host" if entropy is None else "seeded"
         self.now = 0
         self._use = bytearray(_MAX_PIN)          # _FREE, _OUT, _PWM or _IN per pin
         self._out = array("H", bytes(2 * _MAX_PIN))   # output value or duty per pin
@@ -138,7 +144,7 @@ class SimHal(HalCommon):
         self._wake = None          # the bus and the link, to wait on both
         if self.link is not None:
             self._wake = select.poll()
-            self._wake.register(self.bus, select.POLLIN)
+            self._wake.register(getattr(self.bus, "pollable", self.bus), select.POLLIN)
             self._wake.register(self.link.f, select.POLLIN)
         self._var[_H] = _BUS_VERSION
         self._write(self._var, frame.seal(self._var, _B_HELLO, 0, 1))
@@ -219,8 +225,8 @@ class SimHal(HalCommon):
         if wake and self._wake is not None and not self._reader.backlog():
             link = False
             for entry in self._wake.ipoll(-1):
-                if entry[0] is self.bus:
-                    link = False   # the table is at t: the tick first, always
+                if entry[0] is not self.link.f:
+                    link = False   # the bus: the table is at t, the tick first, always
                     break
                 link = entry[1] & select.POLLIN
             if link:

@@ -27,7 +27,7 @@ import json
 
 from firmware import frame
 
-PROTO_VERSION = 8          # bumped by any change of what the tables below put on the wire
+PROTO_VERSION = 9          # bumped by any change of what the tables below put on the wire
 # The frame kinds and the tables below are private constants: compiled
 # into the functions that use them, they leave no global and no interned
 # name on the controller (docs/firmware.md, Memory). The host reads them
@@ -120,9 +120,9 @@ _ERRORS = const("bad_json bad_kind bad_request unknown_op proto_mismatch"     # 
           " busy refused auth_failed no_session session_expired not_found too_big internal"
           " config_invalid firmware_corrupt")
 _HOST_ERRORS = const("not_public bad_value bad_response bad_event timeout closed")
-_NESTED = const("alloc bad_crc bits cmd code count detail dropped end errors expected free frozen"
-          " garbage got lane micropython ms name overruns pin reason requests seat sensor side slot"
-          " slots state t")   # keys of nested objects
+_NESTED = const("alloc bad_crc bits chip cmd code count detail dropped end entropy errors expected"
+          " free frozen garbage got lane micropython ms name overruns pin port reason requests seat"
+          " sensor side slot slots state t")   # keys of nested objects
 _SECRET = const(("tile", "tiles", "uid"))   # at any depth, only with reveal=True
 
 

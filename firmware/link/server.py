@@ -339,9 +339,17 @@ class LinkServer:
     def runtime(self):
         """What this firmware runs on, as it knows it itself: the word size,
         whether its code is frozen into the image, MicroPython's version
-        (None under CPython, in host tests)."""
+        (None under CPython, in host tests), its port ("esp32" on the chip
+        or in QEMU, "unix" on the twin), the chip (os.uname's machine ends
+        "with ESP32S3" on the esp32 port; None elsewhere) and where the
+        DRBG's seed came from (the HAL's entropy_source)."""
+        import os
         import sys
         v = sys.implementation.version
+        esp32 = sys.platform == "esp32"
         return {"bits": 64 if sys.maxsize > 0x7FFFFFFF else 32, "frozen": self.frozen,
                 "micropython": "%d.%d.%d" % (v[0], v[1], v[2])
-                if sys.implementation.name == "micropython" else None}
+                if sys.implementation.name == "micropython" else None,
+                "port": "esp32" if esp32 else "unix",
+                "chip": os.uname().machine.rsplit(" ", 1)[-1] if esp32 else None,
+                "entropy": self.hal.entropy_source}

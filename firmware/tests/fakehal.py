@@ -71,6 +71,8 @@ class FakeUart:
 
 
 class FakeHal:
+    entropy_source = "seeded"      # as a virtual table's: its generator is seeded
+
     def __init__(self, seed=1):
         self.now = 0
         self.log = []              # (time, pin, value) of every output write

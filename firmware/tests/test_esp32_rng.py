@@ -53,9 +53,11 @@ class Machine:
 
 
 class Network:
+    """`radio`: "works", "broken" (the radio does not start) or "absent"
+    (an image without Wi-Fi: the module has no WLAN)."""
     STA_IF = 0
 
-    def __init__(self, log):
+    def __init__(self, log, radio="works"):
         log_ = log
 
         class WLAN:
@@ -63,8 +65,12 @@ class Network:
                 assert interface == 0
 
             def active(self, on):
+                if radio == "broken":
+                    log_.append("radio failed")
+                    raise OSError(-1)
                 log_.append("radio on" if on else "radio off")
-        self.WLAN = WLAN
+        if radio != "absent":
+            self.WLAN = WLAN
 
 
 class Clock:
@@ -82,14 +88,14 @@ class NoLink:
     pass
 
 
-def esp32_hal():
+def esp32_hal(radio="works"):
     """(hal, machine, clock, log): an Esp32Hal on stand-ins, its raw
     generator returning zeros and saying when it was read."""
     log = []
     saved = {name: sys.modules.get(name) for name in ("machine", "network", "micropython")}
     machine = Machine(log)
     sys.modules["machine"] = machine
-    sys.modules["network"] = Network(log)
+    sys.modules["network"] = Network(log, radio)
     try:
         import micropython  # noqa: F401  (MicroPython's own)
     except ImportError:        # CPython: what the backend imports of it
@@ -123,6 +129,20 @@ def test_the_drbg_is_seeded_while_the_radio_runs_and_personalized_with_the_chip_
     assert log == ["radio on", "entropy 48", "radio off"]
     s = drbg.instantiate(bytes(48), UID)
     assert bytes(hal.rand(32)) == drbg.generate(s, 32, bytes(32))
+
+
+def test_the_seed_names_the_radio_as_its_entropy_source():
+    hal, _machine, _clock, _log = esp32_hal()
+    assert hal.entropy_source == "rf"
+
+
+def test_without_wifi_or_with_a_radio_that_fails_the_table_boots_and_says_so():
+    for radio, expected in (("absent", ["entropy 48"]), ("broken", ["radio failed", "entropy 48"])):
+        hal, _machine, _clock, log = esp32_hal(radio)
+        assert log == expected, radio
+        assert hal.entropy_source == "no_rf"
+        s = drbg.instantiate(bytes(48), UID)
+        assert bytes(hal.rand(32)) == drbg.generate(s, 32, bytes(32))
 
 
 def test_a_rising_edge_counts_and_stirs_its_microsecond_time():

@@ -125,3 +125,14 @@ def human_fault(c, f):
                 c.print(part, markup=False, highlight=False)
         else:                           # English at spaces
             c.print(line, highlight=False)
+
+
+def virtual_table(args, **kw):
+    """The table `--sim` or `--qemu` asks for, not started: the firmware
+    frozen into the twin (SimTable), or the board's image on the esp32 port
+    in QEMU (QemuTable: `make qemu` builds it)."""
+    if getattr(args, "qemu", False):
+        from host_tools.sim.qemu import QemuTable
+        return QemuTable(seed=args.seed, faults=args.fault, **kw)
+    from host_tools.sim.launcher import SimTable
+    return SimTable(seed=args.seed, faults=args.fault, heap=args.heap, form=args.form, **kw)

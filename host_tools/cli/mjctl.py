@@ -24,13 +24,14 @@ import sys
 import threading
 
 from firmware.link.codec import LinkError
+from host_tools.image.espkit import Missing
 from host_tools.image.mpenv import MissingBuild
 from host_tools.link import mux as linkmux
 from host_tools.link.client import LinkClient
 from host_tools.texts import word
 from host_tools.cli.common import (EXIT_INPUT, EXIT_INTERRUPTED, EXIT_NO_ANSWER, EXIT_REFUSED,
                                    CliError, Parser, command, console, emit, fields, human_fault,
-                                   lift_text, plain, seconds, state_text, t)
+                                   lift_text, plain, seconds, state_text, t, virtual_table)
 from host_tools.cli.ops import describe_fault, run_cycle, run_hand
 
 
@@ -38,8 +39,7 @@ def _on_sim(args, run, human, seated=None):
     """run(sim, link) on a fresh virtual table, its JSON object emitted;
     a link that fails is the object's error, with the firmware's log.
     `seated(table)`: what sits at the table before the firmware starts."""
-    from host_tools.sim.launcher import SimTable
-    with SimTable(seed=args.seed, faults=args.fault, heap=args.heap, form=args.form) as sim:
+    with virtual_table(args) as sim:
         extra = seated(sim.table) if seated is not None else None
         with LinkClient(sim.link_path) as link:
             try:
@@ -75,7 +75,6 @@ def cmd_cycle(args):
 
 
 def cmd_serve(args):
-    from host_tools.sim.launcher import SimTable
     done = threading.Event()
     signal.signal(signal.SIGINT, lambda *_: done.set())
     signal.signal(signal.SIGTERM, lambda *_: done.set())
@@ -88,8 +87,7 @@ def cmd_serve(args):
             print("mjctl: %s" % e, file=sys.stderr)
             return 1
         shown = {"file": args.key, "fingerprint": tablekey.fingerprint(key), "made": made}
-    with SimTable(seed=args.seed, faults=args.fault, heap=args.heap, form=args.form, realtime=True,
-                  key=key) as sim:
+    with virtual_table(args, realtime=True, key=key) as sim:
         if args.json:
             print(json.dumps({"link": sim.link_path, "key": shown}), flush=True)
         else:
@@ -107,8 +105,7 @@ def cmd_serve(args):
 
 def cmd_status(args):
     if args.sim:
-        from host_tools.sim.launcher import SimTable
-        with SimTable(seed=args.seed, faults=args.fault, heap=args.heap, form=args.form) as sim:
+        with virtual_table(args) as sim:
             with LinkClient(sim.link_path) as link:
                 return _status(args, link)
     with LinkClient(linkmux.shared(args.port)) as link:
@@ -241,6 +238,8 @@ def parser():
                     help=t("help.opt_lang"))
     where = ap.add_mutually_exclusive_group()
     where.add_argument("--sim", action="store_true", help="run the firmware on the virtual table")
+    where.add_argument("--qemu", action="store_true",
+                       help="as --sim, the board's image on the esp32 port in QEMU (make qemu)")
     where.add_argument("--port", metavar="DEV", help=t("help.opt_port"))
     ap.add_argument("--seed", type=int, default=0, help="virtual table seed (--sim)")
     ap.add_argument("--heap", type=int, metavar="BYTES", help="MicroPython heap size (--sim)")
@@ -354,6 +353,10 @@ def main(argv=None):
     ap = parser()
     args = ap.parse_args(argv)
     texts.set_lang(args.lang)
+    if args.qemu:
+        if args.heap or args.form != "image" or args.command == "fleet":
+            ap.error("--qemu runs the board's image as it is: no --heap, --form or fleet")
+        args.sim = True
     if args.need_sim and not args.sim:
         ap.error(t("err.needs_sim", command=args.command))
     if not args.sim and (args.fault or args.heap or args.form != "image"):
@@ -383,7 +386,7 @@ def main(argv=None):
         code, line = serial_error(e, port)
         print("mjctl: %s" % line, file=sys.stderr)
         return code
-    except (ValueError, MissingBuild) as e:   # a bad --fault text; no twin or an old one
+    except (ValueError, MissingBuild, Missing) as e:   # a bad --fault text; no twin, image or QEMU
         print("mjctl: %s" % e, file=sys.stderr)
         return EXIT_INPUT
     except BrokenPipeError:                   # piped into `head`

@@ -38,9 +38,8 @@ def _link(args, fn):
     """fn(link, key) on the chosen controller; the key from --key, or the
     virtual table's own under --sim."""
     if args.sim:
-        from host_tools.sim.launcher import SimTable
-        with SimTable(seed=args.seed, faults=args.fault, heap=args.heap, form=args.form,
-                      key=sim_key(args)) as sim:
+        from host_tools.cli.common import virtual_table
+        with virtual_table(args, key=sim_key(args)) as sim:
             with LinkClient(sim.link_path) as link:
                 link.hello()
                 return fn(link, sim.key)

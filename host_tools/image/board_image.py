@@ -40,7 +40,7 @@ from pathlib import Path
 
 from firmware import config as fwconfig
 from firmware import tags as fwtags
-from host_tools.image import deploy, vfs_image
+from host_tools.image import deploy, espkit, vfs_image
 from host_tools.image.mpenv import ROOT
 from host_tools.image.mpenv import micropy_dir as micropy_dir_default
 
@@ -56,6 +56,9 @@ VARIANT = "PRODUCTION"
 PRODUCTION_PARTITIONS = BOARD_DIR / "partitions-production.csv"
 PRODUCTION_OUT = ROOT / "build" / "firmware-production"
 PRODUCTION_IMAGE = PRODUCTION_OUT / "firmware.bin"
+# The QEMU variant: the same freeze, the link on UART0 (QEMU has no USB).
+QEMU_VARIANT = "QEMU"
+QEMU_OUT = ROOT / "build" / "firmware-qemu"
 TABLE_AT, PRODUCTION_TABLE_AT = 0x8000, 0xD000
 # How mpconfigvariant_PRODUCTION.cmake is told where the signing key is.
 SIGNING_KEY_ENV = "FUZHOU_TABLE_SIGNING_KEY"
@@ -156,10 +159,11 @@ def fresh_build_dir(out, mp, idf, version, signing_key=None):
     tree or ESP-IDF: the build starts afresh (CMake's cache holds their
     absolute paths)."""
     paths = "\n".join([str(BOARD_DIR), str(mp.resolve()), str(Path(idf).resolve()), version])
-    inputs = [BOARD_DIR / "sdkconfig.board", BOARD_DIR / "mpconfigboard.cmake"]
-    if signing_key is not None:
-        inputs += [BOARD_DIR / "sdkconfig.production",
-                   BOARD_DIR / ("mpconfigvariant_%s.cmake" % VARIANT)]
+    # Every setting the board folder holds, the kit's and the variants'
+    # too (a build reads only its own, and an unread one costs a re-run of
+    # ESP-IDF's configuration, not a rebuild).
+    inputs = sorted(p for p in BOARD_DIR.rglob("*")
+                    if p.is_file() and (p.name.startswith("sdkconfig") or p.suffix == ".cmake"))
     config = _digest(inputs) + ("" if signing_key is None else " " + str(signing_key))
     stamp = out / "board.stamp"
     try:
@@ -192,38 +196,81 @@ def signing_key_path(key):
     return real
 
 
-def build(micropy_dir=None, env=None, out=None, production=False, signing_key=None):
-    """`out`: where the build goes (tests use their own folder)."""
+def use_kit(vendor, env):
+    """Whether the build takes ESP-IDF from the vendored kit: when
+    ESP_VENDOR names it (`vendor` or the environment's), or when no ESP-IDF
+    of the user's is exported and the kit lies in its default folder.
+    ESP_VENDOR set empty: never the kit."""
+    given = vendor if vendor is not None else env.get("ESP_VENDOR")
+    if given is not None:
+        return bool(given)
+    return not env.get("IDF_PATH") and espkit.available()
+
+
+def build(micropy_dir=None, env=None, out=None, production=False, signing_key=None,
+          vendor=None, qemu=False):
+    """`out`: where the build goes (tests use their own folder); `vendor`:
+    the kit's folder (ESP_VENDOR), else the user's ESP-IDF when IDF_PATH
+    is set, else the kit in ../shared/vendor when it is there. `qemu`: the
+    board's QEMU variant (host_tools/sim/qemu.py boots it)."""
     if signing_key and not production:
         raise Missing("make firmware: SIGNING_KEY signs the production image only:"
                       " give PRODUCTION=1 too")
     key = signing_key_path(signing_key) if production else None
-    out = Path(out or (PRODUCTION_OUT if production else OUT))
+    variant = VARIANT if production else QEMU_VARIANT if qemu else None
+    out = Path(out or (PRODUCTION_OUT if production else QEMU_OUT if qemu else OUT))
     image = out / IMAGE.name
     env = dict(os.environ if env is None else env)
+    mp = Path(micropy_dir or env.get("MICROPY_DIR") or micropy_dir_default()).absolute()
+    kit = use_kit(vendor, env)
+    if kit:
+        if not (mp / "ports" / "esp32" / "Makefile").is_file():
+            check_micropython(mp)
+        try:
+            env = espkit.environment(vendor or env.get("ESP_VENDOR"), mp)
+        except espkit.Missing as e:
+            raise Missing("make firmware: %s" % e)
+    elif qemu:
+        raise Missing("make qemu builds with the vendored ESP32-S3 kit (QEMU has no Wi-Fi,"
+                      " which the kit leaves out): give ESP_VENDOR=<the kit's folder>")
     for name in MAKE_ENV:
         env.pop(name, None)
     version = idf_version(env)
-    mp = Path(micropy_dir or env.get("MICROPY_DIR") or micropy_dir_default()).absolute()
     check_micropython(mp)
     fresh_build_dir(out, mp, env["IDF_PATH"], version, key)
-    print("building %s%s with ESP-IDF %s into %s (minutes the first time)"
-          % (BOARD, " for production" if production else "", version, _shown(out)), flush=True)
-    cmd = ["make", "-C", str(mp / "ports" / "esp32"), "BOARD=" + BOARD,
-           "BOARD_DIR=" + str(BOARD_DIR), "BUILD=" + str(out.absolute())]
+    print("building %s%s with ESP-IDF %s%s into %s (minutes the first time)"
+          % (BOARD, " for production" if production else " for QEMU" if qemu else "", version,
+             " (the vendored kit)" if kit else "", _shown(out)), flush=True)
+    port = mp / "ports" / "esp32"
+    # idf.py as the port's Makefile calls it, but directly: that Makefile's
+    # BUILD would reach the mpy-cross it makes on the way, and put
+    # mpy-cross's own generated headers into this build folder.
+    cmd = ["idf.py", "-C", str(port), "-D", "MICROPY_BOARD=" + BOARD,
+           "-D", "MICROPY_BOARD_DIR=" + str(BOARD_DIR)]
+    if variant:
+        cmd += ["-D", "MICROPY_BOARD_VARIANT=" + variant]
+    cmd += ["-B", str(out.absolute()), "build"]
     if production:
-        cmd.append("BOARD_VARIANT=" + VARIANT)
         env[SIGNING_KEY_ENV] = str(key)
     r = subprocess.run(cmd, env=env)
+    if r.returncode == 0:
+        # The port's own step after idf.py: bootloader, partition table and
+        # app in one image for 0x0.
+        r = subprocess.run(["python3", str(port / "makeimg.py")] + [
+            str(out / name) for name in ("sdkconfig", "bootloader/bootloader.bin",
+                                         "partition_table/partition-table.bin", "micropython.bin",
+                                         "firmware.bin", "micropython.uf2")],
+            cwd=str(port), env=env, stdout=subprocess.DEVNULL)
     if r.returncode != 0:
         print("make firmware: the ESP32 build failed (its output is above)", file=sys.stderr)
         return 1
     if not image.is_file():
         print("make firmware: the build made no %s" % _shown(image), file=sys.stderr)
         return 1
-    print("firmware: %s (%d KB), the whole image%s: `make flash%s PORT=...` writes it at 0x0"
+    print("firmware: %s (%d KB), the whole image%s: %s"
           % (_shown(image), image.stat().st_size // 1024, ", signed" if production else "",
-             " PRODUCTION=1 ERASE=1" if production else ""))
+             "`make qemu` boots it" if qemu else "`make flash%s PORT=...` writes it at 0x0"
+             % (" PRODUCTION=1 ERASE=1" if production else "")))
     return 0
 
 
@@ -355,12 +402,14 @@ def main(argv=None):
     f.add_argument("--tags", help="with --erase: the tags.txt to write (default firmware/tags.txt)")
     f.add_argument("--production", action="store_true",
                    help="the production image (build/firmware-production), with --erase only")
+    b.add_argument("--qemu", action="store_true",
+                   help="the board's QEMU variant, into build/firmware-qemu (make qemu)")
     args = ap.parse_args(argv)
     name = "make firmware" if args.command == "build" else "make flash"
     try:
         if args.command == "build":
             return build(args.micropy_dir, production=args.production,
-                         signing_key=args.signing_key)
+                         signing_key=args.signing_key, qemu=args.qemu)
         return flash(args.port, args.bin, args.erase, args.config, args.tags, args.key,
                      args.production)
     except Missing as e:

@@ -225,8 +225,10 @@ class BusServer:
 
 
 def _fd_of(port):
-    """The file descriptor of a pyserial POSIX port, or None (another kind
-    of port object, e.g. a test's fake: read and written through pyserial's
-    calls)."""
+    """The file descriptor of a pyserial POSIX port, or of a port that says
+    it has one (`posix_fd`: QEMU's socket, host_tools/sim/qemu.py), or None
+    (another kind of port object, e.g. a test's fake: read and written
+    through pyserial's calls)."""
     fd = getattr(port, "fd", None)
-    return fd if isinstance(port, serial.Serial) and isinstance(fd, int) else None
+    posix = isinstance(port, serial.Serial) or getattr(port, "posix_fd", False)
+    return fd if posix and isinstance(fd, int) else None

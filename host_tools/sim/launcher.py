@@ -74,17 +74,7 @@ class SimTable:
         self.code_dir = code_dir
         self.tags_path = str(TAGS)
         self.store = tempfile.mkdtemp(prefix="vtable-")
-        if code_dir is not None:       # a deployed board's flash
-            self.binary = micropython_binary()
-            self.cwd, self.code = code_dir, "deployed .mpy (%s)" % os.path.basename(str(code_dir))
-            self.config_path = os.path.join(str(code_dir), "config.json")
-            self.tags_path = os.path.join(str(code_dir), "tags.txt")
-        elif form == "image":          # as on a board: frozen, run from its flash
-            self.binary = twin_binary()
-            self.cwd, self.code = self.store, "frozen in the twin (build/image)"
-        else:                          # a development form
-            self.binary = micropython_binary()
-            self.cwd, self.code = code_root(form == "source")
+        self._firmware(form, code_dir)
         self.key = os.urandom(32) if key is True else key
         if self.key is not None:
             with open(os.path.join(self.store, "service.key"), "wb") as f:
@@ -99,6 +89,21 @@ class SimTable:
         self._thread = None
         self._link_master, self._link_slave = raw_pty()
         self.link_path = os.ttyname(self._link_slave)
+
+    def _firmware(self, form, code_dir):
+        """What runs the firmware: `binary`, the folder it runs in (`cwd`)
+        and what `code` it runs, in words."""
+        if code_dir is not None:       # a deployed board's flash
+            self.binary = micropython_binary()
+            self.cwd, self.code = code_dir, "deployed .mpy (%s)" % os.path.basename(str(code_dir))
+            self.config_path = os.path.join(str(code_dir), "config.json")
+            self.tags_path = os.path.join(str(code_dir), "tags.txt")
+        elif form == "image":          # as on a board: frozen, run from its flash
+            self.binary = twin_binary()
+            self.cwd, self.code = self.store, "frozen in the twin (build/image)"
+        else:                          # a development form
+            self.binary = micropython_binary()
+            self.cwd, self.code = code_root(form == "source")
 
     # -- lifecycle -----------------------------------------------------------
 

@@ -660,7 +660,8 @@ main(json.loads(sys.stdin.read()))
 
 # Every int is a small int on a 32-bit MicroPython, as the controller's are
 # (times are ticks, below 2**30): a larger one is a heap object there.
-RUNTIME = {"bits": 32, "frozen": True, "micropython": "1.28.0"}
+RUNTIME = {"bits": 32, "frozen": True, "micropython": "1.28.0", "port": "unix", "chip": None,
+           "entropy": "seeded"}
 HEAP_JOBS = [
     ["response", {"op": "status", "state": "idle", "phase": "none", "cycles": 3, "uptime": 2**30 - 1,
                   "fault": {"code": 10, "name": "lane_jam", "detail": {

@@ -58,7 +58,8 @@ def test_serve_gives_a_link_that_status_answers_and_stops_on_ctrl_c():
         st = json.loads(p.stdout)
         assert st["state"] == "idle" and st["proto"] == codec.PROTO_VERSION
         assert st["build"].startswith("image-")          # frozen into the twin
-        assert st["runtime"] == {"bits": 32, "frozen": True, "micropython": "1.28.0"}
+        assert st["runtime"] == {"bits": 32, "frozen": True, "micropython": "1.28.0", "port": "unix",
+                                 "chip": None, "entropy": "seeded"}
         p = mjctl("--port", link, "status", timeout=30)       # the human table
         assert p.returncode == 0 and "idle" in p.stdout
     finally:

@@ -20,7 +20,9 @@ from host_tools.link.client import LinkClient
 from host_tools.sim.launcher import SimTable
 
 FIRMWARE_ERROR = 50
-SHIPPED = {"bits": 32, "frozen": True, "micropython": "1.28.0"}
+# A production boot is not replayed from a seed: its generator is the host's.
+SHIPPED = {"bits": 32, "frozen": True, "micropython": "1.28.0", "port": "unix", "chip": None,
+           "entropy": "host"}
 # What a planted module does if it ever runs: says so in the firmware's
 # output, leaves a file in the flash, and stops the process.
 PLANTED = ("print('PLANTED RAN')\nopen('planted-ran', 'w').close()\n"

@@ -10,7 +10,8 @@ from host_tools.image.mpenv import ROOT
 from host_tools.sim.launcher import SimTable
 
 MJCTL = os.path.join(ROOT, ".venv", "bin", "mjctl")
-SHIPPED = {"bits": 32, "frozen": True, "micropython": "1.28.0"}
+SHIPPED = {"bits": 32, "frozen": True, "micropython": "1.28.0", "port": "unix", "chip": None,
+           "entropy": "seeded"}
 
 
 def mjctl(*args):

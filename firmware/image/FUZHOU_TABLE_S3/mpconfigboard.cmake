@@ -24,3 +24,9 @@ set(SDKCONFIG_DEFAULTS
 set(MICROPY_PY_BTREE OFF)
 
 set(MICROPY_FROZEN_MANIFEST ${MICROPY_BOARD_DIR}/manifest.py)
+
+# Built with the vendored ESP32-S3 kit (make firmware ESP_VENDOR=...):
+# what that ESP-IDF tree lacks, left out (kit/kit.cmake says what).
+if(DEFINED ENV{FUZHOU_TABLE_KIT})
+    include(${MICROPY_BOARD_DIR}/kit/kit.cmake)
+endif()

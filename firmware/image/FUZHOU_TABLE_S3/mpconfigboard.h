@@ -1,13 +1,18 @@
 // The Fuzhou mahjong table's controller: an ESP32-S3-MINI-1-N8, its link to
 // the host on native USB (docs/hardware.md).
+#ifndef MICROPY_HW_BOARD_NAME             // the QEMU variant names itself
 #define MICROPY_HW_BOARD_NAME               "Fuzhou mahjong table (ESP32-S3)"
+#endif
 #define MICROPY_HW_MCU_NAME                 "ESP32S3"
 
 // The name the host sees on the USB port (lsusb, /dev/serial/by-id/).
 #define MICROPY_HW_USB_PRODUCT_FS_STRING    "Fuzhou mahjong table"
 
 // No REPL on UART0: its pins, GPIO43-44, carry the display board (UART1).
+// (The QEMU variant, which has no USB, turns it on: mpconfigvariant_QEMU.cmake.)
+#ifndef MICROPY_HW_ENABLE_UART_REPL
 #define MICROPY_HW_ENABLE_UART_REPL         (0)
+#endif
 
 // No Bluetooth (sdkconfig.board says why).
 #define MICROPY_PY_BLUETOOTH                (0)

@@ -1,0 +1,89 @@
+"""The sim HAL on the esp32 port, in QEMU (docs/hardware.md, The firmware
+in QEMU): the firmware frozen into the board's QEMU image drives the same
+virtual table as the twin, over the same sim bus, in the same virtual time.
+
+    UART1   the sim bus, to the virtual table (QEMU's second serial port)
+    UART0   the link, MicroPython's console (QEMU has no USB)
+
+The image's frozen main.py calls `start()` when the flash holds `qemu.json`
+(the launcher writes it: host_tools/sim/qemu.py); without it the board
+stops at the REPL, where the esp32 HAL's check runs (hw_tests/qemu/).
+"""
+
+import json
+import random
+import select
+import sys
+
+import machine
+from micropython import const
+
+from firmware.hal.esp32 import UsbLink
+from firmware.hal.sim import SimHal
+
+_BUS_UART = const(1)
+_BUS_BAUD = const(921600)       # QEMU moves bytes at its own pace; the rate is nominal
+_BUS_RXBUF = const(1024)        # one tick's frames from the table, and room
+_SETTINGS = const("qemu.json")
+
+
+class UartBus:
+    """UART1 as the sim HAL reads its pty on the twin: `readinto(buf, n)`
+    blocks until n bytes are there (the virtual table always answers a
+    TICK; a UART read alone gives up at its timeout)."""
+
+    def __init__(self):
+        self.uart = machine.UART(_BUS_UART, baudrate=_BUS_BAUD, rxbuf=_BUS_RXBUF, timeout=0)
+        self.pollable = self.uart      # what the sim HAL's wake waits on
+        self.poll = select.poll()
+        self.poll.register(self.uart, select.POLLIN)
+
+    def write(self, buf):
+        self.uart.write(buf)
+
+    def readinto(self, buf, n):
+        got = 0
+        mv = memoryview(buf)
+        while got < n:
+            for _ in self.poll.ipoll(-1):
+                k = self.uart.readinto(mv[got:n])
+                if k:
+                    got += k
+        return got
+
+
+
+class ConsoleLink(UsbLink):
+    """The link on UART0, the console: stdin and stdout, as a board's USB
+    link. `f` is what the sim HAL waits on besides the bus."""
+
+    def __init__(self):
+        UsbLink.__init__(self)
+        self.f = sys.stdin
+
+
+def _seeded(seed):
+    """The "hardware" RNG of a virtual table: seeded, so that a run is
+    reproducible from its seed (as firmware/sim_main.py)."""
+    random.seed(seed)
+
+    def rand(n):
+        return bytes(random.getrandbits(8) for _ in range(n))
+    return rand
+
+
+def settings():
+    """The launcher's settings on the flash, or None (the REPL then)."""
+    try:
+        with open(_SETTINGS) as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return None
+
+
+def start(conf):
+    """The table on the sim bus: never returns while it runs."""
+    from firmware.main import run
+    seed = conf.get("seed")
+    hal = SimHal(UartBus(), ConsoleLink(), "/", None if seed is None else _seeded(seed))
+    run(hal, "config.json", "tags.txt", "", True, "sim")

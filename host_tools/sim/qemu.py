@@ -1,0 +1,325 @@
+"""The firmware on the esp32 port: the board's QEMU image (`make qemu`,
+build/firmware-qemu/firmware.bin) booted in QEMU's esp32s3 machine, driving
+the virtual table as the twin does (docs/hardware.md, The firmware in QEMU).
+
+`QemuTable` is `SimTable` with QEMU in place of the twin's process:
+
+    QEMU's UART1  the sim bus: a pty the BusServer serves, as the twin's
+    QEMU's UART0  the console, which carries the link: a pty that a bridge
+                  thread joins to the table's own link pty, the one clients
+                  open; it outlives QEMU's restarts, as the twin's does.
+                  What QEMU prints before the firmware's first frame (the
+                  ROM, the bootloader, MicroPython) goes to firmware.log.
+
+The board's flash is a file of 8 MB: the image at 0x0 and, at the `vfs`
+partition, a littlefs of config.json, tags.txt, service.key and qemu.json
+(the seed; its presence makes the image's main.py start the table on the
+sim bus: firmware/hal/qemu.py). The file outlives QEMU's restarts, as a
+board's flash outlives a power cut. eFuses: a 1 KB file, all zero but the
+block version (byte 64 = 1), without which ESP-IDF's ADC calibration
+waits forever for an ADC QEMU does not have.
+"""
+
+import json
+import os
+import shutil
+import subprocess
+import threading
+
+
+from host_tools.image import board_image, espkit, vfs_image
+from host_tools.image.mpenv import ROOT, MissingBuild, raw_pty
+from host_tools.sim.launcher import SimTable
+
+IMAGE = board_image.QEMU_OUT / "firmware.bin"
+FLASH_BYTES = 8 * 1024 * 1024            # the board's: partitions.csv
+EFUSE_BYTES, EFUSE_BLOCK_VERSION = 1024, 64
+SETTINGS = "qemu.json"
+
+
+def qemu_image():
+    """The QEMU variant's image, or MissingBuild naming the command."""
+    if not IMAGE.is_file():
+        raise MissingBuild("no %s: run `make qemu` (or `make firmware-qemu`)"
+                           % IMAGE.relative_to(ROOT))
+    return IMAGE
+
+
+def flash_file(path, image, files):
+    """The board's flash as QEMU reads it: `image` at 0x0, a littlefs of
+    `files` ({name: bytes}) at the vfs partition, the rest erased."""
+    offset, size = vfs_image.partition(board_image.PARTITIONS)
+    code = image.read_bytes()
+    if len(code) > offset:
+        raise ValueError("%s is %d KB, past the filesystem at 0x%x" % (image, len(code) // 1024,
+                                                                       offset))
+    fs = vfs_image.build(size, files)
+    flash = bytearray(b"\xff" * FLASH_BYTES)
+    flash[:len(code)] = code
+    flash[offset:offset + len(fs)] = fs
+    with open(path, "wb") as f:
+        f.write(flash)
+
+
+def efuse_file(path):
+    data = bytearray(EFUSE_BYTES)
+    data[EFUSE_BLOCK_VERSION] = 1
+    with open(path, "wb") as f:
+        f.write(data)
+
+
+def qemu_command(qemu, flash, efuse, uart0, uart1, icount=False):
+    """QEMU's command line: the esp32s3 machine with that flash and eFuse
+    file, UART0 and UART1 on Unix sockets at `uart0`, `uart1`, each
+    waited on (wait=on) before the chip starts: a pty nobody holds yet
+    loses what QEMU writes to it, a socket makes QEMU wait. `icount`: one
+    instruction a virtual nanosecond, so that QEMU counts the instructions
+    the guest runs (the bench's CPU figures)."""
+    share = os.path.join(os.path.dirname(os.path.dirname(str(qemu))), "share", "qemu")
+    cmd = [str(qemu), "-L", share, "-nographic", "-machine", "esp32s3",
+           "-drive", "file=%s,if=mtd,format=raw" % flash,
+           "-drive", "file=%s,if=none,format=raw,id=efuse" % efuse,
+           "-global", "driver=nvram.esp32s3.efuse,property=drive,value=efuse",
+           "-chardev", "socket,id=uart0,path=%s,server=on,wait=on" % uart0,
+           "-serial", "chardev:uart0",
+           "-chardev", "socket,id=uart1,path=%s,server=on,wait=on" % uart1,
+           "-serial", "chardev:uart1", "-monitor", "none"]
+    if icount:
+        cmd += ["-icount", "shift=0"]
+    return cmd
+
+
+class SocketPort:
+    """A connected Unix socket as the bus server takes a port: `fd` read
+    and written directly (host_tools/sim/bus.py), `timeout`, `close()`."""
+
+    posix_fd = True
+
+    def __init__(self, sock):
+        self.sock = sock
+        self.fd = sock.fileno()
+        self.timeout = None
+
+    def close(self):
+        self.sock.close()
+
+
+def connect(path, proc, seconds):
+    """A client of QEMU's socket at `path`, once QEMU has made it."""
+    import socket
+    import time
+    end = time.monotonic() + seconds
+    while True:
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            sock.connect(path)
+            sock.setblocking(False)
+            return sock
+        except (FileNotFoundError, ConnectionRefusedError):
+            sock.close()
+        if proc.poll() is not None:
+            raise RuntimeError("QEMU stopped at once (exit %d)" % proc.returncode)
+        if time.monotonic() > end:
+            raise RuntimeError("QEMU made no socket %s within %.0f s" % (path, seconds))
+        time.sleep(0.01)       # QEMU's start, in wall time: it is another process
+
+
+class QemuTable(SimTable):
+    """One virtual table with its firmware on the esp32 port in QEMU. Use
+    as a context manager, as SimTable; `form` is always the image."""
+
+    bus_timeout_s = 0.02
+    boot_s = 60.0              # QEMU's boot to the firmware's HELLO, at most
+    code = "frozen in the esp32 image (QEMU)"
+
+    def __init__(self, seed=0, faults=(), heap=None, realtime=False, config_path=None,
+                 ruleset=None, speed=1.0, key=True, vendor=None, icount=False):
+        if heap:
+            raise ValueError("the esp32 port's heap is the port's own: no heap size in QEMU")
+        self.qemu = espkit.qemu_binary(vendor)
+        self.image = qemu_image()
+        self.icount = icount
+        SimTable.__init__(self, seed=seed, faults=faults, realtime=realtime,
+                          config_path=config_path, ruleset=ruleset, speed=speed, key=key)
+        self.flash = os.path.join(self.store, "flash.bin")
+        self.efuse = os.path.join(self.store, "efuse.bin")
+        self._bridge = None
+
+    def _firmware(self, form, code_dir):
+        self.binary, self.cwd, self.code = None, self.store, QemuTable.code
+
+    # -- the board's flash, made once ---------------------------------------
+
+    def _provision(self):
+        files = {}
+        for name, src in (("config.json", self.config_path), ("tags.txt", self.tags_path)):
+            with open(src, "rb") as f:
+                files[name] = f.read()
+        if self.key is not None:
+            files["service.key"] = self.key
+        files[SETTINGS] = json.dumps({"seed": self.seed}).encode()
+        flash_file(self.flash, self.image, files)
+        efuse_file(self.efuse)
+
+    # -- QEMU in place of the twin's process --------------------------------
+
+    def _spawn(self):
+        if not os.path.exists(self.flash):
+            self._provision()
+        uart0 = os.path.join(self.store, "uart0")
+        uart1 = os.path.join(self.store, "uart1")
+        for path in (uart0, uart1):
+            if os.path.lexists(path):
+                os.remove(path)
+        log = open(os.path.join(self.store, "firmware.log"), "ab")
+        self.proc = subprocess.Popen(
+            qemu_command(self.qemu, self.flash, self.efuse, uart0, uart1, self.icount),
+            stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+            start_new_session=True)
+        log.close()
+        # QEMU waits for UART0's client, then for UART1's; the chip starts then.
+        console = connect(uart0, self.proc, 10.0)
+        self._bridge = ConsoleBridge(console, self._link_master,
+                                     os.path.join(self.store, "firmware.log"))
+        return SocketPort(connect(uart1, self.proc, 10.0))
+
+    def start(self):
+        """QEMU started, and back once the firmware ticks (its link then
+        answers): the ROM, the bootloader and MicroPython's start take
+        QEMU a few wall seconds, where the twin starts at once."""
+        SimTable.start(self)
+        self.server.hung_s = self.boot_s       # the boot is slower than the twin's
+        try:
+            _wait_for(lambda: self.server.ticks > 0 or not self.alive, self.proc, self.boot_s)
+            if not self.alive:
+                raise RuntimeError("the firmware in QEMU stopped at boot (%s)" % self.exit_reason)
+        except RuntimeError as e:
+            log = self.firmware_log()
+            self.stop()
+            raise RuntimeError("%s; QEMU's console said:\n%s" % (e, log[-2000:])) from None
+        return self
+
+    def _kill(self):
+        if self._bridge is not None:
+            self._bridge.stop()
+            self._bridge = None
+        SimTable._kill(self)
+
+
+class ConsoleBridge:
+    """UART0's pty joined to the table's link pty, both ways, in a thread.
+    Until the firmware's first frame (the sync bytes A5 5A) what UART0 says
+    is the boot's text: it goes to the log too."""
+
+    SYNC = b"\xa5\x5a"
+
+    def __init__(self, sock, link, log_path):
+        self.sock = sock
+        self.console = sock.fileno()
+        self.link = link
+        self.log_path = log_path
+        self.booting = True
+        self.boot_text = bytearray()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="qemu-console", daemon=True)
+        self._thread.start()
+
+    def _run(self):
+        import select
+        fds = (self.console, self.link)
+        while not self._stop.is_set():
+            try:
+                ready = select.select(fds, (), (), 0.05)[0]
+                for fd in ready:
+                    data = os.read(fd, 4096)
+                    if not data:
+                        return
+                    if fd == self.console:
+                        self._from_board(data)
+                        _write_all(self.link, data)
+                    else:
+                        _write_all(self.console, data)
+            except OSError:
+                return
+
+    def _from_board(self, data):
+        if not self.booting:
+            return
+        at = (bytes(self.boot_text[-1:]) + data).find(self.SYNC)
+        text = data if at < 0 else data[:max(at - (1 if self.boot_text else 0), 0)]
+        self.boot_text += text
+        with open(self.log_path, "ab") as f:
+            f.write(text)
+        if at >= 0:
+            self.booting = False
+
+    def stop(self):
+        self._stop.set()
+        self._thread.join(timeout=2)
+        self.sock.close()
+
+
+def _write_all(fd, data):
+    import select
+    while data:
+        try:
+            data = data[os.write(fd, data):]
+        except BlockingIOError:
+            select.select((), (fd,), (), 0.05)
+
+
+def _wait_for(cond, proc, seconds):
+    import time
+    end = time.monotonic() + seconds
+    while not cond():
+        if proc.poll() is not None:
+            raise RuntimeError("QEMU stopped at once (exit %d): see its log" % proc.returncode)
+        if time.monotonic() > end:
+            raise RuntimeError("QEMU did not get there within %.0f s" % seconds)
+        time.sleep(0.01)       # QEMU's start, in wall time: it is another process
+
+
+def main(argv=None):
+    """`make qemu`: the board's QEMU image booted on a virtual table in real
+    time; its boot on the console, the table's state and runtime from the
+    link, then the link's pty for `mjctl --port`, until Ctrl-C."""
+    import argparse
+    import signal
+    import sys
+
+    from host_tools.link.client import LinkClient
+    ap = argparse.ArgumentParser(prog="python -m host_tools.sim.qemu",
+                                 description="the board's image in QEMU on a virtual table")
+    ap.add_argument("--seed", type=int, default=1, help="the virtual table's seed")
+    args = ap.parse_args(argv)
+    done = threading.Event()
+    signal.signal(signal.SIGINT, lambda *_: done.set())
+    signal.signal(signal.SIGTERM, lambda *_: done.set())
+    try:
+        table = QemuTable(seed=args.seed, realtime=True).start()
+    except (MissingBuild, espkit.Missing, RuntimeError) as e:
+        print("make qemu: %s" % e, file=sys.stderr)
+        return 2
+    with table:
+        sys.stdout.write(table._bridge.boot_text.decode("utf-8", "replace"))
+        with LinkClient(table.link_path) as link:
+            info = link.hello()
+            st = link.request("status")
+        rt = st["runtime"]
+        print("\nfirmware %s, build %s: MicroPython %s on the %s port (%s), %s" % (
+            info["fw"], info["build"], rt["micropython"], rt["port"], rt["chip"],
+            "frozen" if rt["frozen"] else "from files"))
+        print("table: %s, lifters %s, heap %d B free of %d" % (
+            st["state"], "/".join(st["lifters"]), st["heap"]["free"],
+            st["heap"]["free"] + st["heap"]["alloc"]))
+        print("link: %s   (mjctl --port %s status; Ctrl-C stops)" % (table.link_path,
+                                                                     table.link_path), flush=True)
+        while not done.wait(0.2):
+            if not table.alive:
+                print("the table stopped: %s" % table.exit_reason, file=sys.stderr)
+                return 1
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
