@@ -61,7 +61,7 @@ _ERROR = const(0x13)
 _REQUESTS = const(
     "hello anyone server proto:int > build:str fw:str op:str proto:int runtime:dict table:str\n"
     "status anyone server > cycles:int dealer:int? dice:list? fault:dict? heap:dict* lanes:list"
-    " lifters:list link:dict* op:str phase:str runtime:dict state:str tiles_per_side:list"
+    " lifters:list link:dict* op:str phase:str state:str tiles_per_side:list"
     " uptime:int\n"
     "start anyone commands > op:str state:str\n"
     "clear anyone commands > cleared:int? op:str\n"

@@ -311,7 +311,7 @@ class LinkServer:
             return {"ok": True, "state": "fault", "phase": "none", "cycles": 0,
                     "fault": {"code": self.fault_code, "name": self.fault_name,
                               "detail": {"reason": self.fault_reason}},
-                    "uptime": now, "dealer": None, "dice": None, "runtime": self.runtime(),
+                    "uptime": now, "dealer": None, "dice": None,
                     "tiles_per_side": [0, 0, 0, 0], "lanes": [0, 0, 0, 0], "lifters": []}
         from firmware.controller.builder import NAMES as BUILDER
         from firmware.controller.table import NAMES
@@ -333,8 +333,7 @@ class LinkServer:
                 "link": {"requests": self.requests, "errors": self.errors,
                          "dropped": self.dropped, "overruns": self.overruns,
                          "garbage": self.reader.dropped, "bad_crc": self.reader.bad_crc},
-                "heap": {"alloc": gc.mem_alloc(), "free": gc.mem_free()},
-                "runtime": self.runtime()}
+                "heap": {"alloc": gc.mem_alloc(), "free": gc.mem_free()}}
 
     def runtime(self):
         """What this firmware runs on, as it knows it itself: the word size,

@@ -115,7 +115,8 @@ def cmd_status(args):
 def _status(args, link):
     info = link.hello()
     st = link.request("status")
-    out = {"firmware": info.get("fw"), "proto": info.get("proto"), "build": info.get("build")}
+    out = {"firmware": info.get("fw"), "proto": info.get("proto"), "build": info.get("build"),
+           "runtime": info.get("runtime")}
     out.update(fields(st))
     if out.get("fault"):
         out["fault"] = describe_fault(out["fault"])
@@ -199,7 +200,8 @@ def human_status(out):
         tb.add_row(t(key), value)
     rt = out.get("runtime")
     if rt:
-        tb.add_row(t("label.runtime"), t("msg.runtime", mp=rt["micropython"] or "-",
+        where = rt.get("chip") or rt.get("port") or "-"     # ESP32S3, or the twin's unix port
+        tb.add_row(t("label.runtime"), t("msg.runtime", mp=rt["micropython"] or "-", where=where,
                                          bits=rt["bits"], form=t("label.frozen") if rt["frozen"]
                                          else t("label.files")))
     heap = out.get("heap")

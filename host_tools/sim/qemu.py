@@ -305,7 +305,7 @@ def main(argv=None):
         with LinkClient(table.link_path) as link:
             info = link.hello()
             st = link.request("status")
-        rt = st["runtime"]
+        rt = info["runtime"]
         print("\nfirmware %s, build %s: MicroPython %s on the %s port (%s), %s" % (
             info["fw"], info["build"], rt["micropython"], rt["port"], rt["chip"],
             "frozen" if rt["frozen"] else "from files"))

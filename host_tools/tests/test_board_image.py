@@ -30,8 +30,10 @@ MAKE_ENV = ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES", "IDF_PATH", "MI
 
 
 def _env(**extra):
-    """The shell of a person without ESP-IDF (and not inside another make)."""
+    """The shell of a person without ESP-IDF (and not inside another make),
+    and without the vendored kit (ESP_VENDOR empty: never the kit)."""
     env = {k: v for k, v in os.environ.items() if k not in MAKE_ENV}
+    env["ESP_VENDOR"] = ""
     env.update(extra)
     return env
 
@@ -77,7 +79,8 @@ def _micropython_tree(folder, full=True):
         if entry.name != "lib":
             (folder / entry.name).symlink_to(entry)
     for entry in (MP / "lib").iterdir():
-        (folder / "lib" / entry.name).symlink_to(entry)
+        if entry.name != "mbedtls_errors":      # there once the kit has built from the tree
+            (folder / "lib" / entry.name).symlink_to(entry)
     if full:
         (folder / "lib" / "mbedtls_errors").mkdir()
         (folder / "lib" / "mbedtls_errors" / "esp32_mbedtls_errors.c").write_text("")
@@ -118,16 +121,17 @@ def test_make_firmware_asks_for_a_full_micropython_tree(tmp_path):
 
 
 def test_build_runs_the_ports_make_with_this_board(tmp_path, capfd):
-    """With ESP-IDF (a stand-in that records its call) and a full tree, the
-    port's own Makefile calls idf.py with the board's folder and our build
-    folder; the stand-in fails, and so does the build, saying so."""
+    """With ESP-IDF (a stand-in that records its call) and a full tree,
+    idf.py is called as the port's own Makefile calls it, with the board's
+    folder and our build folder; the stand-in fails, and so does the
+    build, saying so."""
     env = _env(**_fake_idf(tmp_path / "idf"))
     tree = _micropython_tree(tmp_path / "mp")
     out = tmp_path / "out"
     assert board_image.build(str(tree), env=env, out=out) == 1
     args = (tmp_path / "idf" / "args.txt").read_text().split()
-    assert args == ["-D", "MICROPY_BOARD=FUZHOU_TABLE_S3", "-D", "MICROPY_BOARD_DIR=%s" % BOARD_DIR,
-                    "-B", str(out), "build"]
+    assert args == ["-C", str(tree / "ports" / "esp32"), "-D", "MICROPY_BOARD=FUZHOU_TABLE_S3",
+                    "-D", "MICROPY_BOARD_DIR=%s" % BOARD_DIR, "-B", str(out), "build"]
     err = capfd.readouterr().err
     assert err.splitlines()[-1] == "make firmware: the ESP32 build failed (its output is above)"
 
@@ -167,8 +171,9 @@ def test_the_production_build_runs_the_ports_make_with_the_variant_and_the_key(t
     assert board_image.build(str(tree), env=env, out=out, production=True,
                              signing_key=str(key)) == 1
     args = (tmp_path / "idf" / "args.txt").read_text().split()
-    assert args == ["-D", "MICROPY_BOARD=FUZHOU_TABLE_S3", "-D", "MICROPY_BOARD_DIR=%s" % BOARD_DIR,
-                    "-D", "MICROPY_BOARD_VARIANT=PRODUCTION", "-B", str(out), "build"]
+    assert args == ["-C", str(tree / "ports" / "esp32"), "-D", "MICROPY_BOARD=FUZHOU_TABLE_S3",
+                    "-D", "MICROPY_BOARD_DIR=%s" % BOARD_DIR, "-D", "MICROPY_BOARD_VARIANT=PRODUCTION",
+                    "-B", str(out), "build"]
     assert (tmp_path / "idf" / "key.txt").read_text().strip() == str(key)
     assert "building FUZHOU_TABLE_S3 for production" in capfd.readouterr().out
     # Another key: ESP-IDF must make its sdkconfig again to read it.
@@ -695,7 +700,19 @@ def test_the_board_freezes_what_ships_with_the_esp32_hal():
     assert files["_boot.py"] == MP / "ports" / "esp32" / "modules" / "_boot.py"
     # Every module a development deploy ships is in the image, but the sim's.
     shipped = {src.relative_to(ROOT).as_posix() for src in deploy.device_sources()}
-    assert shipped - {"firmware/hal/sim.py", "firmware/sim_main.py"} <= set(files)
+    assert shipped - {"firmware/hal/sim.py", "firmware/sim_main.py",
+                      "firmware/hal/qemu.py"} <= set(files)
+
+
+def test_the_qemu_variant_freezes_the_board_with_both_hals_and_its_own_entry():
+    board = frozen(BOARD_DIR / "manifest.py", "esp32")
+    files = frozen(BOARD_DIR / "manifest_qemu.py", "esp32")
+    assert files["main.py"] == BOARD_DIR / "qemu" / "main.py"
+    assert {"firmware/hal/sim.py", "firmware/hal/qemu.py"} <= set(files)
+    assert "firmware/sim_main.py" not in files
+    # The rest is the board's freeze, the same files.
+    same = set(board) - {"main.py", "firmware/image_build.py"}
+    assert all(files[t].name == board[t].name for t in same) and same <= set(files)
 
 
 def test_the_twin_freezes_the_sim_hal_and_not_the_boards_entry_points():
@@ -750,3 +767,29 @@ def test_the_image_definition_is_no_device_code():
     assert not [s for s in sources if s.startswith("firmware/image/")]
     pyright = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["pyright"]
     assert "firmware/image" in pyright["exclude"]
+
+
+# -- the vendored ESP32-S3 kit (ESP_VENDOR) --------------------------------------
+
+def test_the_kit_is_taken_when_named_or_when_no_esp_idf_is_exported(monkeypatch):
+    monkeypatch.setattr(board_image.espkit, "available", lambda vendor=None: True)
+    assert board_image.use_kit("/some/kit", {"IDF_PATH": "/opt/idf"})    # named: the kit
+    assert board_image.use_kit(None, {"ESP_VENDOR": "/some/kit", "IDF_PATH": "/opt/idf"})
+    assert not board_image.use_kit(None, {"IDF_PATH": "/opt/idf"})       # the user's ESP-IDF
+    assert board_image.use_kit(None, {})                                 # neither: the kit
+    assert not board_image.use_kit(None, {"ESP_VENDOR": ""})             # empty: never
+    monkeypatch.setattr(board_image.espkit, "available", lambda vendor=None: False)
+    assert not board_image.use_kit(None, {})
+
+
+def test_make_firmware_with_a_folder_that_is_no_kit_names_what_is_missing(tmp_path):
+    line = _tool_line(_make("firmware", "ESP_VENDOR=%s" % tmp_path), 2)
+    assert line == ("make firmware: the toolchain: no xtensa-esp32s3-elf-gcc14.2.0-binutils2.44-"
+                    "newlib-esp4.3.0.tar.xz in %s (ESP_VENDOR=<the kit's folder>)" % tmp_path)
+
+
+def test_the_qemu_image_without_the_kit_says_it_needs_it(tmp_path):
+    env = _env(**_fake_idf(tmp_path / "idf"))
+    with pytest.raises(board_image.Missing, match="^make qemu builds with the vendored ESP32-S3 kit"):
+        board_image.build(str(_micropython_tree(tmp_path / "mp")), env=env, qemu=True)
+    assert not (tmp_path / "idf" / "args.txt").exists()      # nothing was built

@@ -668,8 +668,9 @@ HEAP_JOBS = [
                       "lane": 2, "ms": 300, "got": [1, -2, None], "reason": "jam \u00e9\u2028\U0001F600\t"}},
                   "dealer": None, "dice": [3, 4], "tiles_per_side": [36, 36, 36, 36],
                   "lanes": [0, 0, 0, 0], "lifters": ["bottom", "top"],
-                  "link": {"requests": 5, "errors": 0, "dropped": 0, "overruns": 0},
-                  "runtime": RUNTIME}, False],
+                  "link": {"requests": 5, "errors": 0, "dropped": 0, "overruns": 0}}, False],
+    ["response", {"op": "hello", "proto": 9, "fw": "0.1.0", "build": "image-0123456789ab",
+                  "table": "sim", "runtime": RUNTIME}, False],
     ["response", {"op": "faults", "total": 1, "faults": [
         {"t": 9, "code": 20, "name": "missing_tile", "detail": {"tile": "1z", "slot": 3}}]}, True],
     ["response", {"op": "config_get", "key": "lanes",
@@ -815,7 +816,7 @@ class FakeController(threading.Thread):
                 "op": "status", "state": "idle", "phase": "walls_down", "cycles": self.starts,
                 "fault": None, "uptime": self.t, "dealer": 2, "dice": [3, 5],
                 "tiles_per_side": [36, 36, 36, 36], "lanes": [0, 0, 0, 0],
-                "lifters": ["bottom"] * 4, "runtime": RUNTIME}), []
+                "lifters": ["bottom"] * 4}), []
         if op == "start":
             if self.starts:
                 raise LinkError("busy", "a table cycle is running")

@@ -390,7 +390,7 @@ TEXTS = {
     "msg.sensors_lifter": "lifter {n}: top switch {top}, bottom switch {bottom}, {moving}",
     "msg.sensors_rest": "seat keys {keys}, buzzer {buzzer}",
     "msg.seat": "seat {n}",
-    "msg.runtime": "MicroPython {mp}, {bits}-bit, {form}",
+    "msg.runtime": "MicroPython {mp} on {where}, {bits}-bit, {form}",
     "msg.heap": "{free} B free, {used} B used",
     "msg.status_counters": "hands {hands}, walls lifted {lifts}, tiles fed {fed}, faults {faults}",
     "unit.s": "{v} s",

@@ -367,7 +367,7 @@ TEXTS = {
     "msg.sensors_lifter": "升降机 {n}：上限位开关 {top}，下限位开关 {bottom}，{moving}",
     "msg.sensors_rest": "座位按键 {keys}，蜂鸣器 {buzzer}",
     "msg.seat": "座位 {n}",
-    "msg.runtime": "MicroPython {mp}，{bits} 位，{form}",
+    "msg.runtime": "MicroPython {mp}，运行于 {where}，{bits} 位，{form}",
     "msg.heap": "空闲 {free} 字节，已用 {used} 字节",
     "msg.status_counters": "局数 {hands}，升牌 {lifts} 次，送牌 {fed}，故障 {faults}",
     "unit.s": "{v} 秒",
