@@ -85,5 +85,6 @@ def start(conf):
     """The table on the sim bus: never returns while it runs."""
     from firmware.main import run
     seed = conf.get("seed")
-    hal = SimHal(UartBus(), ConsoleLink(), "/", None if seed is None else _seeded(seed))
+    hal = SimHal(UartBus(), ConsoleLink(), "/",  # pyright: ignore[reportArgumentType]  (objects for the fds)
+                 None if seed is None else _seeded(seed))
     run(hal, "config.json", "tags.txt", "", True, "sim")

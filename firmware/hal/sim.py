@@ -225,7 +225,7 @@ class SimHal(HalCommon):
         if wake and self._wake is not None and not self._reader.backlog():
             link = False
             for entry in self._wake.ipoll(-1):
-                if entry[0] is not self.link.f:
+                if entry[0] is not self.link.f:  # pyright: ignore[reportOptionalMemberAccess]  (_wake: a link)
                     link = False   # the bus: the table is at t, the tick first, always
                     break
                 link = entry[1] & select.POLLIN

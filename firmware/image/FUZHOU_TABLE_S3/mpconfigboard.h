@@ -1,8 +1,6 @@
 // The Fuzhou mahjong table's controller: an ESP32-S3-MINI-1-N8, its link to
 // the host on native USB (docs/hardware.md).
-#ifndef MICROPY_HW_BOARD_NAME             // the QEMU variant names itself
 #define MICROPY_HW_BOARD_NAME               "Fuzhou mahjong table (ESP32-S3)"
-#endif
 #define MICROPY_HW_MCU_NAME                 "ESP32S3"
 
 // The name the host sees on the USB port (lsusb, /dev/serial/by-id/).
