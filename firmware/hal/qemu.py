@@ -5,7 +5,7 @@ virtual table as the twin, over the same sim bus, in the same virtual time.
     UART1   the sim bus, to the virtual table (QEMU's second serial port)
     UART0   the link, MicroPython's console (QEMU has no USB)
 
-The image's frozen main.py calls `start()` when the flash holds `qemu.json`
+The image's frozen main.py runs the table on `sim_hal()` when the flash holds `qemu.json`
 (the launcher writes it: host_tools/sim/qemu.py); without it the board
 stops at the REPL, where the esp32 HAL's check runs (hw_tests/qemu/).
 """
@@ -81,10 +81,8 @@ def settings():
         return None
 
 
-def start(conf):
-    """The table on the sim bus: never returns while it runs."""
-    from firmware.main import run
+def sim_hal(conf):
+    """The sim HAL on UART1 and the console, seeded from `conf`."""
     seed = conf.get("seed")
-    hal = SimHal(UartBus(), ConsoleLink(), "/",  # pyright: ignore[reportArgumentType]  (objects for the fds)
-                 None if seed is None else _seeded(seed))
-    run(hal, "config.json", "tags.txt", "", True, "sim")
+    return SimHal(UartBus(), ConsoleLink(), "/",  # pyright: ignore[reportArgumentType]  (objects for the fds)
+                  None if seed is None else _seeded(seed))

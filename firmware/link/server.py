@@ -351,4 +351,4 @@ class LinkServer:
                 if sys.implementation.name == "micropython" else None,
                 "port": "esp32" if esp32 else "unix",
                 "chip": os.uname().machine.rsplit(" ", 1)[-1] if esp32 else None,
-                "entropy": self.hal.entropy_source}
+                "entropy": getattr(self.hal, "entropy_source", None)}

@@ -171,6 +171,7 @@ class QemuTable(SimTable):
         for path in (uart0, uart1):
             if os.path.lexists(path):
                 os.remove(path)
+        self._stop_bridge()                  # a restart: the old QEMU's console is gone
         log = open(os.path.join(self.store, "firmware.log"), "ab")
         self.proc = subprocess.Popen(
             qemu_command(self.qemu, self.flash, self.efuse, uart0, uart1, self.icount),
@@ -199,11 +200,14 @@ class QemuTable(SimTable):
             raise RuntimeError("%s; QEMU's console said:\n%s" % (e, log[-2000:])) from None
         return self
 
-    def _kill(self):
+    def stop(self):
+        SimTable.stop(self)
+        self._stop_bridge()
+
+    def _stop_bridge(self):
         if self._bridge is not None:
             self._bridge.stop()
             self._bridge = None
-        SimTable._kill(self)
 
 
 class ConsoleBridge:

@@ -13,6 +13,7 @@ _conf = qemu.settings()
 if _conf is not None:
     import micropython
     micropython.kbd_intr(-1)
-    qemu.start(_conf)
+    from firmware.main import run
+    run(qemu.sim_hal(_conf), "config.json", "tags.txt", "", True, "sim")
 else:
     sys.path[:] = ["", ".frozen", "/lib"]
