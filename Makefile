@@ -230,7 +230,7 @@ firmware: $(STAMP) $(MICROPY_DIR)/py/mpconfig.h
 # ../shared/vendor) into build/firmware-qemu/, only when a source changed.
 # `make qemu` boots it on a virtual table and prints its link's pty;
 # `make test-qemu` runs the hardware-in-the-loop suite on it,
-# `make test-qemu-short` a few of them (boot, status, a cycle, a hand).
+# `make test-qemu-short` the few tests CI runs where the kit is (boot, status, a cycle, a hand).
 QEMU_IMAGE := build/firmware-qemu/firmware.bin
 QEMU_INPUTS := $(DEVICE_SRC) $(wildcard firmware/image/*.py firmware/image/FUZHOU_TABLE_S3/* firmware/image/FUZHOU_TABLE_S3/*/*)
 $(QEMU_IMAGE): $(STAMP) $(MPY_CROSS) $(QEMU_INPUTS)

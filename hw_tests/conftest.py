@@ -33,6 +33,7 @@ import pytest
 from hw_tests.harness import BenchTarget, BoardTarget, QemuTarget, SimTarget
 
 TEST_WALL_S = 120          # last resort: a test stuck longer dumps its stacks and ends the run
+QEMU_TEST_WALL_S = 1200    # the same in QEMU, where a whole hand takes minutes
 
 
 def pytest_addoption(parser):
@@ -141,7 +142,8 @@ def _wall_guard(request):
     if _mode(request.config) not in ("sim", "qemu"):
         yield
         return
-    faulthandler.dump_traceback_later(TEST_WALL_S, exit=True, file=sys.stderr)
+    wall = QEMU_TEST_WALL_S if _mode(request.config) == "qemu" else TEST_WALL_S
+    faulthandler.dump_traceback_later(wall, exit=True, file=sys.stderr)
     try:
         yield
     finally:

@@ -436,6 +436,7 @@ class QemuTarget(SimTarget):
     table and virtual time as SimTarget's. The heap is the port's own."""
 
     kind = "qemu"
+    wait_s = 180.0     # QEMU runs the firmware at the host's pace: a cycle's step takes wall seconds
 
     @staticmethod
     def _table(seed, faults, heap, config_path):

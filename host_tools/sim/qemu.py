@@ -27,6 +27,7 @@ import subprocess
 import threading
 
 
+from firmware import frame
 from host_tools.image import board_image, espkit, vfs_image
 from host_tools.image.mpenv import ROOT, MissingBuild, raw_pty
 from host_tools.sim.launcher import SimTable
@@ -211,9 +212,12 @@ class QemuTable(SimTable):
 
 
 class ConsoleBridge:
-    """UART0's pty joined to the table's link pty, both ways, in a thread.
-    Until the firmware's first frame (the sync bytes A5 5A) what UART0 says
-    is the boot's text: it goes to the log too."""
+    """UART0's socket joined to the table's link pty, both ways, in a thread.
+    Every byte goes on to the link as it came. What UART0 says outside the
+    link's frames is text for the log: the boot's (the ROM, the bootloader;
+    `boot_text` keeps what came before the first frame) and whatever the
+    firmware prints later, the GC's figures of a HEAP report among them
+    (host_tools/sim/heaplog.py reads them from the log, as the twin's)."""
 
     SYNC = b"\xa5\x5a"
 
@@ -222,8 +226,9 @@ class ConsoleBridge:
         self.console = sock.fileno()
         self.link = link
         self.log_path = log_path
-        self.booting = True
         self.boot_text = bytearray()
+        self._framed = False           # a frame has been seen: the boot's text is over
+        self._pending = b""            # bytes not yet known to be text or frame
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="qemu-console", daemon=True)
         self._thread.start()
@@ -239,23 +244,48 @@ class ConsoleBridge:
                     if not data:
                         return
                     if fd == self.console:
-                        self._from_board(data)
                         _write_all(self.link, data)
+                        self._text(self.split(data))
                     else:
                         _write_all(self.console, data)
             except OSError:
                 return
 
-    def _from_board(self, data):
-        if not self.booting:
+    def split(self, data):
+        """The text in `data` outside the link's frames (sync, kind, seq,
+        length u16 LE, payload, CRC: firmware/frame.py); a frame's bytes are
+        skipped, a byte that starts no frame is text."""
+        buf, text = self._pending + data, bytearray()
+        while buf:
+            at = buf.find(self.SYNC)
+            if at < 0:                 # a last A5 may begin a frame: keep it
+                keep = 1 if buf.endswith(self.SYNC[:1]) else 0
+                text += buf[:len(buf) - keep]
+                buf = buf[len(buf) - keep:]
+                break
+            text += buf[:at]
+            buf = buf[at:]
+            if len(buf) < frame.HEADER:
+                break
+            length = buf[4] | (buf[5] << 8)
+            if length > frame.MAX_PAYLOAD:      # no frame: its first byte is text
+                text += buf[:1]
+                buf = buf[1:]
+                continue
+            if len(buf) < frame.OVERHEAD + length:
+                break
+            self._framed = True
+            buf = buf[frame.OVERHEAD + length:]
+        self._pending = bytes(buf)
+        return bytes(text)
+
+    def _text(self, text):
+        if not text:
             return
-        at = (bytes(self.boot_text[-1:]) + data).find(self.SYNC)
-        text = data if at < 0 else data[:max(at - (1 if self.boot_text else 0), 0)]
-        self.boot_text += text
+        if not self._framed:
+            self.boot_text += text
         with open(self.log_path, "ab") as f:
             f.write(text)
-        if at >= 0:
-            self.booting = False
 
     def stop(self):
         self._stop.set()

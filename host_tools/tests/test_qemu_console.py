@@ -1,0 +1,38 @@
+"""The QEMU console's bridge (host_tools/sim/qemu.py, ConsoleBridge.split):
+the text UART0 carries outside the link's frames goes to the log, whatever
+the chunks the socket hands over; every frame is left out whole."""
+
+from hypothesis import given, strategies as st
+
+from firmware.frame import encode
+from host_tools.sim.qemu import ConsoleBridge
+
+
+def _bridge():
+    b = ConsoleBridge.__new__(ConsoleBridge)    # the splitter alone: no socket, no thread
+    b._pending, b._framed = b"", False
+    return b
+
+
+FRAME = encode(0x10, 7, b'{"op":"status","state":"idle"}')
+STREAM = (b"ESP-ROM:esp32s3-20210327\r\nentry 0x403c8878\r\n" + FRAME
+          + b"GC: total: 64000, used: 6464\n" + FRAME + FRAME + b"\xa5 not a frame\n")
+TEXT = b"ESP-ROM:esp32s3-20210327\r\nentry 0x403c8878\r\nGC: total: 64000, used: 6464\n"
+
+
+@given(st.lists(st.integers(min_value=1, max_value=40), max_size=60))
+def test_the_text_outside_frames_is_kept_whatever_the_chunks(sizes):
+    b = _bridge()
+    out, i = b"", 0
+    for n in sizes + [len(STREAM)]:
+        out += b.split(STREAM[i:i + n])
+        i += n
+    assert out == TEXT + b"\xa5 not a frame\n"
+    assert b._framed and b._pending == b""
+
+
+def test_a_sync_whose_length_is_too_long_is_text():
+    b = _bridge()
+    junk = b"\xa5\x5a\x10\x01\xff\xff"              # a length of 65,535: no frame
+    assert b.split(junk + FRAME) == junk
+    assert b._framed
