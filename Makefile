@@ -25,7 +25,7 @@ MPY         := $(BIN)/micropython
 UNIX_MAKE   := $(MAKE) -C $(MICROPY_DIR)/ports/unix VARIANT=standard CC="gcc -m32" LD="gcc -m32" \
                MICROPY_PY_FFI=0 MICROPY_PY_BTREE=0 MICROPY_PY_SSL=0 MICROPY_SSL_MBEDTLS=0
 
-.PHONY: all venv broker browser fleet image tools mpy test test-cpython test-micropython typecheck run bench soak powercuts deploy vboard firmware firmware-qemu qemu test-qemu test-qemu-short flash clean
+.PHONY: all venv broker browser fleet image tools mpy test test-cpython test-micropython typecheck run bench soak powercuts deploy vboard firmware firmware-qemu qemu test-qemu test-qemu-short test-kit flash clean
 
 all: test
 
@@ -245,6 +245,11 @@ QEMU_SHORT := hw_tests/test_status.py hw_tests/test_cycle.py::test_a_cycle_over_
               "hw_tests/test_hand.py::test_the_controller_follows_the_hand_as_the_replay_does[0]"
 test-qemu-short: $(QEMU_IMAGE) tools
 	$(BIN)/python -m pytest $(QEMU_SHORT) --qemu
+# make firmware and make firmware PRODUCTION=1 (a throwaway signing key) with
+# the kit, as a table maker types them, checked, and the esp32 HAL run in
+# QEMU through mpremote (host_tools/kit_tests/).
+test-kit: $(QEMU_IMAGE)
+	$(BIN)/python -m pytest host_tools/kit_tests
 
 # The image at 0x0 (FIRMWARE=<.bin>: another one). The filesystem after the
 # app keeps config, tags, key and counters; ERASE=1 erases the whole flash

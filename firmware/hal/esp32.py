@@ -51,6 +51,11 @@ _NVS_SPACE = const("table")            # the NVS namespace of the table's secret
 # of its partition less 4,000 bytes (ESP-IDF's NVS documentation): some
 # 19 KB of the production table's 24 KB.
 _SECRET_MAX = const(8192)
+# ESP-IDF's UART driver takes a receive ring only larger than the UART's
+# hardware FIFO (128 bytes on the S3; uart_driver_install fails with
+# ESP_FAIL otherwise), and MicroPython passes rxbuf to it as given. The
+# ring is ESP-IDF's memory, not the GC heap: 256, the port's own default.
+_RXBUF_MIN = const(256)
 
 
 def _radio_on():
@@ -75,7 +80,7 @@ def _radio_on():
 class Esp32Uart:
     def __init__(self, hal, n, tx, rx, rxbuf, baud=115200):
         self.hal = hal
-        self.uart = machine.UART(n, baudrate=baud, tx=tx, rx=rx, rxbuf=rxbuf)
+        self.uart = machine.UART(n, baudrate=baud, tx=tx, rx=rx, rxbuf=max(rxbuf, _RXBUF_MIN))
 
     def write(self, buf, n):
         self.uart.write(memoryview(buf)[:n])

@@ -22,5 +22,8 @@ list(APPEND MICROPY_DEF_BOARD
 include_directories(${MICROPY_BOARD_DIR}/kit)
 
 # The kit's ESP-IDF has no cJSON, spiffs, protobuf-c, unity, cmock or
-# openthread: build the main component and what it requires, nothing more.
-set(COMPONENTS main)
+# openthread: build the main component and what it requires, nothing more;
+# and nvs_sec_provider, which nothing requires but the production image's
+# NVS encryption needs (it registers the scheme that keeps NVS's keys in
+# nvs_keys under flash encryption: sdkconfig.production).
+set(COMPONENTS main nvs_sec_provider)
