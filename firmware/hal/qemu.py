@@ -7,7 +7,7 @@ virtual table as the twin, over the same sim bus, in the same virtual time.
 
 The image's frozen main.py runs the table on `sim_hal()` when the flash holds `qemu.json`
 (the launcher writes it: host_tools/sim/qemu.py); without it the board
-stops at the REPL, where the esp32 HAL's check runs (hw_tests/qemu/).
+stops at the REPL, where the esp32 HAL's check runs (host_tools/kit_tests/).
 """
 
 import json
@@ -29,8 +29,9 @@ _SETTINGS = const("qemu.json")
 
 class UartBus:
     """UART1 as the sim HAL reads its pty on the twin: `readinto(buf, n)`
-    blocks until n bytes are there (the virtual table always answers a
-    TICK; a UART read alone gives up at its timeout)."""
+    waits for the first byte (the virtual table always answers a TICK; a
+    UART read alone gives up at its timeout), then takes what is there, up
+    to n: the sim HAL's reader takes a frame in pieces."""
 
     def __init__(self):
         self.uart = machine.UART(_BUS_UART, baudrate=_BUS_BAUD, rxbuf=_BUS_RXBUF, timeout=0)
@@ -42,15 +43,11 @@ class UartBus:
         self.uart.write(buf)
 
     def readinto(self, buf, n):
-        got = 0
-        mv = memoryview(buf)
-        while got < n:
+        while True:
             for _ in self.poll.ipoll(-1):
-                k = self.uart.readinto(mv[got:n])
+                k = self.uart.readinto(buf, n)
                 if k:
-                    got += k
-        return got
-
+                    return k
 
 
 class ConsoleLink(UsbLink):

@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 from host_tools.image.mpenv import ROOT
-from host_tools.sim.qemu import QemuBoard
+from host_tools.sim.qemu_machine import QemuBoard
 
 CHECK = Path(__file__).with_name("esp32_hal_check.py")
 

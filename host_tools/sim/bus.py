@@ -226,7 +226,7 @@ class BusServer:
 
 def _fd_of(port):
     """The file descriptor of a pyserial POSIX port, or of a port that says
-    it has one (`posix_fd`: QEMU's socket, host_tools/sim/qemu.py), or None
+    it has one (`posix_fd`: QEMU's socket, host_tools/sim/qemu_machine.py), or None
     (another kind of port object, e.g. a test's fake: read and written
     through pyserial's calls)."""
     fd = getattr(port, "fd", None)

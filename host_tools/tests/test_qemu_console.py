@@ -1,11 +1,11 @@
-"""The QEMU console's bridge (host_tools/sim/qemu.py, ConsoleBridge.split):
+"""The QEMU console's bridge (host_tools/sim/qemu_machine.py, ConsoleBridge.split):
 the text UART0 carries outside the link's frames goes to the log, whatever
 the chunks the socket hands over; every frame is left out whole."""
 
 from hypothesis import given, strategies as st
 
 from firmware.frame import encode
-from host_tools.sim.qemu import ConsoleBridge
+from host_tools.sim.qemu_machine import ConsoleBridge
 
 
 def _bridge():

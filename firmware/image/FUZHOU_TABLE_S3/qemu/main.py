@@ -3,7 +3,7 @@
 # table runs on the sim bus, UART1, its link on the console, UART0
 # (firmware/hal/qemu.py); Ctrl-C off first, only frozen modules
 # importable, as the board's main.py. Without it the board stops at the
-# REPL, for the esp32 HAL's check (hw_tests/qemu/) or a developer.
+# REPL, for the esp32 HAL's check (host_tools/kit_tests/) or a developer.
 import sys
 
 sys.path[:] = [".frozen"]
