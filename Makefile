@@ -20,6 +20,8 @@ TWIN        := $(IMAGE)/micropython
 UNFROZEN    := $(IMAGE)/unfrozen/micropython
 MPY_CROSS   := $(MICROPY_DIR)/mpy-cross/build/mpy-cross
 MPY         := $(BIN)/micropython
+# The board's QEMU variant (make firmware-qemu, docs/deploy.md).
+QEMU_IMAGE  := build/firmware-qemu/firmware.bin
 # The unix port as the ESP32 has it: 32-bit objects (gcc -m32), none of
 # the features whose sources the vendored archive leaves out.
 UNIX_MAKE   := $(MAKE) -C $(MICROPY_DIR)/ports/unix VARIANT=standard CC="gcc -m32" LD="gcc -m32" \
@@ -163,7 +165,10 @@ fleet: tools image broker
 # Every performance figure against its target (docs/performance.md; a
 # report: it exits 0 when a figure is over, 1 when a measurement failed);
 # MicroPython runs the .mpy tree of `mpy`.
-bench: mpy image broker
+# The esp32 group boots the board's QEMU image, built first where the
+# vendored kit is (docs/performance.md, The esp32 port in QEMU).
+KIT_HERE := $(wildcard ../shared/vendor/esp-idf-v5.3.1-trimmed.tar.xz)
+bench: mpy image broker $(if $(KIT_HERE),$(QEMU_IMAGE))
 	$(BIN)/python -m host_tools.bench
 
 # A board (docs/deploy.md): `make firmware` builds the board's image
@@ -231,7 +236,6 @@ firmware: $(STAMP) $(MICROPY_DIR)/py/mpconfig.h
 # `make qemu` boots it on a virtual table and prints its link's pty;
 # `make test-qemu` runs the hardware-in-the-loop suite on it,
 # `make test-qemu-short` the few tests CI runs where the kit is (boot, status, a cycle, a hand).
-QEMU_IMAGE := build/firmware-qemu/firmware.bin
 QEMU_INPUTS := $(DEVICE_SRC) $(wildcard firmware/image/*.py firmware/image/FUZHOU_TABLE_S3/* firmware/image/FUZHOU_TABLE_S3/*/*)
 $(QEMU_IMAGE): $(STAMP) $(MPY_CROSS) $(QEMU_INPUTS)
 	@$(BIN)/python -m host_tools.image.board_image build --qemu --micropy-dir $(MICROPY_DIR)

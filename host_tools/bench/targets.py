@@ -44,6 +44,15 @@ FIGURES = (
      "B", "<=", 32 * KB),
     ("image_soak_min_free_block_bytes", "frag", "twin, 50 hands in 32 KB: least free block",
      "B", ">=", 4 * KB),
+    ("esp32_app_bytes", "esp32", "esp32 port: the app against its 3 MB partition", "B",
+     "<=", 3 * KB * KB),
+    ("esp32_heap_boot_used_bytes", "esp32", "esp32 port (QEMU): heap used after the boot", "B",
+     None, None),
+    ("esp32_heap_cycle_used_bytes", "esp32", "esp32 port (QEMU): heap used after a cycle", "B",
+     None, None),
+    ("esp32_heap_total_bytes", "esp32", "esp32 port (QEMU): the heap's size (first area 64,000)",
+     "B", "<=", 64000),
+    ("esp32_cycle_wall_s", "esp32", "esp32 port: a cycle's wall time in QEMU", "s", None, None),
 )
 GROUPS = tuple(dict.fromkeys(f[1] for f in FIGURES))
 WAIT_MARGIN_S = 0.5
