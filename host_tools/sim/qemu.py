@@ -20,6 +20,7 @@ flash outlives a power cut.
 
 import json
 import os
+import signal
 import subprocess
 import threading
 import time
@@ -105,8 +106,10 @@ class QemuTable(SimTable):
                 raise RuntimeError("the firmware in QEMU stopped at boot (%s)" % self.exit_reason)
         except RuntimeError as e:
             log = self.firmware_log()
+            rc = self.proc.poll() if self.proc is not None else None
             self.stop()
-            raise RuntimeError("%s; QEMU's console said:\n%s" % (e, log[-2000:])) from None
+            ended = "" if rc is None else " QEMU ended with %s;" % _ended(rc)
+            raise RuntimeError("%s;%s QEMU's console said:\n%s" % (e, ended, log[-2000:])) from None
         return self
 
     def stop(self):
@@ -117,6 +120,16 @@ class QemuTable(SimTable):
         if self._bridge is not None:
             self._bridge.stop()
             self._bridge = None
+
+def _ended(returncode):
+    """How QEMU's process ended, for a person: 'exit 1', 'SIGSEGV'."""
+    if returncode < 0:
+        try:
+            return signal.Signals(-returncode).name
+        except ValueError:
+            return "signal %d" % -returncode
+    return "exit %d" % returncode
+
 
 def _wait_for(cond, proc, seconds):
     end = time.monotonic() + seconds

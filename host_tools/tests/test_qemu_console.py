@@ -36,3 +36,10 @@ def test_a_sync_whose_length_is_too_long_is_text():
     junk = b"\xa5\x5a\x10\x01\xff\xff"              # a length of 65,535: no frame
     assert b.split(junk + FRAME) == junk
     assert b._framed
+
+
+def test_how_qemu_ended_is_said_in_words():
+    from host_tools.sim.qemu import _ended
+    assert _ended(-11) == "SIGSEGV"
+    assert _ended(1) == "exit 1"
+    assert _ended(-200) == "signal 200"

@@ -7,6 +7,7 @@
 # - The console on UART0, where QEMU's first serial port is: QEMU has no
 #   USB. The link runs on the console as it does on the board's USB.
 # - No USB-Serial-JTAG (a stub in QEMU).
+# - FreeRTOS on one core (sdkconfig.qemu says why).
 # - The sim HAL frozen in beside the esp32 HAL (manifest_qemu.py): with
 #   qemu.json on its flash the board drives the virtual table over UART1,
 #   else it stops at the REPL, where the esp32 HAL's check runs.
