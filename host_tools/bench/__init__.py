@@ -28,9 +28,10 @@ One module per group of figures, each a few small measuring functions:
                 micropython_hand_heap_bytes (engine_core/tests/bench_replay)
     dice.py     dice_chi2_p (mp_dice.py: the firmware's dice, 600,000 rolls)
     esp32.py    esp32_app_bytes, esp32_heap_boot_used_bytes,
-                esp32_heap_cycle_used_bytes, esp32_heap_total_bytes,
-                esp32_cycle_wall_s (the board's QEMU image on a virtual
-                table; only where the vendored ESP32-S3 kit is)
+                esp32_heap_{cycle,hand,resume}_peak_bytes,
+                esp32_heap_total_bytes, esp32_cycle_wall_s (the board's
+                QEMU image on a virtual table, heap.py's runs; only where
+                the vendored ESP32-S3 kit is)
 
 targets.py holds every figure's label, unit and target; stats.py the pure
 helpers (percentile, chi-square, the searches). docs/performance.md says

@@ -50,31 +50,47 @@ def clean(sim, link):
     return "MemoryError" not in sim.firmware_log() and link.request("status")["link"]["dropped"] == 0
 
 
+# Each run as (setup, play): setup(table) before the firmware boots (the
+# virtual players, None when there are none), play(sim, link) -> bool once
+# it answered hello; `wall_s` bounds each wait (the esp32 port in QEMU,
+# esp32.py, runs the same plays at the host's slower pace).
+
+def cycle_run(wall_s=CYCLE_WALL_S):
+    return None, lambda sim, link: run_cycle(sim, link, timeout_s=wall_s)["ok"] and clean(sim, link)
+
+
+def hand_run(seed=HAND_SEED, wall_s=HAND_WALL_S, cut_after_ms=None):
+    """A whole hand by virtual players; with `cut_after_ms`, the power cut
+    that long after its deal began, the hand resumed at boot and played to
+    its end, every state after the resume the replay's."""
+    players = []
+
+    def play(sim, link):
+        out = run_hand(sim, link, players[0], timeout_s=wall_s)
+        resumed = cut_after_ms is None or out["resumed"] is True
+        return out["ok"] and resumed and clean(sim, link)
+
+    def setup(table):
+        players.append(HandPlayers(table, seed=seed, cut_after_ms=cut_after_ms))
+    return setup, play
+
+
 def cycle_ok(heap, seed=CYCLE_SEED, form="image"):
-    return passes(lambda sim, link: run_cycle(sim, link, timeout_s=CYCLE_WALL_S)["ok"]
-                  and clean(sim, link), seed, heap, form=form)
+    setup, play = cycle_run()
+    return passes(play, seed, heap, setup=setup, form=form)
 
 
 def hand_ok(heap, seed=HAND_SEED):
-    players = []                   # seated before the firmware starts
-
-    def play(sim, link):
-        return run_hand(sim, link, players[0], timeout_s=HAND_WALL_S)["ok"] and clean(sim, link)
-    return passes(play, seed, heap,
-                  setup=lambda table: players.append(HandPlayers(table, seed=seed)))
+    setup, play = hand_run(seed)
+    return passes(play, seed, heap, setup=setup)
 
 
 RESUME_CUT_MS = 60000
 
 
 def resume_ok(heap, seed=HAND_SEED):
-    players = []
-
-    def play(sim, link):
-        out = run_hand(sim, link, players[0], timeout_s=HAND_WALL_S)
-        return out["ok"] and out["resumed"] is True and clean(sim, link)
-    return passes(play, seed, heap, setup=lambda table: players.append(
-        HandPlayers(table, seed=seed, cut_after_ms=RESUME_CUT_MS)))
+    setup, play = hand_run(seed, cut_after_ms=RESUME_CUT_MS)
+    return passes(play, seed, heap, setup=setup)
 
 
 RECUT_TILES = 60
@@ -149,14 +165,14 @@ def recut_ok(heap, seed=HAND_SEED):
     return passes(play, seed, heap, setup=setup)
 
 
-def service_visit(sim, link):
+def service_visit(sim, link, wall_s=CYCLE_WALL_S):
     """The technician's visit: the self-test (its own session), then a
     session with an RFID scan and audit and a config change."""
-    if not all(r["pass"] for r in selftest.run(link, sim.key, timeout=CYCLE_WALL_S)):
+    if not all(r["pass"] for r in selftest.run(link, sim.key, timeout=wall_s)):
         return False
     session = link.open_service(sim.key)
     link.request("rfid_scan", session=session)
-    scanned = link.wait_event(lambda e: e["ev"] == "scanned", CYCLE_WALL_S)
+    scanned = link.wait_event(lambda e: e["ev"] == "scanned", wall_s)
     link.request("rfid_audit", session=session)
     link.request("config_set", session=session, key="timings.lift_up_ms", value=4000)
     link.close_service(session)

@@ -1,0 +1,24 @@
+"""`pytest hw_tests --qemu`'s skip list (hw_tests/conftest.py, QEMU_SKIPS)
+names tests that exist, each with its reason: a renamed test must not
+slip out of the list, nor a stale entry stay in it."""
+
+import re
+
+from hw_tests.conftest import QEMU_SKIPS, qemu_skip
+from host_tools.image.mpenv import ROOT
+
+
+def test_every_entry_names_a_test_file_and_a_test_in_it():
+    for prefix, reason in QEMU_SKIPS:
+        path, _, name = prefix.partition("::")
+        text = (ROOT / path).read_text()
+        tests = re.findall(r"^def (test_\w+)", text, re.M)
+        assert tests, path
+        assert not name or any(t.startswith(name) for t in tests), prefix
+        assert len(reason) > 20, prefix
+
+
+def test_a_test_outside_the_list_runs_and_one_inside_says_why():
+    assert qemu_skip("hw_tests/test_cycle.py::test_a_cycle_over_the_link") is None
+    assert "service_auth" in qemu_skip("hw_tests/test_service.py::test_no_session_a_wrong_key")
+    assert "Wi-Fi" in qemu_skip("hw_tests/test_telemetry.py::test_the_acl_keeps_a_table")
