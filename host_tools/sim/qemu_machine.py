@@ -64,8 +64,9 @@ def qemu_command(qemu, flash, efuse, uart0, uart1, icount=False):
     file, UART0 and UART1 on Unix sockets at `uart0`, `uart1`, each
     waited on (wait=on) before the chip starts: a pty nobody holds yet
     loses what QEMU writes to it, a socket makes QEMU wait. `icount`: one
-    instruction a virtual nanosecond, so that QEMU counts the instructions
-    the guest runs (the bench's CPU figures)."""
+    instruction a virtual nanosecond, idle time skipped (sleep=off), so
+    that the guest's clock counts the instructions it runs; a boot then
+    takes about 32 s (docs/performance.md, Not measured yet)."""
     share = os.path.join(os.path.dirname(os.path.dirname(str(qemu))), "share", "qemu")
     cmd = [str(qemu), "-L", share, "-nographic", "-machine", "esp32s3",
            "-drive", "file=%s,if=mtd,format=raw" % flash,
@@ -76,7 +77,7 @@ def qemu_command(qemu, flash, efuse, uart0, uart1, icount=False):
            "-chardev", "socket,id=uart1,path=%s,server=on,wait=on" % uart1,
            "-serial", "chardev:uart1", "-monitor", "none"]
     if icount:
-        cmd += ["-icount", "shift=0"]
+        cmd += ["-icount", "shift=0,sleep=off"]
     return cmd
 
 
