@@ -13,7 +13,7 @@ block size or block count differs from the device's, or whose disk version
 is newer than its own.
 """
 
-from littlefs import LittleFS
+from littlefs import LittleFS, UserContext
 
 # esp32_partition.c: NATIVE_BLOCK_SIZE_BYTES, the erase sector, which
 # flashbdev.py keeps by finding "vfs" with no block_size.
@@ -89,3 +89,18 @@ def build(size, contents):
     while end and data[end - BLOCK_SIZE:end] == blank:
         end -= BLOCK_SIZE
     return data[:end]
+
+
+def update(partition_bytes, contents):
+    """The partition's bytes (a whole partition, as on the flash) with
+    `contents` ({name: bytes}) written into the filesystem it holds, the
+    other files kept: the virtual table's flash between two boots."""
+    buf = bytearray(partition_bytes)
+    fs = LittleFS(context=UserContext(buffer=buf), block_count=len(buf) // BLOCK_SIZE,
+                  **LFS_CONFIG)
+    for name, data in contents.items():
+        with fs.open(name, "wb") as f:
+            f.write(data)
+    fs.unmount()
+    return bytes(buf)
+

@@ -29,7 +29,8 @@ from host_tools.image import espkit
 from host_tools.image.mpenv import MissingBuild
 from host_tools.sim.launcher import SimTable
 from host_tools.sim.qemu_machine import (ConsoleBridge, SocketPort, connect, efuse_file,
-                                         flash_file, qemu_command, qemu_image)
+                                         flash_file, flash_update, qemu_command,
+                                         qemu_image)
 
 SETTINGS = "qemu.json"
 
@@ -67,15 +68,23 @@ class QemuTable(SimTable):
                 files[name] = f.read()
         if self.key is not None:
             files["service.key"] = self.key
-        files[SETTINGS] = json.dumps({"seed": self.seed}).encode()
+        files[SETTINGS] = self._settings()
         flash_file(self.flash, self.image, files)
         efuse_file(self.efuse)
+
+    def _settings(self):
+        """qemu.json: the seed, another at each restart as the twin's
+        (SimTable: seed + 1000 x restarts), so that a board booted again
+        does not draw what it drew before the cut."""
+        return json.dumps({"seed": self.seed + 1000 * self.restarts}).encode()
 
     # -- QEMU in place of the twin's process --------------------------------
 
     def _spawn(self):
         if not os.path.exists(self.flash):
             self._provision()
+        else:
+            flash_update(self.flash, {SETTINGS: self._settings()})
         uart0 = os.path.join(self.store, "uart0")
         uart1 = os.path.join(self.store, "uart1")
         for path in (uart0, uart1):

@@ -52,6 +52,17 @@ def flash_file(path, image, files):
         f.write(flash)
 
 
+def flash_update(path, files):
+    """Write `files` ({name: bytes}) into the filesystem of the flash file
+    at `path`, the firmware's own files kept (QEMU not running)."""
+    offset, size = vfs_image.partition(board_image.PARTITIONS)
+    with open(path, "r+b") as f:
+        f.seek(offset)
+        fs = vfs_image.update(f.read(size), files)
+        f.seek(offset)
+        f.write(fs)
+
+
 def efuse_file(path):
     data = bytearray(EFUSE_BYTES)
     data[EFUSE_BLOCK_VERSION] = 1

@@ -371,6 +371,22 @@ def test_the_superblock_records_the_limits_of_the_ports_littlefs():
         const["NAME_MAX"], const["FILE_MAX"], const["ATTR_MAX"], const["DISK_VERSION"])
 
 
+def test_a_file_written_between_two_boots_keeps_the_firmwares_own():
+    """vfs_image.update (the QEMU table's qemu.json at a restart): the
+    named file replaced, the others as the firmware left them."""
+    size = {r["name"]: r for r in partitions()}["vfs"]["size"]
+    data = vfs_image.build(size, {"qemu.json": b'{"seed": 3}', "counters.json": b"{}"})
+    flash = data + b"\xff" * (size - len(data))
+    flash = vfs_image.update(flash, {"qemu.json": b'{"seed": 1003}'})
+    assert len(flash) == size
+    fs = littlefs.LittleFS(littlefs.UserContext(buffer=bytearray(flash)),
+                           block_count=size // vfs_image.BLOCK_SIZE, **vfs_image.LFS_CONFIG)
+    with fs.open("qemu.json", "rb") as f:
+        assert f.read() == b'{"seed": 1003}'
+    with fs.open("counters.json", "rb") as f:
+        assert f.read() == b"{}"
+
+
 def test_make_flash_erase_with_a_missing_config_is_one_line_and_makes_no_key(tmp_path):
     image = _fake_image(tmp_path / "fake.bin")
     key, missing = tmp_path / "t.key", tmp_path / "no.json"
