@@ -30,8 +30,10 @@ One module per group of figures, each a few small measuring functions:
     esp32.py    esp32_app_bytes, esp32_heap_boot_used_bytes,
                 esp32_heap_{cycle,hand,resume}_peak_bytes,
                 esp32_heap_total_bytes, esp32_cycle_wall_s (the board's
-                QEMU image on a virtual table, heap.py's runs; only where
-                the vendored ESP32-S3 kit is)
+                QEMU image on a virtual table, heap.py's runs), and from
+                esp32_cpu.py (mp_cpu.py under QEMU's -icount)
+                esp32_{tick,status,hand_event}_instructions; only where
+                the vendored ESP32-S3 kit is
 
 targets.py holds every figure's label, unit and target; stats.py the pure
 helpers (percentile, chi-square, the searches). docs/performance.md says

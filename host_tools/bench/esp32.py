@@ -6,7 +6,8 @@ boot and along three of the runs the twin's heap group measures
 (heap.py: a cycle, a hand, a hand cut by the power and resumed), with
 the heap's real size: whether it ever grew past its first area.
 `gc.mem_free()` cannot say that on this port (it counts the room the heap
-may still add). Wall times are QEMU's, the host's pace, not a board's.
+may still add). Wall times are QEMU's, the host's pace, not a board's;
+the CPU figures are esp32_cpu.py's, counted in instructions.
 
 The technician's visit cannot run here: its service_auth request (131
 bytes a frame) does not get through QEMU's console (docs/hardware.md, The
@@ -16,7 +17,7 @@ import re
 import threading
 import time
 
-from host_tools.bench import heap
+from host_tools.bench import esp32_cpu, heap
 from host_tools.image import board_image, espkit, vfs_image
 from host_tools.link.client import LinkClient
 from host_tools.sim import heaplog
@@ -107,4 +108,6 @@ def measure():
     figures["esp32_cycle_wall_s"] = by["cycle"]["wall_s"]
     details = {"factory_partition_bytes": factory, "sample_every_s": SAMPLE_S,
                "heap_grew": any(t != FIRST_AREA for t in totals), "runs": runs}
+    cpu, details["cpu"] = esp32_cpu.measure()
+    figures.update(cpu)
     return figures, details

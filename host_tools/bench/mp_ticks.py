@@ -256,4 +256,5 @@ def main():
     print(json.dumps(out))
 
 
-main()
+if __name__ == "__main__":      # mp_cpu.py imports the setups
+    main()

@@ -57,6 +57,12 @@ FIGURES = (
     ("esp32_heap_total_bytes", "esp32", "esp32 port (QEMU): the heap's largest size in the runs",
      "B", "<=", 64000),
     ("esp32_cycle_wall_s", "esp32", "esp32 port: a cycle's wall time in QEMU", "s", None, None),
+    ("esp32_tick_instructions", "esp32", "esp32 port (QEMU -icount): a build's control tick",
+     "instr", None, None),
+    ("esp32_status_instructions", "esp32", "esp32 port (QEMU -icount): one status answered",
+     "instr", None, None),
+    ("esp32_hand_event_instructions", "esp32", "esp32 port (QEMU -icount): one hand event",
+     "instr", None, None),
 )
 GROUPS = tuple(dict.fromkeys(f[1] for f in FIGURES))
 WAIT_MARGIN_S = 0.5
@@ -101,6 +107,8 @@ def fmt(value, unit):
         return "yes" if value else "no"
     if unit == "B":
         return "%d B" % value if value < 10 * KB else "%d B (%.1f KB)" % (value, value / KB)
+    if unit == "instr":
+        return "{:,} instr".format(value)
     return _FORMATS[unit] % value if unit in _FORMATS else str(value)
 
 

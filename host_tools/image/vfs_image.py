@@ -75,11 +75,15 @@ def image_partitions(image, at=0x8000):
 
 def build(size, contents):
     """The filesystem of a `size`-byte partition holding `contents` ({name:
-    bytes}), as bytes up to the last block littlefs wrote: after ERASE=1
-    the blocks beyond are blank (0xFF) on the board as in the image, and
-    writing them would only take time and wear the flash."""
+    bytes}; a name with slashes goes into its folders), as bytes up to the
+    last block littlefs wrote: after ERASE=1 the blocks beyond are blank
+    (0xFF) on the board as in the image, and writing them would only take
+    time and wear the flash."""
     fs = LittleFS(block_count=size // BLOCK_SIZE, **LFS_CONFIG)
     for name, data in contents.items():
+        folder = name.rpartition("/")[0]
+        if folder:
+            fs.makedirs(folder, exist_ok=True)
         with fs.open(name, "wb") as f:
             f.write(data)
     fs.unmount()

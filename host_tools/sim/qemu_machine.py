@@ -131,8 +131,9 @@ class QemuBoard:
     bridge joins to a pty (`port`) for mpremote, as a board's USB port.
     UART1 is held open and left silent. A context manager."""
 
-    def __init__(self, files, vendor=None):
-        """`files`: the flash's files ({name: bytes})."""
+    def __init__(self, files, vendor=None, icount=False):
+        """`files`: the flash's files ({name: bytes}; "a/b" in a folder);
+        `icount`: as qemu_command's."""
         self.store = tempfile.mkdtemp(prefix="qemu-board-")
         self.flash = os.path.join(self.store, "flash.bin")
         self.efuse = os.path.join(self.store, "efuse.bin")
@@ -143,13 +144,14 @@ class QemuBoard:
         self._master, slave = raw_pty()
         self.port = os.ttyname(slave)
         self._slave = slave
+        self.icount = icount
         self.proc = self._bridge = self._uart1 = None
 
     def __enter__(self):
         uart0, uart1 = os.path.join(self.store, "uart0"), os.path.join(self.store, "uart1")
         with open(self.log_path, "ab") as log:
             self.proc = subprocess.Popen(qemu_command(self.qemu, self.flash, self.efuse, uart0,
-                                                      uart1),
+                                                      uart1, self.icount),
                                          stdin=subprocess.DEVNULL, stdout=log,
                                          stderr=subprocess.STDOUT, start_new_session=True)
         self._bridge = ConsoleBridge(connect(uart0, self.proc, 10.0), self._master,
