@@ -145,6 +145,7 @@ class QemuBoard:
         self.port = os.ttyname(slave)
         self._slave = slave
         self.icount = icount
+        self.boot_s = 180.0 if icount else 60.0
         self.proc = self._bridge = self._uart1 = None
 
     def __enter__(self):
@@ -157,7 +158,28 @@ class QemuBoard:
         self._bridge = ConsoleBridge(connect(uart0, self.proc, 10.0), self._master,
                                      self.log_path)
         self._uart1 = connect(uart1, self.proc, 10.0)
+        try:
+            self._wait_for_prompt()
+        except BaseException:
+            self.__exit__()
+            raise
         return self
+
+    def _wait_for_prompt(self):
+        """Back once MicroPython's REPL has printed its prompt: what comes
+        before, during the ROM and the bootloader, is lost (the port resets
+        the UART's FIFO at its start), so mpremote's Ctrl-C and Ctrl-A must
+        come after it. A second under QEMU's multi-threaded TCG, about 32 s
+        under -icount."""
+        end = time.monotonic() + self.boot_s
+        while ">>> " not in self.log():
+            if self.proc.poll() is not None:
+                raise RuntimeError("QEMU ended at boot (exit %d): %s"
+                                   % (self.proc.returncode, self.log()[-1500:]))
+            if time.monotonic() > end:
+                raise RuntimeError("no REPL prompt from QEMU within %.0f s: %s"
+                                   % (self.boot_s, self.log()[-1500:]))
+            time.sleep(0.05)       # QEMU's boot, in wall time: it is another process
 
     def __exit__(self, *exc):
         if self.proc is not None and self.proc.poll() is None:
