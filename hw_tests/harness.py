@@ -29,7 +29,7 @@ from host_tools.texts import faults as fault_table
 from firmware import frame
 from host_tools.link import codec as link_codec
 from host_tools.link.client import LinkClient, LinkError
-from host_tools.cli.ops import describe_fault, public_state
+from host_tools.cli.ops import HAND_WALL_TIMEOUT_S, describe_fault, public_state
 
 WAIT_S = 30.0              # wall-clock guard on every wait
 OUTPUT_GROUPS = ("plate_motor", "lane_feed", "lift_up", "lift_down", "buzzer")
@@ -186,6 +186,7 @@ class Target:
     table = None
     hook = None
     wait_s = WAIT_S
+    hand_wall_s = HAND_WALL_TIMEOUT_S   # a whole hand (host_tools/cli/ops.py run_hand)
 
     def __init__(self):
         self.link = None
@@ -437,6 +438,7 @@ class QemuTarget(SimTarget):
 
     kind = "qemu"
     wait_s = 180.0     # QEMU runs the firmware at the host's pace: a cycle's step takes wall seconds
+    hand_wall_s = 600.0  # a hand: 120-146 s in QEMU on this host, more on a busy one
 
     @staticmethod
     def _table(seed, faults, heap, config_path):

@@ -27,7 +27,7 @@ def _play(make_target, seed):
         heap = HEAP_BUDGET if seed == SEEDS[0] and make_target.sim else None
         target = make_target(seed=seed, heap=heap,
                              setup=lambda table: players.append(HandPlayers(table, seed=seed)))
-        _played[seed] = run_hand(target.sim, target.link, players[0])
+        _played[seed] = run_hand(target.sim, target.link, players[0], timeout_s=target.hand_wall_s)
     return _played[seed]
 
 
@@ -94,7 +94,7 @@ def test_the_gold_by_the_dice_is_rolled_by_the_dealer_and_followed(make_target, 
     # the last flower replacement go (the roll must not be lost).
     target = make_target(seed=0, config_path=path,
                          setup=lambda table: players.append(HandPlayers(table, seed=0)))
-    out = run_hand(target.sim, target.link, players[0])
+    out = run_hand(target.sim, target.link, players[0], timeout_s=target.hand_wall_s)
     assert out["ok"], {k: out[k] for k in out if k not in ("scenario", "observed")}
     scn = out["scenario"]
     assert scn["ruleset"] == "luoyuan144"
@@ -128,7 +128,7 @@ def test_dealer_and_streak_follow_the_results_and_show_on_the_lamps(make_target)
     for _ in range(8):
         if len(outcomes) == 3:
             break
-        res = link.wait_event(lambda e: e["ev"] == "result", timeout=120)
+        res = link.wait_event(lambda e: e["ev"] == "result", timeout=target.hand_wall_s)
         winner = res["winner"]
         if winner is None:
             outcomes.add("draw")

@@ -33,7 +33,7 @@ def _one_kong(make_target, off):
     players = []
     target = make_target(seed=1, setup=lambda table: players.append(
         HandPlayers(table, seed=1, cut_on=_after_kong_read(off))))
-    out = run_hand(target.sim, target.link, players[0])
+    out = run_hand(target.sim, target.link, players[0], timeout_s=target.hand_wall_s)
     assert players[0].cuts
     # The kong rebuilt from the record is no event of its own after the
     # boot (the rebuild publishes nothing): one at most.

@@ -73,7 +73,7 @@ def test_the_hands_record_follows_the_replay_and_is_written_a_few_times_a_hand(m
     target = make_target(seed=1, heap=HEAP_BUDGET,
                          setup=lambda table: players.append(HandPlayers(table, seed=1)))
     writes = Writes(target)
-    out = run_hand(target.sim, target.link, players[0])
+    out = run_hand(target.sim, target.link, players[0], timeout_s=target.hand_wall_s)
     assert out["ok"], {k: out[k] for k in out if k not in ("scenario", "observed")}
     scn = out["scenario"]
     rules, changes, states = _expected_changes(scn)
@@ -145,7 +145,7 @@ def test_the_dealer_and_the_streak_survive_three_power_cuts_in_a_row(make_target
     link.request("start")
     res = None
     for _ in range(10):
-        res = link.wait_event(lambda e: e["ev"] == "result", timeout=120)
+        res = link.wait_event(lambda e: e["ev"] == "result", timeout=target.hand_wall_s)
         if res["wins_in_row"] >= 1:
             break
     assert res["wins_in_row"] >= 1, res

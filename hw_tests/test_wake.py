@@ -91,7 +91,7 @@ def test_a_hand_cut_at_each_moment_comes_back_as_its_replay(make_target, name, s
     players = []
     target = make_target(seed=seed, setup=lambda table: players.append(
         HandPlayers(table, seed=seed, cut_on=when)))
-    out = run_hand(target.sim, target.link, players[0])
+    out = run_hand(target.sim, target.link, players[0], timeout_s=target.hand_wall_s)
     p = players[0]
     assert p.cuts, "the players never cut: %s" % name
     resumed = [st for st in out["observed"] if st["op"] == "resumed"]
@@ -112,7 +112,8 @@ def test_a_cut_while_the_dice_roll_rolls_them_again(make_target):
     table = target.table
     target.when_table(lambda: table.display.dice is not None and table.display.dice[2],
                       table.power_cut)
-    out = run_hand(target.sim, target.link, players[0], cuts=True)
+    out = run_hand(target.sim, target.link, players[0], cuts=True,
+                   timeout_s=target.hand_wall_s)
     assert target.sim.restarts == 1 and players[0].cuts
     assert not out["faults"] and out["ok"], {k: out[k] for k in out if k != "scenario"}
     rolls = [v for _, what, v in table.display.history if what == "dice" and v[2]]
