@@ -6,10 +6,9 @@ the raw generator's (docs/security.md, Randomness).
     reseed(s, entropy_input, additional_input)
     generate(s, n, additional_input) -> n bytes
 
-The state is one bytearray, kept on the HAL as plain data (`hal._rb`) so
-that this module is needed only for a moment: the HAL imports it for a
-new block of 32 bytes and forgets it after (hal.rand; start and refill
-below). What is where in it:
+The state is one bytearray, kept on the HAL (`hal._rb`): hal.rand hands
+out a block of 32 bytes, and asks `refill` for the next. What is where
+in it:
 
     [0]        the block's next byte to hand out (hal.rand)
     [1:33]     the last block generated
@@ -33,6 +32,7 @@ from hashlib import sha256
 
 _BLOCK = const(1)
 _K = const(33)
+BLOCK_END = _K                 # where the block ends (hal.rand)
 _V = const(65)
 _LEFT = const(97)
 # Blocks of 32 bytes between two reseeds from the raw generator. HMAC_DRBG

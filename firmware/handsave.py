@@ -2,11 +2,8 @@
 checker for the boot, in firmware/handrec.py), from what the follower
 noted in the tick: its buffer `HandFollower.rec` (controller/follower.py).
 
-Not resident: controller/kept.py's `record` loads it between ticks for
-each write of the record (`TableController.write`) and forgets it. A module of its own, small: from .mpy
-files (a development deploy) a module's code and names load into the heap
-when it is imported, and the checker's would not fit a cycle's fullest
-moment (docs/heap-idioms.md, 13a).
+controller/saved_state.py's `record` writes it between ticks
+(`TableController.write`).
 """
 
 try:

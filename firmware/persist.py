@@ -11,10 +11,6 @@ Both ways the JSON streams through the file: json writes and reads it in
 small pieces, the CRC is taken as they pass, and no text of the whole file
 is ever in the heap (three copies of it, 1.5 KB each, were the largest
 blocks a save asked for, at a fault, when the heap is at its fullest).
-
-Not resident: controller/kept.py imports it for the boot and for each
-save (a few a hand), link/service.py for the service log, and both forget
-it after (336 B live on the twin; docs/heap-idioms.md, 15a).
 """
 
 import io

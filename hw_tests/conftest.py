@@ -59,7 +59,7 @@ QEMU_SKIPS = (
     ("hw_tests/test_learned.py::test_lifters_learn_their_times", _FLASH_FILES),
     ("hw_tests/test_relift.py::test_a_lift_that_comes_up_other_than_it_went", _FLASH_FILES),
     ("hw_tests/test_resume.py::", _FLASH_FILES),
-    ("hw_tests/test_wake.py::test_each_reason_a_hand_cannot_come_back_is_named", _FLASH_FILES),
+    ("hw_tests/test_power_cut_in_hand.py::test_each_reason_a_hand_cannot_come_back_is_named", _FLASH_FILES),
     ("hw_tests/test_service.py::", _NO_SESSION),
     ("hw_tests/test_technician.py::", _NO_SESSION),
     ("hw_tests/test_stopped_hand.py::test_every_service_request_is_refused", _NO_SESSION),

@@ -11,7 +11,7 @@ import pytest
 
 from host_tools.cli.ops import run_hand
 from host_tools.sim.hand_players import HandPlayers
-from hw_tests.test_wake import _tile_times
+from hw_tests.test_power_cut_in_hand import _tile_times
 
 
 def _after_kong_read(off):

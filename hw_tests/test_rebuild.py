@@ -1,4 +1,4 @@
-"""A power cut while a set is built (controller/wake.py `cycle`,
+"""A power cut while a set is built (controller/resume.py `cycle`,
 docs/reliability.md, A cut while building or lifting), on the virtual
 table (the real firmware under MicroPython; virtual time, nothing sleeps).
 
@@ -121,7 +121,7 @@ def test_a_lane_left_with_its_gap_is_caught_by_the_audit(make_target):
 @pytest.mark.needs_sim
 def test_a_cut_while_the_next_set_is_built_under_a_hand_resumes_both(make_target):
     """Two tile sets: the cut comes in a hand while the next set is half
-    built in the lanes below it. The hand comes back (wake.py) and is
+    built in the lanes below it. The hand comes back (resume.py) and is
     played to its end as its replay; then the lanes are read again and the
     build goes on from what they hold (each wall kept), the set is lifted,
     and the next hand on it is its replay from its first state."""

@@ -1,4 +1,4 @@
-"""A power cut while the walls rise (controller/wake.py, docs/reliability.md,
+"""A power cut while the walls rise (controller/resume.py, docs/reliability.md,
 A cut while building or lifting), on the virtual table (the real firmware
 under MicroPython; virtual time, nothing sleeps).
 

@@ -24,7 +24,7 @@ from firmware.drivers import panel
 def dealer_rolls(ctl, now):
     """The dealer pressed (the table rolls the dice): True; another seat's
     press is refused."""
-    keys = ctl.d.keys
+    keys = ctl.devices.keys
     dealer = ctl.dealership.dealer
     for seat in range(4):
         if keys.take_press(seat):
@@ -37,7 +37,7 @@ def dealer_rolls(ctl, now):
 def in_hand(ctl, now):
     """The keys during a hand, and its end when the players' gestures or
     the walls say so."""
-    d = ctl.d
+    d = ctl.devices
     f = ctl.follower
     dealer = ctl.dealership.dealer
     if ctl.gold_rolling and d.dice.done(now):
@@ -73,5 +73,5 @@ def in_hand(ctl, now):
 
 def refuse(ctl, now, seat, reason):
     """A key pressed when it means nothing: a beep and an event, no change."""
-    ctl.d.buzzer.beep(now, 150)
+    ctl.devices.buzzer.beep(now, 150)
     ctl.emit("refused", {"seat": seat, "reason": reason})

@@ -7,9 +7,7 @@
     any --fault--> FAULT (every motor off) --clear--> where it stopped
 
 While IN_HAND the HandFollower (follower.py) follows the walls in play.
-The states are private constants (`_IDLE` ...): a public name would cost
-the controller's heap an interned name each (docs/firmware.md, Memory);
-NAMES gives them their link names.
+The states and their link names are controller/states.py's.
 
 With two tile sets the builder makes the next set during the hand (the
 walls in play sit on the table top, the lifters go back down empty).
@@ -21,27 +19,20 @@ The controller by concern, a module each (firmware/controller/):
                        tick; the flags and what awaits writing (`write`)
     the seat keys      keys.py: what a press or a gesture means in each
                        state (resident functions, called by the tick)
-    faults             trip.py: raised at the tick, by main.run for a bug
-                       (resident functions); cleared by work.py
-    a technician's     work.py: started for a request (a jog, a scan), a
+    faults             safe_stop.py: raised at the tick, by main.run for a bug
+                       (resident functions); cleared by technician.py
+    a technician's     technician.py: started for a request (a jog, a scan), a
       work             `Work` the tick steps while it runs
-    what survives      kept.py: the counters and the dealer read at boot,
+    what survives      saved_state.py: the counters and the dealer read at boot,
       a power cut      the counters, the fault log and the hand's record
                        written between ticks (the tick only notes what
                        changed)
-    a hand the power   wake.py: at boot, the walls read (`resuming`), the
+    a hand the power   resume.py: at boot, the walls read (`resuming`), the
       cut, back        hand rebuilt from them and its record, or
                        power_lost and the reason; a lift or a build cut,
                        read and resumed on the technician's clear
     building a set     builder.py; following a hand: follower.py
 
-What runs at every tick is resident (table, keys, trip, builder,
-follower); work.py, kept.py and wake.py are loaded when they are
-needed and forgotten after (a `Work` holds its module while it runs). Resident, a
-module of functions costs the heap about 80 B and a class 112 B more
-(docs/heap-idioms.md, 12c and 15): they fit in what the modules loaded
-per use keep out of the resident heap (persist.py, the counters' code, a
-jog's state).
 """
 
 try:
@@ -50,29 +41,19 @@ except ImportError:  # CPython (host-side tests)
     def const(x):
         return x
 
+from firmware import faults
 from firmware.faults import OUTPUT_TIMEOUT as _OUTPUT_TIMEOUT
-from firmware.controller import builder, keys, trip
+from firmware.controller import builder, keys, safe_stop, saved_state, technician
+from firmware.controller.states import (BOOT, BUILDING, CYCLE_FLAG, DEALER, FAULT, GAVE_UP_FLAG,
+                                        HAND_FLAG, IDLE, IN_HAND, LIFTING, NAMES, RESUMING,
+                                        ROLLING)
 from firmware.controller.follower import HandFollower
 from firmware.drivers import panel
 from firmware.drivers import motion
 from engine_core.dealer import Dealership
+from engine_core.dice import random_seat
+from engine_core.tiles import NO_TILE
 
-_BOOT = const(0)
-_IDLE = const(1)
-_BUILDING = const(2)
-_LIFTING = const(3)
-_DEALER = const(4)
-_ROLLING = const(5)
-_IN_HAND = const(6)
-_FAULT = const(7)
-_RESUMING = const(8)     # a hand the power cut, coming back (firmware/controller/wake.py)
-NAMES = ("boot", "idle", "building", "lifting", "dealer", "rolling", "in_hand", "fault",
-         "resuming")
-
-_MARK = const("cycle")                # set while a cycle runs: found at boot = power was lost
-_HAND = const("hand")                 # set from the walls coming up to the hand's end
-_GAVE_UP = const("gave_up")           # the hand cut could not come back: no second try
-                                      # (set by controller/wake.py with its fault's save)
 # What awaits writing (`unwritten`, set in the tick, written by `write`);
 # the hand's record is the follower's note, follower.rec[_NOTED] (1).
 _NOTED = const(4)
@@ -83,34 +64,38 @@ _W_HAND_OFF = const(8)                # ... cleared
 _W_MARK_OFF = const(16)               # the flag `cycle` cleared
 
 
-_NO_TILE = const(0xFF)         # = tiles.NO_TILE: an empty slot of the walls
-
-
 class TableController:
     """The table's state machine. Every attribute is set in __init__, at
     boot, for the reason LinkServer's are (firmware/link/server.py)."""
 
     def __init__(self, hal, cfg, devices, emit):
         """`devices`: the drivers (firmware/devices.py); `emit(name, fields)`
-        sends an event to the host."""
+        sends an event to the host (LinkServer.emit)."""
         self.hal = hal
         self.cfg = cfg
-        self.d = devices
-        self.emit = emit
+        self.devices = devices
+        self.link_emit = emit
+        # Who else hears the controller's events (not the follower's hand
+        # events): an object with `event(name, fields)`, the telemetry
+        # (link/telemetry.py), or None.
+        self.observer = None
         self.builder = builder.Builder(devices.plate, devices.lanes, devices.rfid,
                                        cfg.tile_counts, cfg.timings["lane_idle_ms"],
                                        cfg.timings["build_max_ms"])
-        self.state = _BOOT
+        self.state = BOOT
         self.fault = 0
         self.fault_detail = None
         self.fault_at = 0
-        self.resume_state = _IDLE  # where a cleared fault goes back to
+        self.resume_state = IDLE  # where a cleared fault goes back to
         self.lost = None           # why the counters start from zero (a damaged file)
         self.unsaved = 0           # saves that failed (the flash)
-        # A technician's jog or scan while it runs: controller/work.py's
+        # A technician's jog or scan while it runs: controller/technician.py's
         # object, made for the request that starts it, stepped by the tick,
         # dropped when it ends (None: none runs).
         self.work = None
+        # controller/resume.py's module once a boot found a hand, a build or
+        # a lift the power cut (`boot`), else None.
+        self.resume = None
         self.cycles = 0
         self.follower = HandFollower(cfg.rules, devices.rfid, self.builder,
                                      devices.display, devices.buzzer, emit,
@@ -130,43 +115,47 @@ class TableController:
     # -- the cycle: commands (the link, the keys) and the tick ----------------
 
     def boot(self, now):
-        for lifter in self.d.lifters:  # where they are, before anyone asks
+        for lifter in self.devices.lifters:  # where they are, before anyone asks
             lifter.poll(now)
         # The counters and the fault log as last saved; a damaged file
-        # starts them from zero and says so (`lost`): controller/kept.py.
-        if not self._kept("restore"):
+        # starts them from zero and says so (`lost`): controller/saved_state.py.
+        if not saved_state.restore(self):
             # A new game: the first dealer drawn at __init__, kept at once,
             # before anyone is shown it (status tells it).
             self.unwritten |= _W_COUNTERS
-        self.hand_cut = self.hal.flag(_HAND)
-        if (self.hand_cut and not self.hal.flag(_GAVE_UP)) or self.hal.flag(_MARK):
+        self.hand_cut = self.hal.flag(HAND_FLAG)
+        if (self.hand_cut and not self.hal.flag(GAVE_UP_FLAG)) or self.hal.flag(CYCLE_FLAG):
             # The hand the power cut comes back: its record checked, the
             # walls read (`resuming`, ticks), the hand rebuilt; a lift or a
             # build the power cut, read, waits for the technician's clear;
-            # or power_lost and the reason (firmware/controller/wake.py,
-            # loaded for it and forgotten once done).
-            from firmware.controller import wake
-            wake.begin(self, now, NAMES)
+            # or power_lost and the reason (firmware/controller/resume.py).
+            # Imported only by a boot that has something to bring back: in
+            # the .mpy form its code would take 8 KB of heap for good
+            # (docs/heap-idioms.md). Held here, so the tick of `resuming`
+            # imports nothing (an import allocates).
+            from firmware.controller import resume
+            self.resume = resume
+            resume.begin(self, now)
         else:
-            self._enter(now, _IDLE)
+            self._enter(now, IDLE)
         self.write()
 
     def start(self, now):
         """Begin a table cycle; a refusal text, or None when started."""
-        if self.state != _IDLE:
+        if self.state != IDLE:
             return "the table is %s, not idle" % NAMES[self.state]
-        self.hal.set_flag(_MARK, True)
-        self.hal.set_flag(_HAND, False)    # a hand cut by the power is over: a new cycle
-        self.hal.set_flag(_GAVE_UP, False)
+        self.hal.set_flag(CYCLE_FLAG, True)
+        self.hal.set_flag(HAND_FLAG, False)    # a hand cut by the power is over: a new cycle
+        self.hal.set_flag(GAVE_UP_FLAG, False)
         self.hand_cut = False
         self.builder.state = builder.EMPTY
         self._lower_all(now)           # the builder starts once the platforms are down
-        self._enter(now, _BUILDING)
+        self._enter(now, BUILDING)
         return None
 
     def hand_end(self, now, winner):
         """The hand's result: a winning seat, or None for a draw (和局)."""
-        if self.state != _IN_HAND:
+        if self.state != IN_HAND:
             return "no hand is being played (state %s)" % NAMES[self.state]
         if winner is not None and (type(winner) is not int or winner < 0 or winner > 3):
             return "the winner must be a seat 0..3, or null for a draw"
@@ -181,15 +170,57 @@ class TableController:
         self.unwritten = (self.unwritten & ~_W_HAND_ON) | _W_HAND_OFF | _W_COUNTERS
         self.emit("result", {"winner": winner, "dealer": ds.dealer, "wins_in_row": ds.wins_in_row,
                              "streak": ds.streak})
-        self.d.display.show_alert(now, panel.ALERT_NONE)
+        self.devices.display.show_alert(now, panel.ALERT_NONE)
         if self.hand_cut:
-            # A hand brought back after a power cut (controller/wake.py):
+            # A hand brought back after a power cut (controller/resume.py):
             # its lanes may hold part of the next set, read before feeding.
             self.hand_cut = False
             if self.cfg.tile_sets == 2 and self._all(motion.BOTTOM):
                 self.builder.resume(now)
         self._start_next(now)
         return None
+
+    def emit(self, name, fields):
+        """An event of the table's to the host, then to its observer."""
+        self.link_emit(name, fields)
+        if self.observer is not None:
+            self.observer.event(name, fields)
+
+    def kong(self, now, seat, concealed):
+        """A kong declared by `seat` (the link's): a refusal text, or None."""
+        if self.state != IN_HAND:
+            return "no hand is being played (state %s)" % NAMES[self.state]
+        return self.follower.kong(now, seat, concealed)
+
+    def clear(self, now):
+        """The technician's clear of the fault (controller/technician.py)."""
+        technician.clear(self, now)
+
+    def new_game(self):
+        """A new game: the first dealer drawn again, the streak 0, saved
+        with the counters before anyone is told. The new dealer."""
+        ds = self.dealership
+        ds.dealer = random_seat(self.hal.rand)
+        ds.wins_in_row = 0
+        self._save()
+        return ds.dealer
+
+    def status(self, now):
+        """The table's part of `status` (link/server.py adds the link's)."""
+        d = self.devices
+        fault = None
+        if self.fault:
+            fault = {"code": self.fault, "name": faults.name_of(self.fault),
+                     "detail": self.fault_detail or {}, "t": self.fault_at}
+        return {"state": NAMES[self.state], "phase": builder.NAMES[self.builder.state],
+                "cycles": self.cycles, "fault": fault, "uptime": now,
+                "dealer": self.dealership.dealer,
+                # Faces are public once they settle: a roll's are decided
+                # as it starts, and shown only when it ends.
+                "dice": [d.dice.a, d.dice.b] if d.dice.a and not d.dice.rolling else None,
+                "tiles_per_side": self.builder.tiles_per_side(),
+                "lanes": [lane.count for lane in d.lanes],
+                "lifters": [motion.NAMES[l.state] for l in d.lifters]}
 
     def in_hand(self):
         """From the walls coming up to the hand's end, whatever stopped the
@@ -199,16 +230,16 @@ class TableController:
         and the controller cannot see them end it; `resuming` too). What
         could read a tile or move the table is refused all that time
         (link/service.py)."""
-        s = self.resume_state if self.state == _FAULT else self.state
-        return _LIFTING <= s <= _IN_HAND or self.hand_cut
+        s = self.resume_state if self.state == FAULT else self.state
+        return LIFTING <= s <= IN_HAND or self.hand_cut
 
     def still(self):
         """Nothing moves for the cycle: idle, or stopped by a fault (what a
         technician's jog, scan or dice test needs)."""
-        return self.state == _IDLE or self.state == _FAULT
+        return self.state == IDLE or self.state == FAULT
 
     def step(self, now):
-        d = self.d
+        d = self.devices
         d.plate.poll(now)
         for lane in d.lanes:
             lane.poll(now)
@@ -221,55 +252,54 @@ class TableController:
         slow = motion.slow()                  # a motion past its learned time
         if slow:
             self.emit("slow", slow)
-        if self.work is not None:          # a technician's jog or scan (work.py)
+        if self.work is not None:          # a technician's jog or scan (technician.py)
             self.work.step(self, now)
         if self.hal.tripped >= 0:          # the HAL's guard turned an output off
-            trip.fault(self, now, _OUTPUT_TIMEOUT, {"pin": self.hal.tripped})
+            safe_stop.fault(self, now, _OUTPUT_TIMEOUT, {"pin": self.hal.tripped})
             self.hal.tripped = -1
-        self.follower.step(now, self.state == _IN_HAND)   # reads the walls in play
-        if self.state == _FAULT:
+        self.follower.step(now, self.state == IN_HAND)   # reads the walls in play
+        if self.state == FAULT:
             return
-        if self.state == _RESUMING:        # before the faults: a reader's is a reason
-            from firmware.controller import wake
-            wake.step(self, now, NAMES)
+        if self.state == RESUMING:        # before the faults: a reader's is a reason
+            self.resume.step(self, now)  # pyright: ignore[reportOptionalMemberAccess]  (set by the boot that entered resuming)
             return
         for dev in d.fault_sources:
             if dev.fault:
-                trip.fault(self, now, dev.fault, dev.detail)
+                safe_stop.fault(self, now, dev.fault, dev.detail)
                 return
         state = self.state
         # Not in a hand the power cut (`hand_cut` then): nothing moves
         # unasked after a boot; its next set is built from its end.
-        if state == _BUILDING or (state == _IN_HAND and self.cfg.tile_sets == 2
+        if state == BUILDING or (state == IN_HAND and self.cfg.tile_sets == 2
                                   and not self.hand_cut):
             self._build(now)
-        if state == _LIFTING:
+        if state == LIFTING:
             if self._all(motion.TOP):
-                self.d.display.show_dealer(now, self.dealership.dealer, self.dealership.streak)
-                self.d.keys.clear()
-                self._enter(now, _DEALER)
-        elif state == _DEALER:
+                self.devices.display.show_dealer(now, self.dealership.dealer, self.dealership.streak)
+                self.devices.keys.clear()
+                self._enter(now, DEALER)
+        elif state == DEALER:
             if keys.dealer_rolls(self, now):
                 d.dice.start(now)
                 d.display.show_dice(now, 0, 0, True)
-                self._enter(now, _ROLLING)
-        elif state == _ROLLING:
+                self._enter(now, ROLLING)
+        elif state == ROLLING:
             dice = d.dice
             if dice.done(now):
                 d.display.show_dice(now, dice.a, dice.b, False)
                 self.emit("dice", {"a": dice.a, "b": dice.b, "dealer": self.dealership.dealer})
                 self.cycles += 1
                 d.keys.clear()                 # the dice press is not a gesture
-                self._enter(now, _IN_HAND)
+                self._enter(now, IN_HAND)
                 self.follower.begin(now, self.dealership.dealer, dice.a, dice.b,
                                     self.in_play)      # notes the hand's record
                 self.unwritten |= _W_COUNTERS
                 self._lower_all(now)           # platforms back down for the next set
                 if self.cfg.tile_sets == 1:
                     self.unwritten |= _W_MARK_OFF
-        elif state == _IN_HAND:
+        elif state == IN_HAND:
             keys.in_hand(self, now)
-        elif state != _DEALER:
+        elif state != DEALER:
             for seat in range(4):              # nothing to press for now
                 if d.keys.take_press(seat):
                     keys.refuse(self, now, seat, "no hand is on (the table is %s)" % NAMES[state])
@@ -282,8 +312,8 @@ class TableController:
             return
         b.step(now)
         if b.fault:
-            trip.fault(self, now, b.fault, b.detail)
-        elif b.state == builder.READY and self.state == _BUILDING:
+            safe_stop.fault(self, now, b.fault, b.detail)
+        elif b.state == builder.READY and self.state == BUILDING:
             self.emit("walls", {"tiles_per_side": b.tiles_per_side()})
             self._lift(now)
         elif b.state == builder.READY and not self.next_ready:
@@ -298,14 +328,14 @@ class TableController:
             # Two sets, the next one half built when the hand ended: go on
             # building it (the lanes hold its tiles; counting again from
             # zero would overfill them and end in a false lane_jam).
-            self._enter(now, _BUILDING)
+            self._enter(now, BUILDING)
         else:
             self.builder.state = builder.EMPTY
             self._lower_all(now)
-            self._enter(now, _BUILDING)
+            self._enter(now, BUILDING)
 
     def _lower_all(self, now):
-        for lifter in self.d.lifters:
+        for lifter in self.devices.lifters:
             lifter.lower(now)
 
     def _lift(self, now):
@@ -314,15 +344,15 @@ class TableController:
         self.unwritten = (self.unwritten & ~_W_HAND_OFF) | _W_HAND_ON | _W_COUNTERS
         per = len(self.in_play) // 4
         for slot in range(len(self.in_play)):
-            if self.in_play[slot] != _NO_TILE:
+            if self.in_play[slot] != NO_TILE:
                 self.tiles_fed[slot // per] += 1
         self.builder.state = builder.EMPTY
-        for lifter in self.d.lifters:
+        for lifter in self.devices.lifters:
             lifter.lift(now)
-        self._enter(now, _LIFTING)
+        self._enter(now, LIFTING)
 
     def _all(self, position):
-        for lifter in self.d.lifters:
+        for lifter in self.devices.lifters:
             if lifter.state != position:
                 return False
         return True
@@ -330,7 +360,7 @@ class TableController:
     def _enter(self, now, state):
         self.state = state
         self.scanned = False           # the walls may change from here
-        self.d.rfid.raw = None         # so a technician's scan is stale: its UIDs go
+        self.devices.rfid.raw = None         # so a technician's scan is stale: its UIDs go
         self.emit("state", {"state": NAMES[state]})
 
     # -- what survives a power cut --------------------------------------------
@@ -353,11 +383,11 @@ class TableController:
         rec[_NOTED] = 0
         try:
             if w & (_W_HAND_ON | _W_HAND_OFF):
-                self.hal.set_flag(_HAND, (w & _W_HAND_ON) != 0)
+                self.hal.set_flag(HAND_FLAG, (w & _W_HAND_ON) != 0)
             if w & _W_MARK_OFF:
-                self.hal.set_flag(_MARK, False)
+                self.hal.set_flag(CYCLE_FLAG, False)
             if w & _W_RECORD:
-                self._kept("record")
+                saved_state.record(self)
         except Exception:
             self.unsaved += 1
         if w & _W_COUNTERS:
@@ -365,26 +395,14 @@ class TableController:
 
     def _save(self, fault=None):
         """Counters and the fault log (with `fault`, a new entry, at its
-        end) to the flash (controller/kept.py). Never raises: a failed save
+        end) to the flash (controller/saved_state.py). Never raises: a failed save
         is counted in `unsaved`, and the table goes on."""
         try:
-            self._kept("save", fault)
+            saved_state.save(self, fault)
         except Exception:
             self.unsaved += 1
 
     def faults_logged(self):
         """The fault log as saved, newest first: [t, code, name, detail]
         each; empty when there is no file yet or it is damaged."""
-        return self._kept("logged")
-
-    def _kept(self, what, arg=None):
-        """kept.py's function `what` for this controller: the module and
-        persist.py loaded for it and forgotten after, so that neither is
-        resident (docs/heap-idioms.md, 15)."""
-        from firmware.controller import kept
-        from firmware.hal import forget
-        try:
-            return getattr(kept, what)(self, arg)
-        finally:
-            forget("firmware.controller.kept")
-            forget("firmware.persist")
+        return saved_state.logged(self)

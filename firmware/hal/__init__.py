@@ -51,9 +51,11 @@ listing them.
 
 # Tick arithmetic that wraps like MicroPython's: times are ints modulo the
 # ticks period, compared only through ticks_diff. Pure arithmetic (reading
-# the clock is the HAL's job), so drivers use it freely. It lives here, not
-# in a module of its own: every module costs heap on a board.
+# the clock is the HAL's job), so drivers use it freely.
+import os
 from array import array
+
+from firmware import drbg
 
 try:
     from micropython import const  # pyright: ignore[reportAssignmentType]  (CPython defines it below)
@@ -64,7 +66,6 @@ except ImportError:  # CPython (host-side tests)
 _PERIOD = const(1 << 30)
 _HALF = const(1 << 29)
 _GUARDS = const(16)            # outputs a table has: 1 + 4 + 8 + 1 = 14
-_END = const(33)               # hal._rb: where the block ends (firmware/drbg.py)
 
 try:
     from time import ticks_add, ticks_diff  # pyright: ignore  (MicroPython: native)
@@ -76,21 +77,8 @@ except ImportError:  # CPython (host-side tests of drivers)
         return ((a - b + _HALF) % _PERIOD) - _HALF
 
 
-def forget(name):
-    """Drop a module that was needed for a moment (boot's checks, a
-    technician's request, a save): nothing else refers to its functions,
-    so they leave the heap at the next collection (docs/firmware.md,
-    Memory). Here for the reason ticks_add is: every module costs heap."""
-    import sys
-    package, _, leaf = name.rpartition(".")
-    sys.modules.pop(name, None)
-    parent = sys.modules.get(package)
-    if parent is not None and hasattr(parent, leaf):
-        delattr(parent, leaf)
-
-
 class HalCommon:
-    """What both backends share (one class: a class costs the heap ~200 B).
+    """What both backends share.
 
     Flags kept as files in `self.store` (a folder path ending in "/"):
     both backends' store is a filesystem, the board's flash or a folder
@@ -113,29 +101,24 @@ class HalCommon:
     what tells this board from another), reseeded from it every 16 blocks
     of 32 bytes; every block is generated with the backend's jitter pool,
     if it keeps one, as additional input (docs/security.md, Randomness).
-    The DRBG's state is plain data here, `_rb`; its module is imported for
-    a block and forgotten."""
+    The DRBG's state is `_rb` (firmware/drbg.py says what is where in it)."""
     store: str
     _rb: bytearray
 
-    # One array of (pin, max_ms, on since or -1) per guarded output: one
-    # object rather than four, and names cost heap too (docs/firmware.md).
+    # One array of (pin, max_ms, on since or -1) per guarded output: the
+    # tick's guard reads it without allocating.
 
     def __init__(self, pers):
         self.tripped = -1
         self._g = array("i", bytes(12 * _GUARDS))
         self._g_n = 0
-        from firmware import drbg
         drbg.start(self, pers)
-        forget("firmware.drbg")
 
     def rand(self, n):
         b = self._rb
         i = b[0]
-        if i + n > _END:
-            from firmware import drbg
+        if i + n > drbg.BLOCK_END:
             i = drbg.refill(self, n)
-            forget("firmware.drbg")
         b[0] = i + n
         return b[i:i + n]
 
@@ -182,7 +165,6 @@ class HalCommon:
             with open(path, "w") as f:
                 f.write("1")
         elif self.flag(name):
-            import os
             os.remove(path)
 
     def secret(self, name):
@@ -195,5 +177,4 @@ class HalCommon:
         with open(path + ".new", "wb") as f:
             for part in parts:
                 f.write(part)
-        import os
         os.rename(path + ".new", path)

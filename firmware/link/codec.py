@@ -28,6 +28,14 @@ import json
 from firmware import frame
 
 PROTO_VERSION = 9          # bumped by any change of what the tables below put on the wire
+# The service sessions' times (the answers tell the host: ttl_ms,
+# expires_ms). link/service.py checks them per request, and the server's
+# tick ends what outlived them too, so that no expiry waits for a request
+# whose tick difference has wrapped (ticks_diff is right over 2**29 ms,
+# 6.2 days).
+SESSION_MS = const(300000)         # a session lasts this long after its last use
+NONCE_MS = const(30000)            # a challenge must be answered within this
+LOCK_MAX_MS = const(8000)          # the longest lockout after wrong MACs
 # The frame kinds and the tables below are private constants: compiled
 # into the functions that use them, they leave no global and no interned
 # name on the controller (docs/firmware.md, Memory). The host reads them
@@ -123,7 +131,7 @@ _HOST_ERRORS = const("not_public bad_value bad_response bad_event timeout closed
 _NESTED = const("alloc bad_crc bits chip cmd code count detail dropped end entropy errors expected"
           " free frozen garbage got lane micropython ms name overruns pin port reason requests seat"
           " sensor side slot slots state t")   # keys of nested objects
-_SECRET = const(("tile", "tiles", "uid"))   # at any depth, only with reveal=True
+SECRET_KEYS = const(("tile", "tiles", "uid"))   # at any depth, only with reveal=True
 
 
 class LinkError(Exception):
@@ -400,7 +408,7 @@ def _value(buf, i, v, mode, spec=None, lo=0, e=0, head=None):
             break
         prev = k
         sub = mode
-        if mode == _PUBLIC and k in _SECRET:
+        if mode == _PUBLIC and k in SECRET_KEYS:
             raise LinkError("not_public", "field %s is not public" % k)
         if spec is not None:
             q = find(spec, k, lo, e, " ")
@@ -411,7 +419,7 @@ def _value(buf, i, v, mode, spec=None, lo=0, e=0, head=None):
             bad = bad or not f
             if spec.startswith("any", q + 1):
                 sub = _ANY_KEYS
-        elif mode != _ANY_KEYS and k not in _SECRET and find(_NESTED, k, 0, len(_NESTED), " ") < 0:
+        elif mode != _ANY_KEYS and k not in SECRET_KEYS and find(_NESTED, k, 0, len(_NESTED), " ") < 0:
             raise LinkError("not_public", "field %s is not declared" % k[:32])
         if i != start:
             buf[i] = _COMMA
@@ -451,7 +459,7 @@ def write(buf, kind, seq, obj, spec, key, head, value, reveal, code):
     except (IndexError, RuntimeError):  # past the buffer (a cycle ends there too)
         for k in obj:                   # the guard first, as when it fits
             if k != head and (type(k) is not str or find(spec, k, lo, e, " ") < 0
-                              or (mode == _PUBLIC and k in _SECRET)):
+                              or (mode == _PUBLIC and k in SECRET_KEYS)):
                 raise LinkError("not_public", "field %s is not declared" % str(k)[:32])
         check(obj, spec, lo, e, head, "bad_value")
         i = len(buf)

@@ -4,10 +4,6 @@ state, the fault log, the counters, the sensors and the config file
 table (codec._REQUESTS) and answered by the function named after it,
 called by the server's dispatcher as handler(link, ctl, now, args): the
 arguments are checked against the table by then.
-
-Memory: like link/service.py, not resident: the link imports this module
-for one request and forgets it after the answer (LinkServer._answer), so
-that a table in play carries none of it.
 """
 
 import json
@@ -60,7 +56,7 @@ def sensors(link, ctl, now, args):
     revolutions, each lane's count sensor and count, each lifter's top
     and bottom switch, each seat key; and the motors: the plate's and
     each lane's (1 = running), each lifter's motion, the buzzer."""
-    d = ctl.d
+    d = ctl.devices
     hal = ctl.hal
     return {"ok": True, "plate": [hal.read(d.plate.sensor), d.plate.revolutions],
             "lanes": [[hal.read(l.sensor), l.count] for l in d.lanes],
@@ -72,9 +68,8 @@ def sensors(link, ctl, now, args):
 
 
 def config_get(link, ctl, now, args):
-    """The config file's keys, or one key's value. The file is read with
-    json alone: importing firmware.config again would bring back the
-    validator (and the rulesets) that boot forgot to save heap."""
+    """The config file's keys, or one key's value, as the file holds them
+    (the values the controller runs with are the file's at its boot)."""
     key = args.get("key")
     with open(ctl.cfg.path) as f:
         data = json.load(f)

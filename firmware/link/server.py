@@ -13,29 +13,25 @@ except ImportError:  # CPython (host-side tests)
         return x
 
 import gc
+import os
+import sys
 from array import array
 
 from firmware import faults
 from firmware.faults import AUDIT_FAULTS as _AUDIT_FAULTS
-from firmware.hal import forget, ticks_diff
+from firmware.hal import ticks_diff
 from firmware import frame
 from firmware.link import codec
+from firmware.link.codec import LOCK_MAX_MS, NONCE_MS, SESSION_MS
 
 _RX = const(32)
 _REQUEST_MAX = const(160)             # requests are small: the longest is a config_get
 _EVENT_MAX = const(200)               # events are small: a fault with its detail
 # Constant tuples: no module global (no interned name, no slot) for them.
-_SECRET = const(("tile", "tiles", "uid"))    # = codec's (tile identities)
 _POLL_ANSWERS = const(2)              # answers per poll: each parses and writes JSON
 _POLL_READS = const(8)                # x _RX bytes per poll (a garbage flood)
 _QUIET_MS = const(100)                 # a frame's bytes come together; a gap this long ends it
 _RETRY_MS = const(5000)                # same seq and payload this soon: a retry, answered again
-# The service sessions' times (= link/service.py's): the tick ends what
-# outlived them, so that no expiry waits for a request whose tick
-# difference has wrapped (ticks_diff is right over 2**29 ms, 6.2 days).
-_SESSION_MS = const(300000)
-_NONCE_MS = const(30000)
-_LOCK_MAX_MS = const(8000)
 # LinkServer.challenges: the challenges issued, the last one no longer
 # answerable, and the count at the last mark and when it was made.
 _ISSUED = const(0)
@@ -60,6 +56,7 @@ class LinkServer:
         self.table = table
         self.key = key             # the table's service key (bytes), or None
         self.controller = None     # the TableController, once the config is good (attach)
+        self.handlers = {}         # the request handlers' modules by home (attach)
         self.session = None        # the open service session's token (hex)
         self.fault_code = 0        # a fault found at boot (no controller): its code,
         self.fault_name = ""       # its name (also the error code of every refused
@@ -108,10 +105,16 @@ class LinkServer:
         self.fault_name = faults.name_of(code)
         self.fault_reason = reason
 
-    def attach(self, controller):
+    def attach(self, controller, handlers):
         """The controller to answer for (built after this server: it
-        needs `emit`)."""
+        needs `emit`), and the modules that answer its requests, by their
+        home in the codec's table (link/handlers.py; the service requests'
+        module is imported at the first: `_answer`). Given here, not
+        imported by this module: the link's core answers alone when the
+        boot stops before the controller (a bad config, a changed
+        firmware: main.py)."""
         self.controller = controller
+        self.handlers = handlers
 
     # -- out -----------------------------------------------------------------
 
@@ -154,7 +157,7 @@ class LinkServer:
         if result.get("op") == "faults":
             for f in result["faults"]:
                 if f["code"] not in _AUDIT_FAULTS:
-                    for k in _SECRET:
+                    for k in codec.SECRET_KEYS:
                         if k in f["detail"]:
                             return False   # let the guard refuse it
             return True
@@ -182,12 +185,12 @@ class LinkServer:
         interval is short). Inline, with no local of its own: a method
         more is 16 B more of the resident heap, and a local more would
         put this frame on the heap at every poll (link/codec.py, _item)."""
-        if self.session_state and ticks_diff(now, self.session_at) > _SESSION_MS:
+        if self.session_state and ticks_diff(now, self.session_at) > SESSION_MS:
             self.session_state = 0
-        if self.lock_at >= 0 and ticks_diff(now, self.lock_at) > _LOCK_MAX_MS:
+        if self.lock_at >= 0 and ticks_diff(now, self.lock_at) > LOCK_MAX_MS:
             self.lock_at = -1
-        if ticks_diff(now, self.challenges[_MARK_AT]) > _NONCE_MS:
-            # Every challenge up to the mark is older than _NONCE_MS now.
+        if ticks_diff(now, self.challenges[_MARK_AT]) > NONCE_MS:
+            # Every challenge up to the mark is older than NONCE_MS now.
             if self.challenges[_MARK] > self.challenges[_FLOOR]:
                 self.challenges[_FLOOR] = self.challenges[_MARK]
             self.challenges[_MARK] = self.challenges[_ISSUED]
@@ -269,9 +272,8 @@ class LinkServer:
         the codec's table says (codec.route): its handler is the function
         named after it in its home, a method of this class (hello and
         status, asked at once and all the time) or a function of
-        link/commands.py, readouts.py or service.py, each loaded for this
-        request and forgotten after it. service.py checks first who may
-        send what it answers."""
+        link/commands.py, readouts.py or service.py. service.py checks
+        first who may send what it answers."""
         home = codec.route(op)[1]
         ctl = self.controller
         if ctl is None and op != "hello" and op != "status":
@@ -282,21 +284,14 @@ class LinkServer:
             # The function from the class: from the instance it would be
             # a bound method, made on the heap at every request.
             return getattr(LinkServer, op)(self, ctl, now, args)
-        gc.collect()               # the module goes into the holes the last one left
         if home == "service":
+            # The technician's requests (link/service.py): imported at a
+            # visit's first request and kept from then on. A table nobody
+            # services does not hold their code, 10 KB of heap in the .mpy
+            # form, which its 128 KB cycle would not fit (docs/heap-idioms.md).
             from firmware.link import service
-            try:
-                return service.answer(self, ctl, now, op, args)
-            finally:
-                forget("firmware.link.service")
-        if home == "commands":
-            from firmware.link import commands as handlers
-        else:
-            from firmware.link import readouts as handlers
-        try:
-            return getattr(handlers, op)(self, ctl, now, args)
-        finally:
-            forget(handlers.__name__)
+            return service.answer(self, ctl, now, op, args)
+        return getattr(self.handlers[home], op)(self, ctl, now, args)
 
     def hello(self, ctl, now, args):
         """The firmware, its build and what it runs on, the table's name (a
@@ -313,27 +308,13 @@ class LinkServer:
                               "detail": {"reason": self.fault_reason}},
                     "uptime": now, "dealer": None, "dice": None,
                     "tiles_per_side": [0, 0, 0, 0], "lanes": [0, 0, 0, 0], "lifters": []}
-        from firmware.controller.builder import NAMES as BUILDER
-        from firmware.controller.table import NAMES
-        from firmware.drivers.motion import NAMES as LIFT
-        d = ctl.d
-        fault = None
-        if ctl.fault:
-            fault = {"code": ctl.fault, "name": faults.name_of(ctl.fault),
-                     "detail": ctl.fault_detail or {}, "t": ctl.fault_at}
-        return {"ok": True, "state": NAMES[ctl.state], "phase": BUILDER[ctl.builder.state],
-                "cycles": ctl.cycles, "fault": fault, "uptime": now,
-                "dealer": ctl.dealership.dealer,
-                # Faces are public once they settle: a roll's are decided
-                # as it starts, and shown only when it ends.
-                "dice": [d.dice.a, d.dice.b] if d.dice.a and not d.dice.rolling else None,
-                "tiles_per_side": ctl.builder.tiles_per_side(),
-                "lanes": [lane.count for lane in d.lanes],
-                "lifters": [LIFT[l.state] for l in d.lifters],
-                "link": {"requests": self.requests, "errors": self.errors,
-                         "dropped": self.dropped, "overruns": self.overruns,
-                         "garbage": self.reader.dropped, "bad_crc": self.reader.bad_crc},
-                "heap": {"alloc": gc.mem_alloc(), "free": gc.mem_free()}}
+        out = ctl.status(now)
+        out["ok"] = True
+        out["link"] = {"requests": self.requests, "errors": self.errors,
+                       "dropped": self.dropped, "overruns": self.overruns,
+                       "garbage": self.reader.dropped, "bad_crc": self.reader.bad_crc}
+        out["heap"] = {"alloc": gc.mem_alloc(), "free": gc.mem_free()}
+        return out
 
     def runtime(self):
         """What this firmware runs on, as it knows it itself: the word size,
@@ -342,8 +323,6 @@ class LinkServer:
         or in QEMU, "unix" on the twin), the chip (os.uname's machine ends
         "with ESP32S3" on the esp32 port; None elsewhere) and where the
         DRBG's seed came from (the HAL's entropy_source)."""
-        import os
-        import sys
         v = sys.implementation.version
         esp32 = sys.platform == "esp32"
         return {"bits": 64 if sys.maxsize > 0x7FFFFFFF else 32, "frozen": self.frozen,

@@ -32,17 +32,12 @@ Each request is declared on its line of the codec's table
 hand) or session. `answer` checks that first, then calls the function
 named after the request, and logs what a session did with its outcome.
 The table itself moves only through the controller's own functions
-(controller/work.py: jog, scan).
+(controller/technician.py: jog, scan).
 
-Memory: a parlour table plays for hours between two technician visits, so
-this module is not resident. The link imports it for one such request and
-forgets it after the answer (LinkServer._answer), and controller/work.py
-with it when a handler needed it (only those that move the table import
-it: config_set, the visit's fullest request, has no room for it); what
-must outlive a request (the session and its key, the challenges' count,
-the wrong MACs, the counts, the key) is kept on the LinkServer as plain data, allocated at boot, and
-a jog's deadline on the controller, whose tick stops it. Its names stay
-interned once used; its functions leave.
+What must outlive a request (the session and its key, the challenges'
+count, the wrong MACs, the counts, the key) is kept on the LinkServer,
+allocated at boot, and a jog's deadline on the controller, whose tick
+stops it.
 """
 
 try:
@@ -52,23 +47,28 @@ except ImportError:  # CPython (host-side tests)
         return x
 
 import binascii
+import hashlib
+import hmac
 import json
+import os
 
 from engine_core import tiles
-from firmware.controller.table import NAMES
-from firmware.hal import forget, ticks_diff
-from firmware.link.codec import LinkError, route
+from engine_core.dice import roll
+from firmware import config, persist
+from firmware.controller import technician
+from firmware.controller.states import NAMES
+from firmware.hal import ticks_diff
+from firmware.link import mqttconf
+from firmware.frame import HEADER
+from firmware.link.codec import LOCK_MAX_MS, NONCE_MS, SESSION_MS, LinkError, route
 from firmware.tags import UNKNOWN
 
-NONCE_MS = const(30000)            # a challenge must be answered within this
-SESSION_MS = const(300000)         # a session lasts this long after its last use
 _LOCK_MS = const(250)              # service_auth shut after a wrong MAC, doubled by each next,
-_LOCK_MAX_MS = const(8000)         # up to this (= server's, whose tick ends the lockout)
+                                   # up to LOCK_MAX_MS (link/codec.py)
 _ALARM_RUN = const(8)              # wrong MACs in a row that raise the alarm
 _CTR_MAX = const(0x3FFFFFFF)       # request counters and challenge numbers stay small ints
 # The tail of a signed request's payload: ,"mac":" + 32 hex digits + "}
 _TAIL = const(42)
-_HEADER = const(6)                 # = frame.HEADER: where a frame's payload starts
 _LOG = const(16)                   # entries kept
 _LOG_FILE = const("service.log")   # in the board's flash (the store)
 # What key-less hosts did, counted by kind (the link's service_counts;
@@ -88,28 +88,24 @@ def answer(link, ctl, now, op, args):
     function named after it; what a session did goes into the log, with
     its outcome ("ok" or the refusal's code)."""
     who = route(op)[0]
+    if who == "session":               # the open session's, signed; never in a hand
+        # but service_close, which only ends things
+        check(link, now, args, op != "service_close" and ctl.in_hand(), op)
+    elif who == "no_hand" and ctl.in_hand():
+        raise _refused(link, "busy", "%s is refused during a hand" % op)
+    handler = globals()[op]
+    # A dice test changes nothing on the table, and a long one is 200
+    # requests: logged, it would push a visit's evidence out of the log.
+    # service_close logs itself.
+    if who != "session" or op == "dice_test" or op == "service_close":
+        return handler(link, ctl, now, args)
     try:
-        if who == "session":           # the open session's, signed; never in a hand
-            # but service_close, which only ends things
-            check(link, now, args, op != "service_close" and ctl.in_hand(), op)
-        elif who == "no_hand" and ctl.in_hand():
-            raise _refused(link, "busy", "%s is refused during a hand" % op)
-        handler = globals()[op]
-        # A dice test changes nothing on the table, and a long one is 200
-        # requests: logged, it would push a visit's evidence out of the log.
-        # service_close logs itself.
-        if who != "session" or op == "dice_test" or op == "service_close":
-            return handler(link, ctl, now, args)
-        try:
-            out = handler(link, ctl, now, args)
-        except LinkError as e:
-            _note_act(link, now, op, args, e.code)
-            raise
-        _note_act(link, now, op, args, "ok")
-        return out
-    finally:
-        forget("firmware.controller.work")     # if a handler loaded it
-        forget("firmware.persist")             # if the log was read or written
+        out = handler(link, ctl, now, args)
+    except LinkError as e:
+        _note_act(link, now, op, args, e.code)
+        raise
+    _note_act(link, now, op, args, "ok")
+    return out
 
 
 def _still(ctl, op):
@@ -140,8 +136,7 @@ def service_auth(link, ctl, now, args):
 
 
 def service_close(link, ctl, now, args):
-    from firmware.controller import work
-    work.stop_jog(ctl, now)
+    technician.stop_jog(ctl, now)
     return {"ok": True, "closed": close(link, now, "by the host")}
 
 
@@ -164,7 +159,7 @@ def service_log(link, ctl, now, args):
 
 
 def jog(link, ctl, now, args):
-    """One motor for `ms` (controller/work.py starts it)."""
+    """One motor for `ms` (controller/technician.py starts it)."""
     # The arguments first: a wrong call names what is wrong whatever
     # the table is doing, and never falls back to lane or lifter 0.
     actuator = args["actuator"]
@@ -182,8 +177,7 @@ def jog(link, ctl, now, args):
         if n < 0 or n > 3:
             raise LinkError("bad_request", "n must be 0..3, not %d" % n)
     _still(ctl, "jog")
-    from firmware.controller import work
-    why = work.jog(ctl, now, actuator, n, ms)
+    why = technician.jog(ctl, now, actuator, n, ms)
     if why:
         raise LinkError("refused", why)
     return {"ok": True, "state": "jogging"}
@@ -193,8 +187,7 @@ def rfid_scan(link, ctl, now, args):
     """The walls in the lanes scanned, side by side; the `scanned` event
     says when it is done."""
     _still(ctl, "rfid_scan")
-    from firmware.controller import work
-    why = work.scan(ctl, now)
+    why = technician.scan(ctl, now)
     if why:
         raise LinkError("busy", why)
     return {"ok": True, "state": "scanning"}
@@ -209,7 +202,6 @@ def dice_test(link, ctl, now, args):
     if n < 1 or n > _DICE_TEST_MAX:
         raise LinkError("bad_request", "n must be 1..%d" % _DICE_TEST_MAX)
     _still(ctl, "dice_test")
-    from engine_core.dice import roll
     counts = [0, 0, 0, 0, 0, 0]
     for _ in range(n):
         a, b = roll(ctl.hal.rand)
@@ -320,25 +312,19 @@ def _signed(link):
     digits are the first 16 bytes of HMAC-SHA256(session key, every byte
     before that comma)?"""
     r = link.reader
-    e = _HEADER + r.length
+    e = HEADER + r.length
     b = r.buf
     if r.length <= _TAIL or b[e - _TAIL:e - 34] != b',"mac":"' or b[e - 2:e] != b'"}':
         return False
-    return _same(_mac(bytes(link.session_key[0:32]), b[_HEADER:e - _TAIL]),
+    return _same(_mac(bytes(link.session_key[0:32]), b[HEADER:e - _TAIL]),
                  b[e - 34:e - 2], 16)
 
 
 def _mac(key, data):
     """HMAC-SHA256(key, data), 32 bytes: micropython-lib's hmac, frozen
-    with the firmware, loaded for this and forgotten."""
-    import hashlib
-    import hmac
-    # The constructor, not its name: hmac then makes no closure, and a
-    # technician's visit fits 256 B less on the twin. (The checker reads
-    # CPython's hmac, which wants CPython's hash objects.)
-    out = hmac.new(key, data, hashlib.sha256).digest()  # pyright: ignore[reportArgumentType]
-    forget("hmac")
-    return out
+    with the firmware."""
+    # (The checker reads CPython's hmac, which wants CPython's hash objects.)
+    return hmac.new(key, data, hashlib.sha256).digest()  # pyright: ignore[reportArgumentType]
 
 
 def _same(want, got_hex, n):
@@ -358,7 +344,7 @@ def _same(want, got_hex, n):
 
 def _lock_ms(run):
     """How long service_auth stays shut after the run-th wrong MAC in a row."""
-    return min(_LOCK_MS << min(run - 1, 5), _LOCK_MAX_MS) if run > 0 else 0
+    return min(_LOCK_MS << min(run - 1, 5), LOCK_MAX_MS) if run > 0 else 0
 
 
 def _wrong(link, now):
@@ -390,8 +376,7 @@ def _rejected(link, now, what, kind, message):
 
 def close(link, now, reason):
     if link.controller is not None:
-        from firmware.controller import work
-        work.forget_scan(link.controller)
+            technician.forget_scan(link.controller)
     if link.session is not None:
         link.session = None
         link.session_state = 0
@@ -425,7 +410,6 @@ def _count(link, kind):
 def _entries(link):
     """The service log as saved, oldest first ([] when there is none yet,
     or it is damaged: the next entry starts it again)."""
-    from firmware import persist
     try:
         log = persist.load(link.hal.store + _LOG_FILE)
     except ValueError:
@@ -437,7 +421,6 @@ def _note(link, entry):
     """`entry` ([t, what, ...]) at the end of the log, the oldest past _LOG
     dropped. A flash that fails loses the entry, counted ("unsaved"), never
     the request."""
-    from firmware import persist
     try:
         log = _entries(link)
         log.append(entry)
@@ -471,23 +454,18 @@ def _refused(link, code, message, kind=None):
 # -- what the table does ------------------------------------------------------
 
 def config_set(link, ctl, now, args):
-    """One key of the config file changed, checked whole by the validator
-    (loaded for this request, forgotten after), written atomically: a new
+    """One key of the config file changed, checked whole by the validator,
+    written atomically: a new
     file, then a rename over the old one (a power cut leaves one or the
     other). It takes effect when the controller next starts. `key`: a top
     key, or "timings.NAME" / "pins.NAME" for one entry of those."""
     _still(ctl, "config_set")
     cfg, key, value = ctl.cfg, args["key"], args["value"]
     if key.startswith("mqtt."):       # the telemetry's settings: a secret (link/telemetry.py)
-        # (Its names reuse this function's: each local is a word of its
-        # frame, on the heap at the visit's fullest.)
-        from firmware.link import mqttconf as config
         try:
-            return config.configure(ctl.hal, key, value)
+            return mqttconf.configure(ctl.hal, key, value)
         except ValueError as e:
             raise LinkError("config_invalid", str(e))
-        finally:
-            forget("firmware.link.mqttconf")
     with open(cfg.path) as f:
         data = json.load(f)
     head, _, leaf = key.partition(".")
@@ -499,15 +477,10 @@ def config_set(link, ctl, now, args):
         data[key] = value
     else:
         raise LinkError("not_found", "the config has no %r" % key)
-    from firmware import config
     try:
         config.check(data, cfg.path)
     except ValueError as e:            # the config's: the value is refused, nothing written
         raise LinkError("config_invalid", str(e))
-    finally:
-        del config
-        forget("firmware.config")
-        forget("engine_core.rulesets")
     _write_atomic(cfg.path, data)
     return {"ok": True, "key": key, "value": value, "restart": True}
 
@@ -516,7 +489,6 @@ def _write_atomic(path, data):
     """`data` as JSON in a new file, then renamed over the old one. Written
     to the file as it is encoded: the text whole would be one more
     contiguous block at the session's fullest heap."""
-    import os
     with open(path + ".new", "w") as f:
         json.dump(data, f)
     os.rename(path + ".new", path)
@@ -527,7 +499,7 @@ def rfid_audit(link, ctl, now, args):
     unknown ones, how many kinds differ and each (the first _AUDIT_KINDS)
     as [code, have, want]."""
     _scanned(ctl, "rfid_audit")
-    r = ctl.d.rfid
+    r = ctl.devices.rfid
     seen, ids = r.seen, r.ids
     have = bytearray(tiles.N_KINDS)
     unknown = 0
@@ -563,12 +535,11 @@ def rfid_learn(link, ctl, now, args):
     try:
         return _learn(ctl)
     finally:
-        from firmware.controller import work
-        work.forget_scan(ctl)
+            technician.forget_scan(ctl)
 
 
 def _learn(ctl):
-    r = ctl.d.rfid
+    r = ctl.devices.rfid
     seen, uids, ids = r.seen, r.raw, r.ids
     if uids is None:                   # the scan was not the session's, or it is stale
         raise LinkError("refused", "scan the walls first (rfid_scan), and move nothing after")
@@ -585,7 +556,7 @@ def _learn(ctl):
         for other in range(slot):
             if uids[4 * other:4 * other + 4] == uids[4 * slot:4 * slot + 4]:
                 raise LinkError("refused", "slots %d and %d read the same tag" % (other, slot))
-    tags = ctl.d.tags
+    tags = ctl.devices.tags
     learned = bytearray(b"\xff" * len(tags))  # by entry of the table: its slot
     new = 0
     changed = 0
@@ -606,7 +577,7 @@ def _learned(ctl, tags, learned, order):
     for i in range(len(tags)):         # the known tags, learned codes over old
         tid = tags.ids[i] if learned[i] == 0xFF else order[learned[i]]
         yield "%08x %s\n" % (tags.uid(i), tiles.CODES[tid])
-    rfid = ctl.d.rfid
+    rfid = ctl.devices.rfid
     for slot in range(len(rfid.ids)):
         if rfid.ids[slot] == UNKNOWN:
             yield "%08x %s\n" % (rfid.uid(slot), tiles.CODES[order[slot]])

@@ -9,12 +9,12 @@ keys `mqtt.*` in a service session (link/mqttconf.py). Without it
 main.py never imports this module and the table runs exactly as without
 telemetry.
 
-This module is not resident: the controller's emit and write are hooked
-by link/mqtthook.py, which keeps the telemetry's state (`kept`, in the
-order of `FIELDS`) and imports this module for a turn when there is
-something to do, then it is forgotten (docs/heap-idioms.md, 16). A turn
-publishes the events the hook queued, the counters and health when due,
-connects when due, and writes what waits.
+One object, made at the boot when the settings are there
+(`Telemetry.configured`): the controller tells it each of its events
+(TableController.observer, `event`), and the control loop gives it a turn
+after each step (`poll`, main.py). A turn publishes the events queued,
+the counters and health when due, connects when due, and writes what
+waits; between turns a tick compares two numbers and allocates nothing.
 
 The table first, always:
 * publishing is bounded per turn: at most `_PER_TURN` messages, each
@@ -31,9 +31,10 @@ The table first, always:
 * any error on the socket closes it and counts it; nothing raises into
   the control loop (main.py calls the hooks inside its own guard too);
 * a technician's visit and a hand coming back after a power cut are the
-  heap's fullest times: a turn steps aside then (the connection ended,
-  what waits dropped and counted as skipped), and none comes until 10 s
-  after (mqtthook.py).
+  heap's fullest times: the telemetry steps aside then (the connection
+  ended, what waits dropped and counted as skipped, no event queued), and
+  comes back 10 s after the last of them (a visit is often several
+  sessions, one per command).
 
 Only public facts: the state, a fault's code, name, cause and fix and its
 scalar detail (none for the audit's faults, whose details may name tiles),
@@ -51,10 +52,21 @@ import gc
 import json
 
 from firmware import faults
+from firmware.controller.states import NAMES, RESUMING
 from firmware.faults import AUDIT_FAULTS as _AUDIT_FAULTS
-from firmware.hal import forget, ticks_diff
+from firmware.hal import ticks_diff
+from firmware.link.codec import SECRET_KEYS
 
-_QUEUE = const(12)             # payloads waiting; the oldest dropped beyond (= mqtthook's)
+try:
+    from umqtt import simple as umqtt  # pyright: ignore[reportMissingImports]  (frozen: manifest.py)
+except ImportError:  # CPython (host-side tests give their own)
+    umqtt = None
+try:
+    from firmware.hal import wifi      # the board's network (hal/wifi.py)
+except ImportError:                    # the twin: the host's network, no TLS
+    wifi = None
+
+_QUEUE = const(12)             # payloads waiting, and events; the oldest dropped beyond
 _PER_TURN = const(8)           # messages written per turn at most: a connect's five and an event or three
 _DRAIN_MS = const(100)         # the socket full: the next try at what waits
 _BACKOFF_MIN = const(1000)
@@ -63,60 +75,101 @@ _TIMEOUT_MS = const(100)       # the TCP connect, then the CONNACK, each at most
 _KEEPALIVE_S = const(30)       # told to the broker; a PINGREQ every half of it
 _SILENT_MS = const(75000)      # nothing from the broker this long: the link is dead
 _HEALTH_MS = const(5000)       # counters and health this often (offline within 10 s: docs/fleet.md)
-_RESUMING = const(8)           # = the controller's (table.py): a hand coming back after a cut
+_QUIET_MS = const(10000)       # back this long after the last session or resume
+_PUBLISHED = const(("state", "fault", "cleared", "result"))
 _KEYS = const(("host", "site", "table", "user", "password"))
-_SECRET = const(("tile", "tiles", "uid"))
 _HEALTH = const('{"uptime": %d, "heap_free": %d, "boots": %d, "link": {"errors": %d, '
                 '"dropped": %d, "overruns": %d}, "mqtt": {"dropped": %d, "errors": %d, '
                 '"refused": %d, "connects": %d, "sent": %d, "skipped": %d}}')
 
-# `kept`, the state between turns, slot by slot (the first six are
-# mqtthook.py's too). dropped: payloads and events a full queue pushed out;
-# skipped: what a step aside discarded; errors: connects failed, sockets
-# lost, settings unreadable; refused: CONNACKs refusing (bad credentials,
-# not authorised); boots: the table's starts (the store's mqtt.boots).
-FIELDS = ("link", "again", "events", "due", "aside", "dropped", "placed", "spare", "client",
-          "ticks_diff", "q", "next_try", "next_health", "backoff", "last_rx", "last_ping",
-          "skipped", "errors", "refused", "connects", "sent", "boots")
-
-
 class Telemetry:
-    """One turn's telemetry: `kept`'s slots as attributes, written back
-    by `store`."""
+    """The telemetry of one table, resident while it is on."""
 
-    def __init__(self, kept):
-        self.kept = kept
-        (self.link, self.again, self.events, self.due, self.aside, self.dropped, self.placed,
-         self.spare, self.client, self.ticks_diff, self.q, self.next_try, self.next_health,
-         self.backoff, self.last_rx, self.last_ping, self.skipped, self.errors, self.refused,
-         self.connects, self.sent, self.boots) = kept          # in the order of FIELDS
-        self.ctl = self.link.controller
-        self.hal = self.link.hal
-        self.root = None           # the topics' root, from the settings when a turn sends
+    # Counters: dropped, payloads and events a full queue pushed out;
+    # skipped, what a step aside discarded; errors, connects failed,
+    # sockets lost, settings unreadable; refused, CONNACKs refusing (bad
+    # credentials, not authorised); boots, the table's starts (the
+    # store's mqtt.boots).
 
-    def store(self):
-        self.kept[:] = (self.link, self.again, self.events, self.due, self.aside, self.dropped,
-                        self.placed, self.spare, self.client, self.ticks_diff, self.q,
-                        self.next_try, self.next_health, self.backoff, self.last_rx,
-                        self.last_ping, self.skipped, self.errors, self.refused, self.connects,
-                        self.sent, self.boots)
+    def __init__(self, link, ctl, now, boots):
+        self.link = link
+        self.ctl = ctl
+        self.hal = link.hal
+        self.on = True             # False once the settings are gone
+        self.events = []           # (name, fields) of the controller's, for the next turn
+        self.q = []                # (leaf, payload, retain) to publish
+        self.client = None         # the broker's socket while connected
+        self.root = None           # the topics' root, from the settings at a connect
+        self.due = now             # the next turn, events or not
+        self.aside = None          # None; -1: aside now; else quiet since (ticks)
+        self.next_try = now
+        self.next_health = now
+        self.backoff = _BACKOFF_MIN
+        self.last_rx = 0
+        self.last_ping = 0
+        self.dropped = 0
+        self.skipped = 0
+        self.errors = 0
+        self.refused = 0
+        self.connects = 0
+        self.sent = 0
+        self.boots = boots
+
+    @staticmethod
+    def configured(link, ctl):
+        """The telemetry when the table holds valid settings (the secret
+        `mqtt.json`), else None."""
+        if _settings(link.hal) is None:
+            return None
+        return Telemetry(link, ctl, link.hal.ticks_ms(), _boot(link.hal.store + "mqtt.boots"))
+
+    def event(self, name, fields):
+        """One of the controller's events (its observer's call), queued
+        for the next turn if it is published; `fields` is the dict the
+        link sent, with its time."""
+        if not self.on or self.aside is not None or self.link.session_state:
+            return
+        if name in _PUBLISHED:
+            events = self.events
+            if len(events) >= _QUEUE:
+                del events[0]
+                self.dropped += 1
+            events.append((name, fields))
+
+    def poll(self, now):
+        """The control loop's call after each step: a turn when one is
+        due, stepping aside for a visit or a resume. Never raises: a bug
+        is counted in the link's errors (status), the table plays on."""
+        if not self.on:
+            return
+        try:
+            if self.link.session_state or self.ctl.state == RESUMING:
+                if self.aside is None:
+                    self._aside(now)
+                self.aside = -1
+                return
+            if self.aside is not None:
+                if self.aside < 0:
+                    self.aside = now
+                if ticks_diff(now, self.aside) < _QUIET_MS:
+                    return
+                self.aside = None
+                self.due = now                 # back: a connect at once
+            if self.events or ticks_diff(now, self.due) >= 0:
+                self.turn(now)
+        except Exception:          # MemoryError, a bug: the table plays on
+            self.link.errors += 1
 
     def turn(self, now):
-        """What is due now; `kept` holds the outcome, even on an error."""
-        try:
-            if self.link.session_state or self.ctl.state == _RESUMING:
-                self._aside(now)
-                return
-            events = self.events
-            self.events = None
-            for name, fields in events or ():
-                try:
-                    self._noted(name, fields)
-                except Exception:  # MemoryError, a bug: the event is not published
-                    self.errors += 1
-            self.tick(now)
-        finally:
-            self.store()
+        """The events queued published, then what is due now."""
+        events = self.events
+        while events:
+            name, fields = events.pop(0)
+            try:
+                self._noted(name, fields)
+            except Exception:      # MemoryError, a bug: the event is not published
+                self.errors += 1
+        self.tick(now)
 
     # -- what the controller said ---------------------------------------------
 
@@ -147,7 +200,6 @@ class Telemetry:
         queue's end, or at its front (`front`, a connect's)."""
         ctl = self.ctl
         if name is None:
-            from firmware.controller.table import NAMES
             name = NAMES[ctl.state]
         payload = json.dumps({"state": name, "fault": ctl.fault or None,
                               "t": self.hal.ticks_ms()}).encode()
@@ -162,16 +214,12 @@ class Telemetry:
         if type(payload) is str:
             payload = payload.encode()
         q = self.q
-        if q is None:
-            q = self.q = []
-        elif len(q) >= _QUEUE:
+        if len(q) >= _QUEUE:
             del q[0]
             self.dropped += 1
         q.append((leaf, payload, retain))
 
     def _front(self, message):
-        if self.q is None:
-            self.q = []
         self.q.insert(0, message)
 
     # -- the turn's work -------------------------------------------------------
@@ -203,7 +251,7 @@ class Telemetry:
         """A technician's visit, or a hand coming back after a power cut:
         the connection ends with a DISCONNECT (no last-will: the table is
         not offline), what waits is dropped and counted (skipped), and the
-        next connect and health come at once when the hook calls again."""
+        next connect and health come at once when it is back."""
         sock = self.client
         if sock is not None:
             self.client = None
@@ -212,12 +260,9 @@ class Telemetry:
                 sock.close()
             except Exception:
                 pass
-        self.skipped += len(self.q or ()) + len(self.events or ())
-        self.q = self.events = None
-        # The hooks leave too but for the write's, which brings the
-        # telemetry back (mqtthook._place makes them again then).
-        self.ctl.emit = self.link.emit
-        self.placed = False
+        self.skipped += len(self.q) + len(self.events)
+        self.q = []
+        self.events = []
         self.next_try = self.next_health = now
         self.backoff = _BACKOFF_MIN
 
@@ -247,30 +292,19 @@ class Telemetry:
             self._off()
             return
         self.root = _root(conf)
-        try:
-            from firmware.hal import wifi      # the board's (hal/wifi.py)
-        except ImportError:                    # the twin: the host's network, no TLS
-            wifi = None
-        # Needed for this connect only. Its dotted name spelled here is one
-        # of the image's: the twin's failed import interns none at run time.
-        forget("firmware.hal.wifi")
+        mqtt = umqtt
+        if mqtt is None:           # CPython without a test's stand-in
+            self._off()
+            return
         if wifi is not None and not wifi.up(conf):
             return
-        mq = _umqtt()
-        c = mq.MQTTClient(self.root[:-1].replace("/", "-"), conf["host"], conf.get("port", 1883),
+        c = mqtt.MQTTClient(self.root[:-1].replace("/", "-"), conf["host"], conf.get("port", 1883),
                           conf["user"], conf["password"], _KEEPALIVE_S,
                           wifi.tls(self.hal, conf) if wifi is not None else None)
         c.set_last_will(self.root + "online", b"false", True)
-        # The socket the connect makes is kept while connected: it takes
-        # the room the hooks kept for it where the heap had room (`spare`,
-        # mqtthook._place), not the first free block after this turn's
-        # modules, in the middle of the largest.
-        self.spare = None
-        self.store()               # `kept` lets go of the room too
-        gc.collect()
         try:
             c.connect(True, _TIMEOUT_MS / 1000)
-        except mq.MQTTException:
+        except mqtt.MQTTException:
             self.refused += 1
             _close(c)
             return
@@ -292,13 +326,12 @@ class Telemetry:
 
     def _off(self):
         """The settings gone (a visit deleted or damaged them): the
-        controller's emit and write are its own again; the hooks, `kept`
-        and its queues become garbage."""
-        ctl = self.ctl
-        ctl.emit = self.link.emit
-        del ctl.write              # the class's again (the slot stays)
+        telemetry off until the next boot, what waits dropped."""
         self._lost(self.hal.ticks_ms())    # counted, and a socket closed
-        self.q = self.events = None
+        self.on = False
+        self.ctl.observer = None
+        self.q = []
+        self.events = []
 
     def _io(self, now):
         sock = self.client
@@ -323,7 +356,6 @@ class Telemetry:
         q = self.q
         for _ in range(_PER_TURN):
             if not q:
-                self.q = None      # nothing waits: no list kept
                 return
             leaf, payload, retain = q[0]
             head = _head(self.root + leaf, len(payload), retain)
@@ -370,19 +402,6 @@ def _root(conf):
     return "parlour/%s/table/%s/" % (conf["site"], conf["table"])
 
 
-def _umqtt():
-    """micropython-lib's umqtt.simple for a connect, its module forgotten
-    at once: the client holds what it needs, and the module would stay in
-    the heap for good (864 B on the twin). Imported as `from umqtt import
-    simple`: the name `simple` is then one of the image's, and forgetting
-    the module interns no name at run time (a name interned at run time
-    may cost a new pool of names: 311 B on the twin, docs/heap-idioms.md)."""
-    from umqtt import simple  # pyright: ignore[reportMissingImports]
-    forget("umqtt.simple")
-    forget("umqtt")
-    return simple
-
-
 def _close(c):
     try:
         if c.sock is not None:
@@ -416,52 +435,9 @@ def _public(detail):
     if type(detail) is dict:
         for k in detail:
             v = detail[k]
-            if k not in _SECRET and (v is None or type(v) in (int, str, bool)):
+            if k not in SECRET_KEYS and (v is None or type(v) in (int, str, bool)):
                 out[k] = v
     return out
-
-
-def start(link, ctl, kept, again):
-    """main._telemetry's call. `kept` None (the boot): the telemetry
-    hooked into the controller when the table holds valid settings (the
-    secret `mqtt.json`), else nothing; `again`: what the hooks call for a
-    turn (main's `_telemetry`). Else a turn (mqtthook.py). Never raises: a
-    bug is counted in the link's errors (status), the table plays on
-    without it. This module is forgotten after each call."""
-    try:
-        if kept is not None:
-            Telemetry(kept).turn(link.hal.ticks_ms())
-        else:
-            _hook(link, ctl, again)
-    except Exception:          # MemoryError, a bug: the table plays on
-        link.errors += 1
-    forget("firmware.link.telemetry")
-
-
-def _hook(link, ctl, again):
-    conf = _settings(link.hal)
-    if conf is None:
-        return
-    now = link.hal.ticks_ms()
-    first = {"link": link, "again": again, "events": None, "due": now, "aside": None,
-             "dropped": 0, "placed": False, "spare": None, "client": None,
-             "ticks_diff": ticks_diff, "q": None, "next_try": now, "next_health": now,
-             "backoff": _BACKOFF_MIN, "last_rx": 0, "last_ping": 0, "skipped": 0, "errors": 0,
-             "refused": 0, "connects": 0, "sent": 0,
-             "boots": _boot(link.hal.store + "mqtt.boots")}
-    kept = [first[f] for f in FIELDS]
-    # This module first out of the link package's names (start forgets it
-    # anyway), so that mqtthook takes its slot: both at once, the
-    # package's table would grow, at the boot's end, in the middle of the
-    # free heap.
-    forget("firmware.link.telemetry")
-    from firmware.link import mqtthook
-    forget("firmware.link.mqtthook")   # its closures hold what they need
-    # Hooked where the controller already calls out, so that the loop
-    # (main.py) is the same with the telemetry off: its events, and the
-    # write the loop calls once per tick, after the step.
-    ctl.emit, ctl.write = mqtthook.hooked(kept)   # the follower keeps the link's emit
-    gc.collect()
 
 
 def _boot(path):

@@ -17,6 +17,8 @@ output writes are stamped with it). Nothing sleeps.
 * `rand(n)` is a seeded xorshift: the same bytes on both interpreters.
 """
 
+import sys
+
 
 class FakeOutput:
     def __init__(self, hal, pin):
@@ -224,3 +226,14 @@ class QuietBoard:
 
     def set_flag(self, name, on):
         pass
+
+
+def unload(name):
+    """Drop the module `name` from sys.modules and from its package, so
+    that the next import loads it again (a test that imports a module
+    under stand-ins for what it imports)."""
+    package, _, leaf = name.rpartition(".")
+    sys.modules.pop(name, None)
+    parent = sys.modules.get(package)
+    if parent is not None and hasattr(parent, leaf):
+        delattr(parent, leaf)

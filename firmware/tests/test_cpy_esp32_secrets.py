@@ -13,7 +13,7 @@ import types
 import pytest
 
 from firmware import tags as fwtags
-from firmware.hal import forget
+from firmware.tests.fakehal import unload
 from firmware.tests.fakehal import FIRMWARE_DIR
 
 
@@ -59,7 +59,7 @@ def esp32hal(monkeypatch):
         monkeypatch.setitem(sys.modules, name, mod)
     monkeypatch.delitem(sys.modules, "firmware.hal.esp32", raising=False)
     yield importlib.import_module("firmware.hal.esp32")
-    forget("firmware.hal.esp32")     # from the package too, or the next import finds this one
+    unload("firmware.hal.esp32")     # from the package too, or the next import finds this one
 
 
 def _hal(module, folder, nvs):

@@ -12,6 +12,7 @@ import os
 import sys
 
 from firmware import frame
+from firmware.link.handlers import HANDLERS
 from firmware.link import codec
 from firmware.link.server import LinkServer
 from firmware.tests.test_link_server import REQUEST, Line
@@ -64,7 +65,7 @@ def _table():
     server = LinkServer(hal, "0.0.0", "test", "test", KEY)
     ctl = TableController(hal, cfg, Devices(hal, cfg, tags.load(FIRMWARE_DIR + "/tags.txt")),
                           server.emit)
-    server.attach(ctl)
+    server.attach(ctl, HANDLERS)
     ctl.boot(0)
     return server, ctl
 

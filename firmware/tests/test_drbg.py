@@ -14,6 +14,7 @@ prescribes. All three are [SHA-256] with EntropyInputLen 256, NonceLen
 from binascii import hexlify, unhexlify
 
 from firmware import drbg
+from firmware.link.handlers import HANDLERS
 from firmware.hal import HalCommon
 
 
@@ -180,7 +181,7 @@ def test_a_key_less_service_open_gets_the_drbgs_bytes_as_its_nonces_prefix():
     hal = Board(raw)
     hal.link = Line(frame.encode(REQUEST, 1, b'{"op":"service_open"}'))
     server = LinkServer(hal, "0.0.0", "test")
-    server.controller = Idle()             # service_open asks nothing of it
+    server.attach(Idle(), HANDLERS)        # service_open asks nothing of the controller
     for t in range(10):
         server.poll(t)
     answer = json.loads(str(hal.link.out[0][frame.HEADER:-2], "utf-8"))

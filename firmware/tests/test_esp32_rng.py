@@ -7,7 +7,7 @@ that finds bytes stir their microsecond time into the jitter pool."""
 import sys
 
 from firmware import drbg
-from firmware.hal import forget
+from firmware.tests.fakehal import unload
 
 UID = b"\x7c\xdf\xa1\x00\x11\x22"
 
@@ -114,7 +114,7 @@ def esp32_hal(radio="works"):
                 sys.modules.pop(name, None)
             else:
                 sys.modules[name] = module
-        forget("firmware.hal.esp32")
+        unload("firmware.hal.esp32")
     clock = Clock()
     esp32.time = clock
     esp32.UsbLink = NoLink

@@ -310,7 +310,7 @@ def test_the_controller_reports_slow_motions_and_keeps_the_learned_times_across_
     try:
         events = []
         hal, ctl = controller(events)
-        lifter = ctl.d.lifters[2]
+        lifter = ctl.devices.lifters[2]
         top, bottom = ctl.cfg.pins["lift_top"][2], ctl.cfg.pins["lift_bottom"][2]
         t = 0
         for ms in (2500,) * 8 + (3000,):   # 8 to learn, then a slow one

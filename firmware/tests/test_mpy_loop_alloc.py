@@ -89,7 +89,7 @@ def test_idle_and_building_ticks_allocate_nothing():
     assert ctl.builder.state == bld.NAMES.index("feeding")
     count = pins["lane_count"]
     rotation = pins["plate_rotation"]
-    lanes = ctl.d.lanes
+    lanes = ctl.devices.lanes
     gc.collect()
     micropython.heap_lock()
     try:

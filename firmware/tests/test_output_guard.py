@@ -124,7 +124,7 @@ def test_the_controller_stops_everything_when_the_guard_trips():
     ctl = TableController(hal, cfg, Devices(hal, cfg, tags.load(FIRMWARE_DIR + "/tags.txt")),
                           lambda name, fields: events.append((name, fields)))
     ctl.boot(0)
-    lane = ctl.d.lanes[2]
+    lane = ctl.devices.lanes[2]
     limit = hal.limit_of(lane.motor)
     assert limit > cfg.timings["build_max_ms"]        # the build's own deadline comes first
     hal.write(lane.motor, 1)               # a bug: the motor on while the table is idle

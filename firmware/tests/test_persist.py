@@ -5,8 +5,9 @@ file of another shape is not taken either, and the table says so."""
 
 import os
 
+from firmware.link.handlers import HANDLERS
 from firmware import persist
-from firmware.controller import trip
+from firmware.controller import safe_stop
 
 PATH = "persist-test.json"
 
@@ -112,7 +113,7 @@ def test_the_fault_log_lives_in_the_counters_file_newest_first_and_bounded():
         ctl = _table()
         assert ctl.faults_logged() == []
         for k in range(20):
-            trip.fault(ctl, 100 + k, 12, {"side": k % 4, "ms": 900})
+            safe_stop.fault(ctl, 100 + k, 12, {"side": k % 4, "ms": 900})
             ctl.state = 1                  # as if cleared: idle
         log = ctl.faults_logged()
         assert len(log) == 16
@@ -128,11 +129,11 @@ def test_the_fault_log_lives_in_the_counters_file_newest_first_and_bounded():
 def test_a_damaged_counters_file_gives_an_empty_log_and_the_next_save_repairs_it():
     try:
         ctl = _table()
-        trip.fault(ctl, 5, 30, {"count": 1, "ms": 200})
+        safe_stop.fault(ctl, 5, 30, {"count": 1, "ms": 200})
         with open("counters.json", "w") as f:
             f.write("garbage")
         assert ctl.faults_logged() == []
-        trip.fault(ctl, 6, 23, {"side": 1, "ms": 400})
+        safe_stop.fault(ctl, 6, 23, {"side": 1, "ms": 400})
         assert ctl.faults_logged() == [[6, 23, "rfid_timeout", {"side": 1, "ms": 400}]]
     finally:
         os.remove("counters.json")
@@ -146,10 +147,10 @@ def test_the_link_answers_the_fault_log_for_any_count_asked():
     try:
         ctl = _table()
         for k in range(3):
-            trip.fault(ctl, 10 + k, 23, {"side": k, "ms": 400})
+            safe_stop.fault(ctl, 10 + k, 23, {"side": k, "ms": 400})
             ctl.state = 1
         server = LinkServer(ctl.hal, "0.0.0", "test")
-        server.attach(ctl)
+        server.attach(ctl, HANDLERS)
         ctl.hal.link = line = Line(b"")
         got = _answers(server, line, [b'{"op":"faults","n":1099511627776}', b'{"op":"faults","n":-1}',
                                       b'{"op":"faults","n":2}'])

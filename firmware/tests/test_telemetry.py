@@ -1,18 +1,14 @@
 """The telemetry's parts without a broker (firmware/link/telemetry.py): the
 PUBLISH packets it writes, its config's checks (link/mqttconf.py), the
 public filter on a fault's detail, the bounded queue, what it does with a
-slow, closing or babbling broker, and how it leaves the heap for a
-service session and comes back (link/mqtthook.py, the hooks that keep its
-state between turns). Runs under CPython and
-MicroPython; the twin against a real broker is hw_tests/test_telemetry.py."""
+slow, closing or babbling broker, and how it steps aside for a service
+session and comes back. Runs under CPython and MicroPython; the twin
+against a real broker is hw_tests/test_telemetry.py."""
 
 import io
 import json
 
-import sys
-
-from firmware.hal import ticks_diff
-from firmware.link import mqtthook, mqttconf, telemetry
+from firmware.link import mqttconf, telemetry
 
 
 class Hal:
@@ -50,6 +46,8 @@ class Link:
 
 
 class Ctl:
+    """The controller's part: its counters, and its emit as
+    TableController's: the link's first, then its observer's."""
     state = 0
     fault = 0
     hands = 3
@@ -57,10 +55,15 @@ class Ctl:
     lifts = 5
     tiles_fed = [1, 2, 3, 4]
     fault_counts = [0] * 60
-    writes = 0
 
-    def write(self, more=0):
-        self.writes += 1
+    def __init__(self, link):
+        self.link = link
+        self.observer = None
+
+    def emit(self, name, fields):
+        self.link.emit(name, fields)
+        if self.observer is not None:
+            self.observer.event(name, fields)
 
 
 class Sock:
@@ -96,18 +99,6 @@ class Sock:
 CONF = {"host": "127.0.0.1", "site": "hall", "table": "t1", "user": "u", "password": "p"}
 
 
-class _Umqtt:
-    """umqtt and umqtt.simple where the interpreter has none (CPython):
-    telemetry.start imports it once at the boot (and forgets it)."""
-    MQTTClient = MQTTException = None
-
-    def __init__(self):
-        self.simple = self
-
-
-TURNS = []                     # the `kept` of each turn _again made
-
-
 class _Gc:
     """CPython's gc has no mem_free (the health's free heap): 0 here."""
     collect = staticmethod(telemetry.gc.collect)
@@ -121,36 +112,7 @@ if not hasattr(telemetry.gc, "mem_free"):
     telemetry.gc = _Gc()
 
 
-def _again(link, ctl, kept=None):
-    """main._telemetry's part: the telemetry started, or a turn."""
-    if kept is not None:
-        TURNS.append(kept)
-    telemetry.start(link, ctl, kept, _again)
-
-
-def _umqtt():
-    try:
-        import umqtt.simple  # noqa: F401  pyright: ignore[reportMissingImports]
-    except ImportError:
-        sys.modules["umqtt"] = sys.modules["umqtt.simple"] = _Umqtt()
-
-
 FAR = 1 << 28                  # within half the ticks period (2**30) of any now here
-
-
-def _kept(link, **given):
-    """A `kept` as telemetry.start makes it, nothing due for FAR ms."""
-    first = {"link": link, "again": _again, "events": None, "due": FAR, "aside": None,
-             "dropped": 0, "placed": True, "spare": None, "client": None,
-             "ticks_diff": ticks_diff, "q": None, "next_try": FAR, "next_health": FAR,
-             "backoff": 1000, "last_rx": 0, "last_ping": 0, "skipped": 0, "errors": 0,
-             "refused": 0, "connects": 0, "sent": 0, "boots": 1}
-    first.update(given)
-    return [first[f] for f in telemetry.FIELDS]
-
-
-def _slot(kept, name):
-    return kept[telemetry.FIELDS.index(name)]
 
 
 def _link():
@@ -159,19 +121,30 @@ def _link():
     return Link(hal)
 
 
-def _telemetry():
+def _telemetry(**given):
+    """A telemetry watching a controller, as main.py makes it, nothing due
+    for FAR ms; `given`: attributes set after."""
     link = _link()
-    link.controller = Ctl()
-    return telemetry.Telemetry(_kept(link))
+    ctl = link.controller = Ctl(link)
+    t = telemetry.Telemetry.configured(link, ctl)
+    t.due = t.next_try = t.next_health = FAR
+    for k in given:
+        setattr(t, k, given[k])
+    ctl.observer = t
+    return t
 
 
-def _hooked(**given):
-    """The controller with the hooks on a `kept` of its own."""
-    link, ctl = _link(), Ctl()
-    link.controller = ctl
-    kept = _kept(link, **given)
-    ctl.emit, ctl.write = mqtthook.hooked(kept)
-    return link, ctl, kept
+def _turns(t):
+    """The times of t's turns from now on, in a list."""
+    times = []
+    turn = t.turn
+
+    def counted(now):
+        times.append(now)
+        turn(now)
+
+    t.turn = counted
+    return times
 
 
 def _decode(data):
@@ -229,36 +202,30 @@ def test_config_set_checks_each_key_and_never_echoes_a_password():
     assert json.loads(hal.secrets["mqtt.json"]) == {}
 
 
-def test_a_turns_attributes_are_kepts_slots_in_the_order_of_fields():
-    link = _link()
-    link.controller = Ctl()
-    kept = _kept(link)
-    for i, name in enumerate(telemetry.FIELDS):
-        if name not in ("link", "again", "ticks_diff"):
-            kept[i] = 1000 + i
-    t = telemetry.Telemetry(kept)
-    for i, name in enumerate(telemetry.FIELDS):
-        assert getattr(t, name) is kept[i], name
-        setattr(t, name, kept[i] if name in ("link", "again", "ticks_diff") else 2000 + i)
-    t.store()
-    assert len(kept) == len(telemetry.FIELDS)
-    assert [kept[i] for i, name in enumerate(telemetry.FIELDS)
-            if name not in ("link", "again", "ticks_diff")] == [
-        2000 + i for i, name in enumerate(telemetry.FIELDS)
-        if name not in ("link", "again", "ticks_diff")]
+def test_the_telemetry_is_made_only_where_the_table_holds_its_settings():
+    link = Link()
+    ctl = link.controller = Ctl(link)
+    assert telemetry.Telemetry.configured(link, ctl) is None
+    link.hal.secrets["mqtt.json"] = json.dumps(dict(CONF, user="")).encode()
+    assert telemetry.Telemetry.configured(link, ctl) is None      # a key short
+    link.hal.secrets["mqtt.json"] = json.dumps(CONF).encode()
+    t = telemetry.Telemetry.configured(link, ctl)
+    assert t is not None and t.on and t.boots == 1 and not t.q and not t.events
 
 
 def test_a_fault_is_published_with_its_texts_and_no_tile():
-    link, ctl, kept = _hooked()
+    t = _telemetry()
+    ctl, link = t.ctl, t.link
     ctl.emit("fault", {"code": 10, "name": "lane_jam",
                        "detail": {"lane": 2, "tile": "5m", "x": {"tiles": ["1m"]}}})
     ctl.emit("fault", {"code": 20, "name": "missing_tile", "detail": {"tiles": ["5m"]}})
     ctl.emit("hand", {"tiles": ["1m"]})
     assert link.events == ["fault", "fault", "hand"]       # the link has every one
-    assert [e[0] for e in _slot(kept, "events")] == ["fault", "fault"]
-    ctl.write()                                            # their turn
-    assert TURNS[-1] is kept and _slot(kept, "events") is None
-    q = _slot(kept, "q")
+    assert [e[0] for e in t.events] == ["fault", "fault"]
+    turns = _turns(t)
+    t.poll(0)                                              # their turn
+    assert turns == [0] and not t.events
+    q = t.q
     assert [m[0] for m in q] == ["fault", "fault"], q
     lane = json.loads(q[0][1])
     assert lane["detail"] == {"lane": 2} and lane["cause"] and lane["fix"]
@@ -267,27 +234,24 @@ def test_a_fault_is_published_with_its_texts_and_no_tile():
 
 
 def test_no_turn_comes_between_its_due_times_and_events():
-    link, ctl, kept = _hooked(due=1000)
-    n = len(TURNS)
+    t = _telemetry(due=1000)
+    turns = _turns(t)
     for now in range(0, 1000, 10):
-        link.hal.now = now
-        ctl.write()
-    assert len(TURNS) == n and ctl.writes == 100
-    link.hal.now = 1000
-    ctl.write()                                            # due: a turn
-    assert len(TURNS) == n + 1 and _slot(kept, "due") == FAR
-    ctl.emit("state", {"state": "idle"})
-    ctl.write()                                            # an event: a turn
-    assert len(TURNS) == n + 2 and [m[0] for m in _slot(kept, "q")] == ["state"]
+        t.poll(now)
+    assert turns == []
+    t.poll(1000)                                           # due: a turn
+    assert turns == [1000] and t.due == FAR
+    t.ctl.emit("state", {"state": "idle"})
+    t.poll(1010)                                           # an event: a turn
+    assert turns == [1000, 1010] and [m[0] for m in t.q] == ["state"]
 
 
-def test_the_hook_keeps_the_newest_events_and_counts_what_it_dropped():
-    link, ctl, kept = _hooked()
+def test_the_events_kept_are_the_newest_and_what_was_dropped_is_counted():
+    t = _telemetry()
     for i in range(15):
-        ctl.emit("cleared", {"code": i})
-    events = _slot(kept, "events")
-    assert len(events) == 12 and _slot(kept, "dropped") == 3
-    assert events[0][1]["code"] == 3 and len(link.events) == 15
+        t.ctl.emit("cleared", {"code": i})
+    assert len(t.events) == 12 and t.dropped == 3
+    assert t.events[0][1]["code"] == 3 and len(t.link.events) == 15
 
 
 def test_the_queue_keeps_the_newest_and_counts_what_it_dropped():
@@ -333,7 +297,7 @@ def test_at_most_eight_messages_a_turn_and_the_next_turn_at_once_for_the_rest():
     t.tick(0)
     assert len(_decode(sock.out)) == 8 and len(t.q) == 3 and t.due == 0
     t.tick(10)
-    assert len(_decode(sock.out)) == 11 and t.q is None and t.due != 10
+    assert len(_decode(sock.out)) == 11 and not t.q and t.due != 10
 
 
 def test_a_full_socket_waits_a_drain_time_before_the_next_turn():
@@ -356,92 +320,58 @@ def test_a_payload_beyond_ascii_is_counted_in_bytes():
                                   '{"reason": "\u724c"}'.encode(), False)]
 
 
-def _started(hal):
-    link, ctl = Link(hal), Ctl()
-    link.controller = ctl
-    _umqtt()
-    telemetry.start(link, ctl, None, _again)
-    return link, ctl
-
-
 def test_the_telemetry_steps_aside_during_a_service_session_and_comes_back():
-    """Its module forgotten after each turn; a turn at the session's first
-    tick ends the connection and drops what waits; no turn until 10 s
-    without a session."""
-    hal = Hal()
-    hal.secrets["mqtt.json"] = json.dumps(CONF).encode()
-    link, ctl = _started(hal)
-    assert "firmware.link.telemetry" not in sys.modules
-    assert "firmware.link.mqtthook" not in sys.modules
-    n = len(TURNS)
-    ctl.emit("state", {"state": "idle"})
-    assert link.events == ["state"]
-    boot_write = ctl.write
-    ctl.write()                                 # the hooks made again: no turn yet
-    assert len(TURNS) == n and ctl.write is not boot_write
-    assert "firmware.link.mqtthook" not in sys.modules
-    hal.now = 10
-    ctl.write()                                 # a turn: the state; health; a connect
-    kept = TURNS[n]
-    kept[telemetry.FIELDS.index("errors")] = 0  # whatever the connect met (no broker here)
-    t = telemetry.Telemetry(kept)
-    sock = Sock()
-    t.client, t.next_health, t.next_try = sock, FAR, FAR
+    """At the session's first tick the connection ends and what waits is
+    dropped; no event is queued and no turn comes until 10 s without a
+    session."""
+    t = _telemetry()
+    link, ctl = t.link, t.ctl
+    sock = t.client = Sock()
     t.put("x", "1", False)
-    waiting = len(t.q)
-    t.store()
+    ctl.emit("state", {"state": "idle"})
+    waiting = len(t.q) + len(t.events)
+    turns = _turns(t)
     link.session_state = 1
     ctl.emit("state", {"state": "idle"})        # in the tick that opened it: the link's only
-    ctl.write()                                 # the turn that steps aside
-    assert ctl.writes == 3 and link.events == ["state", "state"]
-    assert "firmware.link.telemetry" not in sys.modules
+    assert link.events == ["state", "state"] and waiting == 2
+    t.poll(10)                                  # steps aside
     assert sock.closed and sock.out == b"\xe0\x00"    # a DISCONNECT: no will
-    assert _slot(kept, "client") is None and _slot(kept, "q") is None
-    assert _slot(kept, "skipped") == waiting >= 2
-    kept[telemetry.FIELDS.index("next_try")] = FAR      # no connect at the return
-    n = len(TURNS)
-    ctl.write()
-    ctl.write()                                 # the session still open: the controller's write
-    assert ctl.writes == 5 and len(TURNS) == n
+    assert t.client is None and not t.q and not t.events and t.skipped == waiting
+    t.next_try = FAR                            # no connect at the return
+    t.poll(20)
+    t.poll(30)                                  # the session still open
     link.session_state = 0
-    ctl.write()                                 # the session over: a quiet time first
-    hal.now += 9990
-    ctl.write()
-    assert len(TURNS) == n
+    ctl.emit("state", {"state": "idle"})        # stepped aside: the link's only
+    assert not t.events and len(link.events) == 3
+    t.poll(40)                                  # the session over: a quiet time first
+    t.poll(40 + 9990)
+    assert turns == []
     link.session_state = 1                      # the technician's next command
-    hal.now += 10
-    ctl.write()
+    t.poll(40 + 10000)
     link.session_state = 0
-    hal.now += 10
-    ctl.write()                                 # its end: the quiet time from now
-    hal.now += 9990
-    ctl.write()
-    assert ctl.writes == 10 and len(TURNS) == n
-    hal.now += 10
-    ctl.write()                                 # 10 s without a session: the hooks made again
-    assert ctl.writes == 11 and len(TURNS) == n
-    ctl.write()                                 # then a turn: the health
-    kept = TURNS[-1]
-    assert ctl.writes == 12 and len(TURNS) == n + 1 and _slot(kept, "aside") is None
-    assert [m[0] for m in _slot(kept, "q")] == ["counters", "health"]
-    assert _slot(kept, "errors") == 0 and link.errors == 0
+    t.poll(40 + 10010)                          # its end: the quiet time from now
+    t.poll(40 + 20000)
+    assert turns == []
+    t.poll(40 + 20010)                          # 10 s without a session: back, a turn at once
+    assert turns == [40 + 20010] and t.aside is None
+    assert [m[0] for m in t.q] == ["counters", "health"]
+    assert t.errors == 0 and link.errors == 0
+    ctl.emit("state", {"state": "idle"})
+    assert [e[0] for e in t.events] == ["state"]
 
 
 def test_settings_gone_during_the_session_leave_the_telemetry_off():
-    hal = Hal()
-    hal.secrets["mqtt.json"] = json.dumps(CONF).encode()
-    link, ctl = Link(hal), Ctl()
-    link.controller = ctl
-    own_write, own_emit = ctl.write, link.emit
-    _umqtt()
-    telemetry.start(link, ctl, None, _again)
-    assert ctl.write != own_write
+    t = _telemetry()
+    link, ctl = t.link, t.ctl
     link.session_state = 1
-    ctl.write()
-    mqttconf.configure(hal, "mqtt.clear", True)
+    t.poll(0)
+    mqttconf.configure(link.hal, "mqtt.clear", True)
     link.session_state = 0
-    ctl.write()
-    hal.now += 10000
-    ctl.write()                    # back: the hooks made again
-    ctl.write()                    # the connect's turn finds no settings
-    assert ctl.write == own_write and ctl.emit == own_emit and link.errors == 0
+    t.poll(10)
+    t.poll(10 + 10000)             # back: the connect's turn finds no settings
+    assert not t.on and ctl.observer is None and link.errors == 0
+    ctl.emit("state", {"state": "idle"})
+    assert link.events == ["state"] and not t.events
+    turns = _turns(t)
+    t.poll(10 + 20000)
+    assert turns == []

@@ -6,11 +6,11 @@ fragmentation included:
 * image_heap_cycle_bytes: one table cycle (`mjctl --sim --seed 3 --heap N cycle`);
 * image_heap_hand_bytes: one whole hand by virtual players (seed 4);
 * image_heap_resume_bytes: a hand the power cuts 60 virtual seconds after
-  its deal began, brought back at boot (controller/wake.py) and played to
+  its deal began, brought back at boot (controller/resume.py) and played to
   its end, every state after the resume the replay's (seed 4);
 * image_heap_recut_bytes: a cycle the power cuts twice, once while its
   set is built (60 tiles stacked) and once halfway up its lift, each
-  resumed by the technician's clear (controller/wake.py: the lanes read at
+  resumed by the technician's clear (controller/resume.py: the lanes read at
   boot, the walls read at the top after the lift), then its hand played
   to its end, every state the replay's (seed 4);
 * image_heap_service_bytes: a technician's visit at idle: the self-test,

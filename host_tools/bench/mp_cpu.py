@@ -20,6 +20,7 @@ if len(sys.argv) > 1:
 
 import mp_ticks  # noqa: E402
 from firmware import frame  # noqa: E402
+from firmware.link.handlers import HANDLERS
 from firmware.link import codec  # noqa: E402
 from firmware.link.server import LinkServer  # noqa: E402
 
@@ -58,7 +59,7 @@ def status(n=N):
     data = b"".join(frame.encode(REQUEST, seq & 0xFF, payload) for seq in range(1, n + 1))
     server = LinkServer(b.hal, "0.0.0", "bench")
     b.hal.link = Line(data)
-    server.attach(b.ctl)
+    server.attach(b.ctl, HANDLERS)
     t = time.ticks_us()
     for i in range(n):
         server.poll(i)             # one request a poll: each poll reads its frame and answers

@@ -28,7 +28,8 @@ mark("main+link")
 bus = open(bus_file, "w+b")
 hal = SimHal(bus.fileno(), -1, store, None)
 mark("SimHal()")
-cfg = main._load_config(config_path)
+from firmware import config  # noqa: E402
+cfg = config.load(config_path)
 mark("config")
 from firmware import tags as _tags  # noqa: E402
 tags = _tags.load(tags_path)
@@ -39,14 +40,14 @@ mark("LinkServer()")
 from firmware.devices import Devices  # noqa: E402
 mark("import_devices")
 dev = Devices(hal, cfg, tags)
-cfg.pins = None
 mark("Devices()")
 from firmware.controller.table import TableController  # noqa: E402
 mark("import_controller")
-main._grow_module_tables()
-mark("module_tables")
+from firmware.link.handlers import HANDLERS  # noqa: E402
+from firmware.link.telemetry import Telemetry  # noqa: E402, F401
+mark("import_handlers_telemetry")
 ctl = TableController(hal, cfg, dev, link.emit)
-cfg.timings = None
+link.attach(ctl, HANDLERS)
 mark("TableController()")
 
 gc.collect()

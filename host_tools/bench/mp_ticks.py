@@ -52,7 +52,7 @@ class Building:
         self.now = 0
         self.count = self.pins["lane_count"]
         self.rotation = self.pins["plate_rotation"]
-        self.lanes = self.ctl.d.lanes
+        self.lanes = self.ctl.devices.lanes
         self.build = build
         self.tick = 0
         if build:
@@ -146,44 +146,35 @@ def _loopback():
 
 
 class Telemetered(Building):
-    """Idle ticks with the telemetry on, hooked into the controller's
-    emit and write as telemetry.start hooks it (link/mqtthook.py),
-    connected over a loopback socket in place of the broker's, with
-    nothing to send and no turn due (the counters and health, and the
-    ping, later than the phase): the loop's write after each step, as
-    main.py calls it. `aside`: a service session open, the telemetry
-    stepped aside."""
+    """Idle ticks with the telemetry on (Telemetry.configured, the
+    controller's observer, as main.py makes it), connected over a loopback
+    socket in place of the broker's, with nothing to send and no turn due
+    (the counters and health, and the ping, later than the phase): its
+    poll after each step, as main.py calls it. `aside`: a service session
+    open, the telemetry stepped aside."""
 
     def __init__(self, aside=False):
         Building.__init__(self, False)
-        from firmware.link import telemetry
+        from firmware.link.telemetry import Telemetry
         link = self.link = _Link(_TelemetryHal(self), self.ctl)
-        turns = []
-
-        def again(link, ctl, kept=None):
-            turns.append(kept)
-            telemetry.start(link, ctl, kept, again)
-
-        telemetry.start(link, self.ctl, None, again)
-        self.ctl.write()                   # the hooks made again once the boot is over
-        self.ctl.write()                   # the first turn: health, and a connect that fails
-        kept = turns[0]
-        t = telemetry.Telemetry(kept)
+        t = self.telemetry = Telemetry.configured(link, self.ctl)
+        self.ctl.observer = t
+        t.poll(self.now)                   # the first turn: health, and a connect that fails
         self.sock, self.peer, self.srv = _loopback()
         t.client = self.sock
         t.last_rx = t.last_ping = self.now
         t.next_health = t.due = self.now + 3600000
         t.errors = 0
         del t.q[:]
-        t.store()
         if aside:
             link.session_state = 1
-            self.step()                    # the turn that steps aside
-            assert "firmware.link.telemetry" not in sys.modules
+            self.step()                    # steps aside
+            assert t.client is None
 
     def step(self):
         Building.step(self)
         self.ctl.write()
+        self.telemetry.poll(self.now)
 
 
 def locked(make, n):

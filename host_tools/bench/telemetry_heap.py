@@ -1,12 +1,12 @@
 """The heap figures of host_tools/bench/heap.py with the telemetry on: the
 twin publishing to a real broker (host_tools/fleet/broker.py) all along,
 the same runs and targets (image_heap_cycle_telemetry_bytes and the hand,
-resume and service ones). A run passes only if, besides heap.py's own
+resume, recut and service ones). A run passes only if, besides heap.py's own
 checks, the table's last health message says the telemetry lost nothing:
 no payload dropped, no socket lost (a MemoryError in the telemetry counts
 as one or the other).
 
-    .venv/bin/python -m host_tools.bench.telemetry_heap [cycle hand resume service]
+    .venv/bin/python -m host_tools.bench.telemetry_heap [cycle hand resume recut service]
 
 Prints one JSON object: each figure, in bytes (256 B bisection). `make
 bench` measures them with heap.py's (the heap group)."""
@@ -41,6 +41,7 @@ def _service_and_back(sim, link):
 
 
 RUNS = {"cycle": heap.cycle_ok, "hand": heap.hand_ok, "resume": heap.resume_ok,
+        "recut": heap.recut_ok,
         "service": lambda h: simrun.passes(_service_and_back, heap.SERVICE_SEED, h)}
 
 

@@ -16,7 +16,7 @@ from firmware.link.codec import LinkError
 # pyright: reportPrivateUsage=false
 REQUEST, RESPONSE, EVENT, ERROR = codec._REQUEST, codec._RESPONSE, codec._EVENT, codec._ERROR
 EVENTS = codec._EVENTS
-ERROR_FIELDS, NESTED, SECRET = codec._ERROR_FIELDS, codec._NESTED, codec._SECRET
+ERROR_FIELDS, NESTED, SECRET = codec._ERROR_FIELDS, codec._NESTED, codec.SECRET_KEYS
 ERRORS = codec._ERRORS
 HOST_ERRORS = codec._HOST_ERRORS
 

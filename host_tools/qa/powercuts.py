@@ -75,10 +75,10 @@ from host_tools.sim.launcher import SimTable
 
 # The states with the walls of a hand up (the flag `hand`, from the lift
 # to the hand's end): a cut in them is a hand's; power_lost's reasons then
-# (firmware/controller/wake.py), and that of a cut in a cycle.
+# (firmware/controller/resume.py), and that of a cut in a cycle.
 HAND_STATES = ("lifting", "dealer", "rolling", "in_hand", "resuming")
 # A lift or a build the power cut: the technician's clear resumes it
-# (wake.py), the lanes are not tipped.
+# (resume.py), the lanes are not tipped.
 RESUMABLE = ("mid_lift", "mid_build")
 REASONS = ("record", "record_full", "put_back", "reader", "unknown_tag", "mismatch",
            "unexplained", "not_whole", "restarted during a cycle", "restarted during a hand"

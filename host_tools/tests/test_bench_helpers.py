@@ -110,11 +110,12 @@ def test_the_wait_target_follows_lift_plus_dice():
     assert t["wait_between_hands_s"] == {"op": "<=", "value": 4.5}
     assert tg.targets({})["wait_between_hands_s"]["value"] is None
     assert "lift_plus_dice_s" not in t and "image_boot_to_ready_ms" not in t
-    assert t["image_heap_service_bytes"] == {"op": "<=", "value": 32 * 1024}
-    assert t["image_heap_resume_bytes"] == {"op": "<=", "value": 32 * 1024}
-    for run in ("cycle", "hand", "resume", "service"):     # the telemetry's too
-        assert t["image_heap_%s_telemetry_bytes" % run] == {"op": "<=", "value": 32 * 1024}
-    assert t["image_soak_min_free_block_bytes"] == {"op": ">=", "value": 4 * 1024}
+    for run in ("cycle", "hand", "resume", "recut", "service"):   # with the telemetry too
+        assert t["image_heap_%s_bytes" % run] == {"op": "<=", "value": 48 * 1024}
+        assert t["image_heap_%s_telemetry_bytes" % run] == {"op": "<=", "value": 48 * 1024}
+    assert t["mpy_deploy_heap_cycle_bytes"] == {"op": "<=", "value": 128 * 1024}
+    assert t["image_soak_min_free_block_bytes"] == {"op": ">=", "value": 16 * 1024}
+    assert "image_soak_heap_bytes" not in t
 
 
 def test_every_documented_figure_has_a_row_and_the_64_bit_ones_are_gone():

@@ -31,12 +31,10 @@ ALLOWED_TEST_IMPORTS = {
 FIRMWARE_PRIVATE = {
     # the codec's frame kinds and tables (link/codec.py names them for the host)
     "firmware.link.codec": ("_REQUEST", "_RESPONSE", "_EVENT", "_ERROR", "_REQUESTS",
-                            "_EVENTS", "_ERROR_FIELDS", "_NESTED", "_SECRET",
+                            "_EVENTS", "_ERROR_FIELDS", "_NESTED",
                             "_ERRORS", "_HOST_ERRORS"),
     # the boot check's file name, which deploy writes
     "firmware.manifest": ("_NAME",),
-    # boot's steps, measured one by one by the bench's MicroPython script
-    "firmware.main": ("_load_config", "_grow_module_tables"),
 }
 
 

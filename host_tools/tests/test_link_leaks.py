@@ -130,7 +130,7 @@ def test_nothing_sent_during_whole_hands_names_a_hidden_tile():
 
 
 def test_nothing_sent_across_a_resumed_hand_names_a_hidden_tile():
-    """The power cut in play and the hand brought back (controller/wake.py):
+    """The power cut in play and the hand brought back (controller/resume.py):
     the `hand_resumed` event, the states after it and the answers asked
     after the boot carry public facts only, the gold that hand's once up."""
     with SimTable(seed=6) as sim:

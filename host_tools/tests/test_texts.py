@@ -237,19 +237,19 @@ def test_the_chinese_guide_lists_every_fault_and_is_linked():
             "zh/technician.md" in Path(ROOT, doc).read_text(), doc
 
 
-def _wake_reasons():
-    """Every reason word power_lost can carry (firmware/controller/wake.py:
+def _resume_reasons():
+    """Every reason word power_lost can carry (firmware/controller/resume.py:
     the words it returns or stops with)."""
-    src = (ROOT / "firmware" / "controller" / "wake.py").read_text(encoding="utf-8")
+    src = (ROOT / "firmware" / "controller" / "resume.py").read_text(encoding="utf-8")
     words = set(re.findall(r'return "(\w+)"', src))
-    words |= set(re.findall(r'gave_up\(tc, now, "([\w ]+)"', src))
+    words |= set(re.findall(r'gave_up\(ctl, now, "([\w ]+)"', src))
     words |= set(re.findall(r'"(restarted during a \w+)"', src))
     words |= set(re.findall(r'"reason": "(\w+)"', src))
     return words
 
 
 def test_every_power_lost_reason_has_its_cause_and_a_resumed_one_its_fix_in_both_languages():
-    reasons = _wake_reasons()
+    reasons = _resume_reasons()
     assert {"mid_lift", "mid_build", "restarted during a cycle", "not_whole"} <= reasons
     assert "not_up" not in reasons and "resume.not_up" not in en.TEXTS
     for lang in ("en", "zh"):

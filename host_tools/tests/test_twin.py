@@ -20,11 +20,11 @@ def mjctl(*args):
     return p.returncode, json.loads(p.stdout)
 
 
-def test_a_cycle_and_a_hand_run_frozen_in_a_32_kb_heap():
-    rc, cycle = mjctl("--sim", "--heap", "32768", "cycle", "--json")
+def test_a_cycle_and_a_hand_run_frozen_in_the_48_kb_budget():
+    rc, cycle = mjctl("--sim", "--heap", "49152", "cycle", "--json")
     assert rc == 0 and cycle["ok"], cycle
     assert cycle["runtime"] == SHIPPED
-    rc, hand = mjctl("--sim", "--seed", "4", "--heap", "32768", "hand", "--json")
+    rc, hand = mjctl("--sim", "--seed", "4", "--heap", "49152", "hand", "--json")
     assert rc == 0 and hand["ok"] and hand["result"] is not None, hand
     assert hand["runtime"] == SHIPPED
 

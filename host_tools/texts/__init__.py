@@ -76,7 +76,7 @@ def pad(text, width):
 
 
 def reason_texts(reason):
-    """(cause, fix) of a power_lost `reason` (firmware/controller/wake.py)
+    """(cause, fix) of a power_lost `reason` (firmware/controller/resume.py)
     in the chosen language: fix None where the fault's own fix says it
     (a hand lost), cause None for a reason the tables do not know."""
     table = LANGS[_lang[0]].TEXTS

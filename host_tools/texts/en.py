@@ -96,12 +96,12 @@ TEXTS = {
     "phase.final": "final",
     "phase.draw": "draw",
     # Why a hand cut by the power did not come back (power_lost's `reason`,
-    # firmware/controller/wake.py).
+    # firmware/controller/resume.py).
     "resume.record": "the hand's record is missing, damaged, foreign or of another hand",
     "resume.record_full": "the hand's record was full: a change of it was not kept",
     "resume.put_back": "a tile was put back in this hand",
     # A cut while the walls rose or a set was built: not a loss, the
-    # technician's clear resumes it (power_lost's `reason`, wake.py); its fix.
+    # technician's clear resumes it (power_lost's `reason`, resume.py); its fix.
     "resume.mid_lift": "the power went while the walls rose: they stopped where they were",
     "resume_fix.mid_lift": ("check that nothing lies on the rising walls or in the lifters' way "
                             "(do not tip the lanes), then clear: the lift finishes, the walls "
@@ -481,6 +481,8 @@ TEXTS = {
     "detail.uid": "tag",
     "detail.tiles": "tiles",
     "detail.more": "more",
+    "detail.got": "in the wall (the reader)",
+    "detail.ms": "ms",
     # the service log's records and counts, by the controller's names
     "svclog.opened": "session opened",
     "svclog.closed": "session closed {reason}",

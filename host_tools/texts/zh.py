@@ -98,11 +98,11 @@ TEXTS = {
     "phase.play": "行牌",
     "phase.final": "最后四张",
     "phase.draw": "和局",
-    # 断电的一局为何没能恢复（power_lost 的 reason，firmware/controller/wake.py）。
+    # 断电的一局为何没能恢复（power_lost 的 reason，firmware/controller/resume.py）。
     "resume.record": "本局记录缺失、损坏、不属于本机或不是这一局",
     "resume.record_full": "本局记录已满：有一项变化未能保存",
     "resume.put_back": "本局有牌被放回牌墙",
-    # 升牌或码牌时断电：不算丢失，技师清除故障后继续（power_lost 的 reason，wake.py）；及其处理办法。
+    # 升牌或码牌时断电：不算丢失，技师清除故障后继续（power_lost 的 reason，resume.py）；及其处理办法。
     "resume.mid_lift": "牌墙升起时断电：升降台停在了当时的位置",
     "resume_fix.mid_lift": ("检查升起中的牌墙上和升降台行程内没有东西（不要把牌道倒空），然后清除故障："
                             "牌墙升到顶，在桌面上读牌；若正是牌桌码好的那副牌，庄家按骰子键"),
@@ -458,6 +458,8 @@ TEXTS = {
     "detail.uid": "标签",
     "detail.tiles": "牌",
     "detail.more": "另有",
+    "detail.got": "牌墙中（读卡器读到）",
+    "detail.ms": "毫秒",
     # the service log's records and counts, by the controller's names
     "svclog.opened": "会话已打开",
     "svclog.closed": "会话已关闭（{reason}）",

@@ -12,17 +12,12 @@ firmware/handsave.py).
 
 `save` at a lift (the controller in `lifting`, no fault) also writes the
 walls lifted, tile id by slot as the builder's audit found them
-(walls.bin): a boot after a cut before the dice (wake.py) reads the walls
+(walls.bin): a boot after a cut before the dice (resume.py) reads the walls
 at the top and takes them only if they are these, slot for slot.
 
 What these read and set is the controller's own state, every field of it
 set at boot in TableController.__init__.
 
-Memory: not resident. TableController loads this module (and persist.py
-with it) for the boot and for each write between ticks, and forgets both
-after (TableController._kept): a table in play carries neither. One
-module with a short name, for the reason controller/work.py is one
-(docs/heap-idioms.md, 12g and 14).
 """
 
 try:
@@ -31,24 +26,24 @@ except ImportError:  # CPython (host-side tests)
     def const(x):
         return x
 
-from firmware import persist
+from firmware import handsave, persist
+from firmware.controller.states import LIFTING
 from firmware.drivers import motion
-from firmware.hal import forget
+from firmware.frame import crc16
 from engine_core.tiles import is_int
 
-_COUNTERS = const("counters.json")    # counters, fault log, dealer
-_RECORD = const("hand.json")          # the hand in play's record (handsave.py, handrec.py)
-_WALLS = const("walls.bin")           # the walls lifted, as audited (wake.py reads them)
-_LIFTING = const(3)                   # = table._LIFTING
+COUNTERS_FILE = "counters.json"       # counters, fault log, dealer
+RECORD_FILE = "hand.json"             # the hand in play's record (handsave.py, handrec.py)
+WALLS_FILE = "walls.bin"              # the walls lifted, as audited (resume.py reads them)
 _FAULT_LOG = const(16)                # faults kept for `mjctl faults`
 
 
-def restore(ctl, _=None):
+def restore(ctl):
     """The counters and the fault log as last saved, into `ctl`; a damaged
     file starts them from zero and says so (`ctl.lost`). True when the
     file named the dealer (the game goes on), else a new game begins."""
     try:
-        saved = persist.load(ctl.hal.store + _COUNTERS)
+        saved = persist.load(ctl.hal.store + COUNTERS_FILE)
         if saved:
             cycles, hands, lifts = saved["cycles"], saved["hands"], saved["lifts"]
             fed, log = list(saved["tiles_fed"]), saved["log"]
@@ -93,16 +88,13 @@ def save(ctl, fault=None):
     until 16 faults later, and over a day of faults they split the free
     heap (docs/heap-idioms.md, 9)."""
     try:
-        if fault is None and ctl.state == _LIFTING:
+        if fault is None and ctl.state == LIFTING:
             # The walls lifted (walls.bin): the tile id of each slot as
             # audited (`in_play`), then the lift's count (4 bytes, big
             # endian) and the CRC-16 of all before it (2 bytes). Not JSON:
             # the ids as they are, no hex text; written over the last one
             # in place (a write torn by a cut leaves the file short or
-            # fails its CRC: the walls lifted are then not known). Here,
-            # not a function: a global more in this module, made at each
-            # import.
-            from firmware.frame import crc16
+            # fails its CRC: the walls lifted are then not known).
             n = ctl.lifts
             tail = bytearray(6)
             for i in range(4):
@@ -110,7 +102,7 @@ def save(ctl, fault=None):
             n = crc16(tail, crc16(ctl.in_play), 0, 4)
             tail[4] = n >> 8
             tail[5] = n & 255
-            with open(ctl.hal.store + _WALLS, "wb") as f:
+            with open(ctl.hal.store + WALLS_FILE, "wb") as f:
                 f.write(ctl.in_play)
                 f.write(tail)
         log = logged(ctl)
@@ -122,7 +114,7 @@ def save(ctl, fault=None):
         for code in range(len(ctl.fault_counts)):
             if ctl.fault_counts[code]:
                 counts.append([code, ctl.fault_counts[code]])
-        persist.save(ctl.hal.store + _COUNTERS, {
+        persist.save(ctl.hal.store + COUNTERS_FILE, {
             "cycles": ctl.cycles, "hands": ctl.hands, "lifts": ctl.lifts,
             "tiles_fed": ctl.tiles_fed, "faults": counts,
             "log": log,
@@ -132,11 +124,11 @@ def save(ctl, fault=None):
         ctl.unsaved += 1
 
 
-def logged(ctl, _=None):
+def logged(ctl):
     """The fault log as saved, newest first: [t, code, name, detail]
     each; empty when there is no file yet or it is damaged."""
     try:
-        saved = persist.load(ctl.hal.store + _COUNTERS)
+        saved = persist.load(ctl.hal.store + COUNTERS_FILE)
     except ValueError:
         return []
     log = saved["log"] if type(saved) is dict and type(saved.get("log")) is list else []
@@ -144,18 +136,12 @@ def logged(ctl, _=None):
     return log
 
 
-def record(ctl, _=None):
-    """The hand's record (hand.json), made by handsave.py, loaded for it
-    and forgotten. Never raises: a failed write is counted in
-    `ctl.unsaved`."""
+def record(ctl):
+    """The hand's record (hand.json), made by handsave.py. Never raises: a
+    failed write is counted in `ctl.unsaved`."""
     try:
-        from firmware import handsave
-        try:
-            persist.save(ctl.hal.store + _RECORD,
-                         handsave.record(ctl.follower, ctl.hands + 1,
-                                         ctl.dealership.wins_in_row))
-        finally:
-            forget("firmware.handsave")
+        persist.save(ctl.hal.store + RECORD_FILE,
+                     handsave.record(ctl.follower, ctl.hands + 1, ctl.dealership.wins_in_row))
     except Exception:
         ctl.unsaved += 1
 

@@ -2,7 +2,7 @@
 work (a jog of one motor, an RFID scan of the walls in the lanes: the
 service requests of link/service.py) and clearing a fault once its cause
 is repaired (`clear`, link/commands.py). Raising a fault is the tick's
-(TableController._fault; it drops a running jog or scan with the motors).
+(controller/safe_stop.py; it drops a running jog or scan with the motors).
 
 A jog or a scan is a `Work`, made by the request that starts it and held
 in the controller's `work` while it runs: the tick steps it
@@ -12,28 +12,18 @@ boot in TableController.__init__: `scanned` (a whole scan, nothing moved
 since); for a clear, the fault and where the table resumes.
 
 A cleared fault sends the table back to where the fault stopped it
-(TableController.resume_state), compared by the states' link names
-(table.NAMES): this module keeps no copy of the controller's numbers.
+(TableController.resume_state):
 
     building   the set's build resumes: each wall read again, then fed
                (after a power cut too: power_lost `mid_build`)
     lifting    the move again (the set was counted when it began)
     resuming   a lift the power cut (power_lost `mid_lift`): the move
-               again, then the walls read at the top (controller/wake.py)
+               again, then the walls read at the top (controller/resume.py)
     dealer, rolling, in_hand
                the display shows again what the players need, if it was
                the display that failed
     an audit fault (missing, extra, unknown tile): the set is built again
                from the start, its tiles tipped into the tray
-
-Memory: not resident. The link imports this module for a request and
-forgets it after the answer, so that a table in play carries none of it;
-while a jog or a scan runs, its `Work` holds the module's code (its class
-and, through its methods, the module's globals), and they leave with it
-(docs/heap-idioms.md, 15). One module, with a short name: a module's
-dotted name is a name of the image only when the code spells it and it is
-under 25 characters (the freezer's rule), else importing it interns the
-name in the heap for good (docs/heap-idioms.md, 12g).
 """
 
 try:
@@ -43,13 +33,12 @@ except ImportError:  # CPython (host-side tests)
         return x
 
 from firmware.controller import builder
-from firmware.controller.table import NAMES
+from firmware.controller.states import CYCLE_FLAG, NAMES
 from firmware.drivers import motion, rfid
 from firmware.faults import (AUDIT_FAULTS as _AUDIT_FAULTS, DISPLAY_UNPLUGGED as _DISPLAY_UNPLUGGED,
                              POWER_LOST as _POWER_LOST)
 from firmware.hal import ticks_add, ticks_diff
 
-_MARK = const("cycle")                # = table._MARK: set while a cycle runs
 
 
 # -- a technician's work -----------------------------------------------------
@@ -73,7 +62,7 @@ class Work:
         """The tick's: a jog ends at its deadline, or at its switch for a
         lifter, and says what it did; a scan reads the four sides in
         turn. Done, it leaves the controller (`ctl.work` None)."""
-        d = ctl.d
+        d = ctl.devices
         j = self.driver
         if j is not None:
             at_switch = j in d.lifters and (j.state == motion.TOP or j.state == motion.BOTTOM)
@@ -124,7 +113,7 @@ def jog(ctl, now, actuator, n, ms):
     why = busy(ctl)
     if why:
         return why
-    d = ctl.d
+    d = ctl.devices
     if actuator == "plate":
         j = d.plate
         j.start(now)
@@ -165,14 +154,14 @@ def scan(ctl, now):
         return why
     ctl.scanned = False
     ctl.work = Work(None, 0, "", 0, now, 0)
-    ctl.d.rfid.raw = bytearray(4 * len(ctl.d.rfid.seen))
+    ctl.devices.rfid.raw = bytearray(4 * len(ctl.devices.rfid.seen))
     return None
 
 
 def forget_scan(ctl):
     """The scan's UIDs leave the heap (576 bytes for 144 slots): a learn
     needs a scan again."""
-    ctl.d.rfid.raw = None
+    ctl.devices.rfid.raw = None
     ctl.scanned = False
 
 
@@ -187,14 +176,14 @@ def clear(ctl, now):
     ctl.fault = 0
     ctl.fault_detail = None
     ctl.builder.clear()
-    for dev in ctl.d.fault_sources:
+    for dev in ctl.devices.fault_sources:
         dev.fault = 0
         dev.detail = None      # else the dict stays in the heap until that device's next fault
     resume = NAMES[ctl.resume_state]
     if code == _DISPLAY_UNPLUGGED:
         # Else the frame never ACKed raises the fault again at once; and
         # the board comes back blank: show again what the players need.
-        d = ctl.d
+        d = ctl.devices
         d.display.replugged()
         if resume == "dealer" or resume == "rolling" or resume == "in_hand":
             d.display.show_dealer(now, ctl.dealership.dealer, ctl.dealership.streak)
@@ -224,10 +213,10 @@ def clear(ctl, now):
         # The set was lifted and counted when the lift began: only the
         # move again, so that lifts and tiles_fed count it once. A lift the
         # power cut (power_lost `mid_lift`) goes on so too, and is read
-        # at the top (controller/wake.py); lifters at the top stay there.
-        for lifter in ctl.d.lifters:
+        # at the top (controller/resume.py); lifters at the top stay there.
+        for lifter in ctl.devices.lifters:
             lifter.lift(now)
     elif resume == "idle":
-        ctl.hal.set_flag(_MARK, False)
+        ctl.hal.set_flag(CYCLE_FLAG, False)
     ctl._enter(now, ctl.resume_state)
     return None

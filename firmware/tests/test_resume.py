@@ -1,4 +1,4 @@
-"""The rebuild of a hand the power cut (firmware/controller/wake.py), on
+"""The rebuild of a hand the power cut (firmware/controller/resume.py), on
 both interpreters: a hand played on a table top (followtable.Top), its
 record as saved (handsave.py, through JSON as on the flash), then a fresh
 follower rebuilt from the record and the slots still holding tiles: the
@@ -10,11 +10,10 @@ import json
 
 from engine_core.replay import PUBLIC_KEYS, from_wire
 from firmware import handsave
-from firmware.controller import wake
+from firmware.controller import resume
+from firmware.controller.states import NAMES
 from firmware.tests.followtable import Top
 
-NAMES = ("boot", "idle", "building", "lifting", "dealer", "rolling", "in_hand", "fault",
-         "resuming")
 OPENING = [{"op": "deal"}, {"op": "replace_flowers"}, {"op": "reveal_gold"}]
 PLAY = [{"op": "draw", "seat": 1}, {"op": "draw", "seat": 2},
         {"op": "kong", "seat": 2, "kind": "exposed"}, {"op": "draw", "seat": 3},
@@ -35,12 +34,12 @@ class _Dealership:
 
 
 class _Table:
-    """What wake.py asks of the controller."""
+    """What resume.py asks of the controller."""
 
     def __init__(self, top):
         self.follower = top.follower
         self.in_play = bytearray(len(top.ids))
-        self.d = _Devices()
+        self.devices = _Devices()
         self.dealership = _Dealership()
         self.gold_rolling = False
         self.hand_cut = True
@@ -73,24 +72,24 @@ def _played(events, placed=None):
 def _rebuilt(top, placed=None, read=None):
     rec = json.loads(json.dumps(handsave.record(top.follower, 1, 0)))
     fresh = Top(dealer=0, dice=(3, 4), placed=placed or {})
-    tc = _Table(fresh)
+    ctl = _Table(fresh)
     r = read if read is not None else _Read(top.reader)
-    return tc, wake._rebuild(tc, top.now, r, rec, NAMES), rec
+    return ctl, resume._rebuild(ctl, top.now, r, rec), rec
 
 
 def test_a_hand_in_play_comes_back_as_the_follower_that_saw_it_all():
     top = _played(OPENING + PLAY)
-    tc, to, rec = _rebuilt(top)
+    ctl, to, rec = _rebuilt(top)
     assert to == NAMES.index("in_hand"), to
     assert [c[0] for c in rec["changes"]] == ["kong"] and len(rec["takes"]) == 1, rec
-    (name, fields), = tc.events
+    (name, fields), = ctl.events
     assert name == "hand_resumed" and "op" not in fields
     want = top.follower.public()
     assert from_wire(fields) == from_wire(want) and fields["n"] == want["n"], (fields, want)
-    f = tc.follower
+    f = ctl.follower
     assert f.turn == top.follower.turn and f.active
     assert bytes(f.rec[6:]) == bytes(top.follower.rec[6:])
-    assert tc.hand_cut                      # nothing moves unasked to the hand's end
+    assert ctl.hand_cut                      # nothing moves unasked to the hand's end
 
 
 def test_a_cut_in_the_deal_leaves_the_deal_waiting_for_its_tiles():
@@ -99,11 +98,11 @@ def test_a_cut_in_the_deal_leaves_the_deal_waiting_for_its_tiles():
     for s in slots[20:]:
         top.put_back(s)                     # only 20 dealt when the power went
     top.read_rounds(3)
-    tc, to, _ = _rebuilt(top)
+    ctl, to, _ = _rebuilt(top)
     assert to == NAMES.index("in_hand")
-    (name, fields), = tc.events
+    (name, fields), = ctl.events
     assert fields["n"] == 0 and fields["phase"] == "new", fields
-    f = tc.follower
+    f = ctl.follower
     assert f.queued == 1 and f.hand.phase_name == "dealt"     # the deal, its tiles awaited
 
 

@@ -12,8 +12,7 @@ when anything is not certain, `power_lost` with the reason in one word.
                        `in_hand`, the dealer's key (a cut before the dice
                        settled), or power_lost
 
-Both enter the state themselves and, once done, forget this module
-(what runs now keeps its code to its return).
+Both enter the state themselves.
 
 The rebuild drives the follower itself (controller/follower.py) over the
 slots found empty, as it would have explained them one read after
@@ -44,11 +43,6 @@ A cut while the walls rose (`mid_lift`) or while a set was built
 (`begin` with no hand: `mid_build`) is resumed on the technician's clear, never
 at boot: nothing moves unasked after a boot (docs/reliability.md, A cut
 while building or lifting).
-
-Not resident: loaded at boot for a hand, a lift or a build cut (and
-again after a clear to read a lift finished), forgotten by the table once
-the hand is back or given up (a module's name shorter than 25 characters,
-hence this one's: docs/heap-idioms.md, 3).
 """
 
 try:
@@ -60,14 +54,14 @@ except ImportError:  # CPython (host-side tests)
 from binascii import unhexlify
 
 from engine_core.hand import DEALT, FINAL, NEW, PLAY, REPLACED
-from firmware import handrec
-from firmware.controller import trip
+from firmware import handrec, handsave
+from firmware.controller import safe_stop
+from firmware.controller.saved_state import RECORD_FILE, WALLS_FILE
+from firmware.controller.states import DEALER, GAVE_UP_FLAG, IDLE, IN_HAND, NAMES, RESUMING
 from firmware.drivers import motion
 from firmware.faults import POWER_LOST as _POWER_LOST
+from firmware.frame import crc16
 from firmware.tags import UNKNOWN
-
-_RECORD = const("hand.json")   # the hand's record, as kept.py writes it
-_WALLS = const("walls.bin")    # the walls lifted, as kept.py writes them
 
 _LEVEL_LANES = const(0)
 _LEVEL_TOP = const(1)
@@ -108,41 +102,41 @@ def _quiet(name, fields):
     pass
 
 
-def begin(tc, now, names):
+def begin(ctl, now):
     """At boot, the flag `hand` (a hand to resume: not given up) or the
     flag `cycle` found: the walls or the lanes to be read (`resuming`),
     or power_lost and the reason."""
-    if not tc.hand_cut or tc.hal.flag("gave_up"):
+    if not ctl.hand_cut or ctl.hal.flag(GAVE_UP_FLAG):
         # A build the power cut (the flag `hand` is set from the lift on).
         # The platforms all at the bottom: the lanes' walls read (`step`);
         # else what the lanes hold cannot be read (platforms on their way
         # down, or a lift not yet written): the lanes tipped, as before.
-        why = "restarted during a hand" if tc.hand_cut else "restarted during a cycle"
-        if not tc.hand_cut:
-            for lifter in tc.d.lifters:
+        why = "restarted during a hand" if ctl.hand_cut else "restarted during a cycle"
+        if not ctl.hand_cut:
+            for lifter in ctl.devices.lifters:
                 if lifter.state != motion.BOTTOM:
                     break
             else:
                 _at[0] = 0
                 _at[1] = _BUILD
-                tc._enter(now, names.index("resuming"))
+                ctl._enter(now, RESUMING)
                 return
-        gave_up(tc, now, why, names, "idle")
+        gave_up(ctl, now, why, "idle")
         return
-    why = _begin(tc)
+    why = _begin(ctl)
     if why == "mid_lift":
         # Cut while the walls rose: nothing moves unasked after a boot.
         # The technician's clear lifts them the rest of the way and comes
         # back here (`resuming`: `step` reads them at the top); no hand
         # is given up, so a cut again tries again.
-        gave_up(tc, now, why, names, "resuming")
+        gave_up(ctl, now, why, "resuming")
     elif why:
-        gave_up(tc, now, why, names)
+        gave_up(ctl, now, why)
     else:
-        tc._enter(now, names.index("resuming"))
+        ctl._enter(now, RESUMING)
 
 
-def gave_up(tc, now, why, names, resume=None):
+def gave_up(ctl, now, why, resume=None):
     """The hand cut cannot come back (`why`, one word): power_lost, the
     dealer shown, the record as saved, the players finish it by hand; not
     tried again (the flag `gave_up`, to the next start). With `resume`
@@ -150,92 +144,77 @@ def gave_up(tc, now, why, names, resume=None):
     or the fault's whole detail), a clear going back to `resume` (a lift
     or a build the power cut, or a cycle's lanes to tip)."""
     if resume is not None:
-        trip.fault(tc, now, _POWER_LOST, why if type(why) is dict else {"reason": why})
-        tc.resume_state = names.index(resume)
-        _done()
+        safe_stop.fault(ctl, now, _POWER_LOST, why if type(why) is dict else {"reason": why})
+        ctl.resume_state = NAMES.index(resume)
         return
-    ds = tc.dealership
-    tc.d.display.show_dealer(now, ds.dealer, ds.streak)
-    trip.fault(tc, now, _POWER_LOST, {"reason": why})
-    tc.resume_state = names.index("idle")
-    tc.follower.rec[_R_NOTED] = 0          # a rebuild given up: the saved record stays
-    # With the fault's own save (trip.fault), not between
+    ds = ctl.dealership
+    ctl.devices.display.show_dealer(now, ds.dealer, ds.streak)
+    safe_stop.fault(ctl, now, _POWER_LOST, {"reason": why})
+    ctl.resume_state = IDLE
+    ctl.follower.rec[_R_NOTED] = 0          # a rebuild given up: the saved record stays
+    # With the fault's own save (safe_stop.fault), not between
     # ticks: a fault's writes do not wait.
     try:
-        tc.hal.set_flag("gave_up", True)
+        ctl.hal.set_flag(GAVE_UP_FLAG, True)
     except OSError:
-        tc.unsaved += 1
-    _done()
+        ctl.unsaved += 1
 
 
-def _done():
-    from firmware.hal import forget
-    forget("firmware.controller.wake")
-    forget("firmware.handrec")         # imported with this module, whatever the path
-
-
-def _begin(tc):
-    from firmware.hal import forget
+def _begin(ctl):
     try:
-        rec = handrec.cut_hand(tc.hal.store + _RECORD, tc.cfg.rules, tc.hands)
+        rec = handrec.cut_hand(ctl.hal.store + RECORD_FILE, ctl.cfg.rules, ctl.hands)
     except ValueError as e:
-        tc.lost = "%s%s" % (tc.lost + "; " if tc.lost else "", e)
+        ctl.lost = "%s%s" % (ctl.lost + "; " if ctl.lost else "", e)
         return "record"
-    finally:
-        forget("firmware.handrec")
-        forget("firmware.persist")     # resident no more (kept.py loads it per use)
     if rec is not None:
         if rec["full"]:
             return "record_full"
         for t in rec["takes"]:
             if t[0] == "put_back":
                 return "put_back"
-    elif not _all_up(tc):
+    elif not _all_up(ctl):
         return "mid_lift"
     _at[0] = 0
     _at[1] = rec
     return None
 
 
-def _all_up(tc):
-    for lifter in tc.d.lifters:
+def _all_up(ctl):
+    for lifter in ctl.devices.lifters:
         if lifter.state != motion.TOP:
             return False
     return True
 
 
-def step(tc, now, names):
-    """Each tick in `resuming` (`names`: the table's NAMES): nothing while
-    a lift is finished or the sides are read; then the hand back
+def step(ctl, now):
+    """Each tick in `resuming`: nothing while a lift is finished or the
+    sides are read; then the hand back
     (`in_hand`, or `dealer` before the dice), given up (power_lost), or
-    a build's lanes read (power_lost `mid_build`, controller/work.py's
+    a build's lanes read (power_lost `mid_build`, controller/technician.py's
     clear resumes it)."""
-    to = _step(tc, now, names)
+    to = _step(ctl, now)
     if type(to) is str:
-        gave_up(tc, now, to, names)
+        gave_up(ctl, now, to)
     elif to is not None:
-        tc._enter(now, to)
-        _done()
-    elif tc.state != names.index("resuming"):
-        _done()                            # stopped by a lifter's fault
+        ctl._enter(now, to)
 
 
-def _step(tc, now, names):
+def _step(ctl, now):
     rec = _at[1]
     if rec is None:
         # Before the dice: the walls up first (a lift the power cut,
-        # finished after the technician's clear: controller/work.py lifts
+        # finished after the technician's clear: controller/technician.py lifts
         # them); a lifter's fault stops the table as in `lifting`.
-        for lifter in tc.d.lifters:
+        for lifter in ctl.devices.lifters:
             if lifter.fault:
-                trip.fault(tc, now, lifter.fault, lifter.detail)
+                safe_stop.fault(ctl, now, lifter.fault, lifter.detail)
                 return None
-        if not _all_up(tc):
+        if not _all_up(ctl):
             return None
-    r = tc.d.rfid
+    r = ctl.devices.rfid
     if r.fault:
         if rec == _BUILD:
-            gave_up(tc, now, "reader", names, "idle")
+            gave_up(ctl, now, "reader", "idle")
             return None
         return "reader"
     level = _LEVEL_LANES if rec == _BUILD else _LEVEL_TOP
@@ -249,11 +228,11 @@ def _step(tc, now, names):
             r.scan(now, side, level)
         return None
     _at[1] = None
-    n = len(tc.in_play)
+    n = len(ctl.in_play)
     for slot in range(n):
         if r.seen[slot] and r.ids[slot] == UNKNOWN:
             if rec == _BUILD:
-                gave_up(tc, now, "unknown_tag", names, "idle")
+                gave_up(ctl, now, "unknown_tag", "idle")
                 return None
             return "unknown_tag"
     if rec == _BUILD:
@@ -262,7 +241,7 @@ def _step(tc, now, names):
         # is not whole from its first tile on in the lanes' stacking order
         # (docs/hardware.md: a gap, a tile put by hand; `lane`): those the
         # technician empties, the others keep their walls. The clear
-        # resumes the build (controller/work.py: the builder's recount,
+        # resumes the build (controller/technician.py: the builder's recount,
         # then feeding), and its audit checks the set as ever. `count` and
         # `lane` are the link's nested keys (link/codec.py, _NESTED).
         per = n // 4
@@ -281,31 +260,30 @@ def _step(tc, now, names):
         detail = {"reason": "mid_build", "count": held}
         if gaps:
             detail["lane"] = gaps
-        gave_up(tc, now, detail, names, "building")
+        gave_up(ctl, now, detail, "building")
         return None
     if rec is None:
-        return _before_dice(tc, now, r, names)
-    return _rebuild(tc, now, r, rec, names)
+        return _before_dice(ctl, now, r)
+    return _rebuild(ctl, now, r, rec)
 
 
-def _before_dice(tc, now, r, names):
+def _before_dice(ctl, now, r):
     """A cut between the lift and the dice settled (the walls up, or
     lifted the rest of the way after the technician's clear): the walls
     whole (every slot holds a tile, the ruleset's set) and, slot for
-    slot, the walls the builder's audit lifted (walls.bin, kept.py);
+    slot, the walls the builder's audit lifted (walls.bin, saved_state.py);
     the dealer's key again."""
-    have = bytearray(len(tc.cfg.tile_counts))
-    for slot in range(len(tc.in_play)):
+    have = bytearray(len(ctl.cfg.tile_counts))
+    for slot in range(len(ctl.in_play)):
         if not r.seen[slot]:
             return "not_whole"
         have[r.ids[slot]] += 1
-        tc.in_play[slot] = r.ids[slot]
-    if have != tc.cfg.tile_counts:
+        ctl.in_play[slot] = r.ids[slot]
+    if have != ctl.cfg.tile_counts:
         return "not_whole"
-    from firmware.frame import crc16
-    n = len(tc.in_play)
+    n = len(ctl.in_play)
     try:
-        with open(tc.hal.store + _WALLS, "rb") as f:
+        with open(ctl.hal.store + WALLS_FILE, "rb") as f:
             lifted = f.read()
     except OSError:
         lifted = b""
@@ -313,25 +291,25 @@ def _before_dice(tc, now, r, names):
     # this file): what was lifted is not known.
     if len(lifted) != n + 6 or crc16(lifted, 0xFFFF, 0, n + 4) != (
             lifted[n + 4] << 8 | lifted[n + 5]) or int.from_bytes(
-            lifted[n:n + 4], "big") != tc.lifts:
+            lifted[n:n + 4], "big") != ctl.lifts:
         return "record"
     for slot in range(n):
-        if lifted[slot] != tc.in_play[slot]:
+        if lifted[slot] != ctl.in_play[slot]:
             return "mismatch"
-    ds = tc.dealership
-    tc.d.display.show_dealer(now, ds.dealer, ds.streak)
-    tc.hand_cut = False
-    return names.index("dealer")
+    ds = ctl.dealership
+    ctl.devices.display.show_dealer(now, ds.dealer, ds.streak)
+    ctl.hand_cut = False
+    return DEALER
 
 
-def _rebuild(tc, now, r, rec, names):
-    f = tc.follower
+def _rebuild(ctl, now, r, rec):
+    f = ctl.follower
     ids = unhexlify(rec["tiles"])
     n = len(ids)
     for slot in range(n):
         if r.seen[slot] and r.ids[slot] != ids[slot]:
             return "mismatch"
-        tc.in_play[slot] = ids[slot]
+        ctl.in_play[slot] = ids[slot]
     a, b = rec["dice"]
     shown = (f.emit, f.display, f.buzzer)
     quiet = _Quiet()
@@ -339,7 +317,7 @@ def _rebuild(tc, now, r, rec, names):
     f.display = quiet
     f.buzzer = quiet
     try:
-        f.begin(now, rec["dealer"], a, b, tc.in_play)
+        f.begin(now, rec["dealer"], a, b, ctl.in_play)
         for slot in range(n):
             if not r.seen[slot]:
                 f._slots[slot] = (f._slots[slot] & _PRESENT) | _CONFIRM
@@ -355,10 +333,7 @@ def _rebuild(tc, now, r, rec, names):
             return "unexplained"
         f._slots[slot] &= _PRESENT
     # The record the rebuild made begins with the one saved.
-    from firmware import handsave
-    from firmware.hal import forget
     made = handsave.record(f, rec["n"], rec["wins_in_row"])
-    forget("firmware.handsave")
     for key in ("changes", "heads", "takes"):
         if made[key][:len(rec[key])] != rec[key]:
             f.end()
@@ -366,21 +341,21 @@ def _rebuild(tc, now, r, rec, names):
     if rec["gold"] is not None and made["gold"] != rec["gold"]:
         f.end()
         return "mismatch"
-    tc.d.display.show_dealer(now, rec["dealer"], tc.dealership.streak)
+    ctl.devices.display.show_dealer(now, rec["dealer"], ctl.dealership.streak)
     f.buzzer = quiet
     f.show_again(now)                  # no beep: the alert is not new
     f.buzzer = shown[2]
     fields = f._fields(_QUEUE * _ROW)
     fields["n"] = f.events
     del fields["op"]
-    tc.emit("hand_resumed", fields)
+    ctl.emit("hand_resumed", fields)
     # `hand_cut` stays set to the hand's end: nothing moves unasked after a
     # boot (the next set, two tile sets, is built from the hand's end on;
     # the lifters stay where the cut left them till then).
     # The keys are not cleared: a press made while the walls were read (a
     # kong's) is taken by the hand as it would have been.
-    tc.gold_rolling = False
-    return names.index("in_hand")
+    ctl.gold_rolling = False
+    return IN_HAND
 
 
 def _entries(rec):

@@ -1,4 +1,4 @@
-"""A power cut during a hand loses nothing (controller/wake.py,
+"""A power cut during a hand loses nothing (controller/resume.py,
 docs/reliability.md, Resuming a hand), on the virtual table (the real
 firmware under MicroPython; virtual time, nothing sleeps).
 

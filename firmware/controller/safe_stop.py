@@ -2,32 +2,18 @@
 told (docs/reliability.md). The cycle's tick raises them (table.py: a
 driver's fault, the builder's, the HAL's output guard, a power cut found
 at boot) and main.run a bug in the loop (`crashed`); a technician's
-request clears one (controller/work.py, `clear`); the log is the
-counters file's (controller/kept.py).
+request clears one (controller/technician.py, `clear`); the log is the
+counters file's (controller/saved_state.py).
 
     every output off, a technician's jog or scan dropped, the builder and
     the lifters stopped; the state the fault stopped (where a clear goes
     back to: `resume_state`); the fault, its detail and time; its count;
     the log's entry saved; FAULT entered; the `fault` event
-
-Memory: resident (a fault comes at any tick), functions of a module and no
-class (docs/heap-idioms.md, 15). The state numbers below are the
-controller's (table.py): private constants, compiled away, no copy in the
-heap.
 """
-
-try:
-    from micropython import const  # pyright: ignore[reportAssignmentType]  (CPython defines it below)
-except ImportError:  # CPython (host-side tests)
-    def const(x):
-        return x
 
 from firmware import faults
 from firmware.faults import FIRMWARE_ERROR as _FIRMWARE_ERROR
-
-_BOOT = const(0)                      # = table._BOOT
-_IDLE = const(1)                      # = table._IDLE
-_FAULT = const(7)                     # = table._FAULT
+from firmware.controller.states import BOOT, FAULT, IDLE
 
 
 def fault(ctl, now, code, detail):
@@ -36,10 +22,10 @@ def fault(ctl, now, code, detail):
     ctl.hal.all_off()
     ctl.work = None                   # a jog or a scan ends with the motors
     ctl.builder.stop()
-    for lifter in ctl.d.lifters:
+    for lifter in ctl.devices.lifters:
         lifter.stop()
-    if ctl.state != _FAULT:
-        ctl.resume_state = ctl.state if ctl.state != _BOOT else _IDLE
+    if ctl.state != FAULT:
+        ctl.resume_state = ctl.state if ctl.state != BOOT else IDLE
     ctl.fault = code
     ctl.fault_detail = detail
     ctl.fault_at = now
@@ -48,7 +34,7 @@ def fault(ctl, now, code, detail):
         counts[code] += 1
     ctl._save([now, code, faults.name_of(code), detail or {}])
     name = faults.name_of(code)
-    ctl._enter(now, _FAULT)
+    ctl._enter(now, FAULT)
     ctl.emit("fault", {"code": code, "name": name, "detail": detail or {}})
 
 
