@@ -7,7 +7,7 @@ BUILD  := build/mpy
 STAMP  := $(VENV)/.installed-stamp
 # The code that runs on the controller (firmware/image/ holds the image's
 # build inputs, not modules).
-DEVICE_SRC := $(shell find engine_core firmware -name '*.py' -not -path '*/tests/*' -not -path 'firmware/image/*' 2>/dev/null)
+DEVICE_SRC := $(shell find engine_core firmware -name '*.py' -not -path '*/tests/*' -not -path 'firmware/image/*' -not -path 'firmware/fakes/*' 2>/dev/null)
 
 # MicroPython from the pinned source: unpacked under build/ from the
 # vendored archive (its sha256 checked), or a git checkout of v1.28.0
@@ -95,16 +95,17 @@ $(BIN)/mpy-cross: $(MPY_CROSS) $(STAMP)
 	ln -sf $(abspath $(MPY_CROSS)) $@
 
 # Compile the device code with mpy-cross: a syntax or feature MicroPython
-# lacks fails here, before anything runs. The engine and firmware tests are
+# lacks fails here, before anything runs. The engine and firmware tests
+# and the firmware's stand-ins for the hardware (firmware/fakes/) are
 # compiled too, so that MicroPython runs the same bytecode the board would;
 # the firmware tests read the shipped config.json and tags.txt next to them.
 # The firmware's modules take the fault codes compiled in, as the image
 # does (firmware/image/inline_faults.py).
 mpy: tools
 	rm -rf $(BUILD)
-	@for f in $(DEVICE_SRC) $$(find engine_core/tests firmware/tests -name '*.py'); do \
+	@for f in $(DEVICE_SRC) $$(find engine_core/tests firmware/tests firmware/fakes -name '*.py'); do \
 		mkdir -p $(BUILD)/$$(dirname $$f); \
-		case $$f in firmware/tests/*) src=$$f ;; \
+		case $$f in firmware/tests/*|firmware/fakes/*) src=$$f ;; \
 		firmware/*) src=$(BUILD)/inlined.py; \
 			$(BIN)/python firmware/image/inline_faults.py . $$f $$src || exit 1 ;; \
 		*) src=$$f ;; esac; \

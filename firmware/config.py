@@ -90,10 +90,8 @@ class Config:
     whole ruleset later), the pins, the tile sets; `timings` is the file's
     object as checked, {name: ms} (its names are not attribute names: on
     the board each name an attribute would be costs an interned name for
-    good, docs/firmware.md, Memory). No methods
-    on purpose: nothing then ties the object to this module, which the
-    firmware drops from its heap after boot. (The annotations are for the
-    type checker; MicroPython keeps nothing of them.)"""
+    good, docs/firmware.md, Memory). (The annotations are for the type
+    checker; MicroPython keeps nothing of them.)"""
     path: str
     rules: "Rules"
     ruleset: object

@@ -7,7 +7,7 @@ docs/faults.md is checked against it by a test. A fault stops every motor.
 The table is one string constant, parsed when asked (the controller needs
 only `name_of`; the host's readers of the table, cause and fix included,
 are host_tools/texts/faults.py): on a board a string
-stays in flash (ROMFS) while a dict of tuples would take heap, and the
+stays in flash (frozen) while a dict of tuples would take heap, and the
 controller only ever needs a name, when a fault happens. A block is
 "code name", the cause, the fix, then a blank line. A private constant:
 no global, no interned name on the controller; the host reads it from

@@ -4,7 +4,7 @@
 
 The CRC is CRC-16/CCITT-FALSE (poly 0x1021, init 0xFFFF) over kind, seq, len
 and payload. MicroPython's binascii has no CRC-16, so it is written here
-once, table-driven (the table a bytes constant, in ROM under ROMFS); the
+once, table-driven (the table a bytes constant, in flash once frozen); the
 tests check it against CPython's binascii.crc_hqx.
 
 `FrameReader` resynchronises on the sync bytes after garbage, a bad length
@@ -29,7 +29,7 @@ MAX_PAYLOAD = const(512)    # bounded frame: a longer one is garbage
 
 
 # The table of CRC-16/CCITT-FALSE for each byte value k: its high byte at
-# _CRC[k], its low byte at _CRC[256 + k]. A bytes constant: under ROMFS its
+# _CRC[k], its low byte at _CRC[256 + k]. A bytes constant: frozen, its
 # bytes stay in flash (a tuple of ints would be built in the heap, 2 KB);
 # const() spares the global. The tests check it against the polynomial
 # and binascii.crc_hqx.

@@ -22,7 +22,7 @@ import binascii
 import hashlib
 import os
 
-_NAME = const("manifest.txt")   # host_tools/image/deploy.py reads it (CPython) to write the file
+NAME = const("manifest.txt")   # host_tools/image/deploy.py reads it (CPython) to write the file
 _CHUNK = const(512)
 _CODE = const("engine_core firmware")     # the folders whose modules must be listed
 
@@ -35,10 +35,10 @@ def check(root, required):
     the heap after boot, but each name it had stays interned (docs/
     firmware.md, Memory)."""
     try:
-        f = open(root + _NAME)
+        f = open(root + NAME)
     except OSError:
         if required:
-            raise ValueError("no %s: the firmware was not installed by make deploy" % _NAME)
+            raise ValueError("no %s: the firmware was not installed by make deploy" % NAME)
         return None
     build = "?"
     listed = {}
@@ -51,7 +51,7 @@ def check(root, required):
             elif line and not line.startswith("#"):
                 parts = line.split()
                 if len(parts) != 2 or len(parts[0]) != 64:
-                    raise ValueError("%s: a line is not `SHA256 PATH`: %r" % (_NAME, line[:40]))
+                    raise ValueError("%s: a line is not `SHA256 PATH`: %r" % (NAME, line[:40]))
                 digest, path = parts
                 got = sha256_of(root + path, buf)
                 if got is None:

@@ -41,8 +41,8 @@ def main(argv):
     if not store.endswith("/"):
         store += "/"
     hal = SimHal(int(argv[1]), int(argv[2]), store, _rand if seeded else None)
-    # The code's root: the ROMFS image or a deployed virtual board carry a
-    # manifest, checked like a board's; the .py sources (development) none.
+    # The code's root: a deployed virtual board carries a manifest,
+    # checked like a board's; the .py sources and make mpy's tree none.
     here = __file__                # firmware/ is a namespace package on the device
     root = here[:here.rfind("firmware")]
     run(hal, argv[3], argv[4], root, False, "sim")

@@ -12,7 +12,7 @@ import pytest
 from engine_core.replay import build, state
 from engine_core.rulesets import load as load_ruleset
 from firmware import handrec, persist
-from firmware.tests.followtable import reserve_changes
+from firmware.fakes.follow import reserve_changes
 from host_tools.cli.ops import run_hand
 from host_tools.sim.hand_players import HandPlayers, Parlour
 from hw_tests.harness import HEAP_BUDGET

@@ -243,7 +243,7 @@ def _step(ctl, now):
         # technician empties, the others keep their walls. The clear
         # resumes the build (controller/technician.py: the builder's recount,
         # then feeding), and its audit checks the set as ever. `count` and
-        # `lane` are the link's nested keys (link/codec.py, _NESTED).
+        # `lane` are the link's nested keys (link/codec.py, NESTED).
         per = n // 4
         held = []
         gaps = []

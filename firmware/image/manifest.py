@@ -7,7 +7,7 @@
 #   FUZHOU_TABLE_S3/manifest.py  the ESP32-S3 board (make firmware)
 #
 # It freezes what the firmware takes from micropython-lib, then engine_core/
-# and firmware/ without their tests, this folder (build inputs, not
+# and firmware/ without their tests and stand-ins (fakes/), this folder (build inputs, not
 # modules) or the other target's HAL, and writes firmware/image_build.py:
 # the image's build id, a digest of what it freezes, and PRODUCTION, whether
 # the image is built for production (the board's manifest_production.py
@@ -39,7 +39,7 @@ _other_hal = {"sim": ("firmware/hal/esp32.py", "firmware/hal/wifi.py", "firmware
 
 def _shipped(package):
     for folder, subs, files in os.walk(os.path.join(_root, package)):
-        subs[:] = sorted(s for s in subs if s not in ("tests", "image", "__pycache__"))
+        subs[:] = sorted(s for s in subs if s not in ("tests", "fakes", "image", "__pycache__"))
         for name in sorted(files):
             rel = os.path.relpath(os.path.join(folder, name), _root).replace(os.sep, "/")
             if name.endswith(".py") and rel not in _other_hal:

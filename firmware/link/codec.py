@@ -4,7 +4,7 @@ Canonical JSON (same bytes on both interpreters) written in place into the
 frame buffer, no intermediate string. Guard: every key written must be declared,
 and SECRET keys (tile identities) need reveal=True, else LinkError("not_public").
 
-Memory (the controller's heap is small, and this module runs from ROMFS):
+Memory (the module runs frozen into the image, its constants in flash):
 the tables are string constants, whose text stays in ROM, and are read in
 place with find/startswith; a tuple or dict built at import would live in
 the heap (a constant tuple too: it is built when the module is loaded).
@@ -36,21 +36,19 @@ PROTO_VERSION = 9          # bumped by any change of what the tables below put o
 SESSION_MS = const(300000)         # a session lasts this long after its last use
 NONCE_MS = const(30000)            # a challenge must be answered within this
 LOCK_MAX_MS = const(8000)          # the longest lockout after wrong MACs
-# The frame kinds and the tables below are private constants: compiled
-# into the functions that use them, they leave no global and no interned
-# name on the controller (docs/firmware.md, Memory). The host reads them
-# through host_tools/link/codec.py.
-_REQUEST = const(0x10)
-_RESPONSE = const(0x11)
-_EVENT = const(0x12)
-_ERROR = const(0x13)
+# The frame kinds and the tables below: the protocol, declared once, for
+# the controller and for the host (host_tools/link/codec.py).
+REQUEST = const(0x10)
+RESPONSE = const(0x11)
+EVENT = const(0x12)
+ERROR = const(0x13)
 
 # The tables: one line per message, "name field:type field:type ...", every
 # field but the head ("op" of a request, "ok" of a response, "ev" of an
 # event). Types: int str bool list dict any; "?" may be null, "*" may be
 # absent. Fields are listed sorted; the writer sorts the keys it writes.
 #
-# A request is declared once, on its line of _REQUESTS: its op, who may
+# A request is declared once, on its line of REQUESTS: its op, who may
 # send it, where its handler is, its arguments, then ">" and the fields of
 # its answer ("op" echoes the request's):
 #   who   anyone   anyone, at any time
@@ -66,7 +64,7 @@ _ERROR = const(0x13)
 #                  forgotten after it; a request not for anyone lives in
 #                  service.py, which checks who sent it
 # The server's dispatcher reads the line (route) and calls the handler.
-_REQUESTS = const(
+REQUESTS = const(
     "hello anyone server proto:int > build:str fw:str op:str proto:int runtime:dict table:str\n"
     "status anyone server > cycles:int dealer:int? dice:list? fault:dict? heap:dict* lanes:list"
     " lifters:list link:dict* op:str phase:str state:str tiles_per_side:list"
@@ -101,7 +99,7 @@ _REQUESTS = const(
 )
 _WHO = const(("anyone", "no_hand", "session"))
 _HOMES = const(("server", "commands", "readouts", "service"))
-_EVENTS = const(           # "t": ms since boot; the other fields are public facts
+EVENTS = const(           # "t": ms since boot; the other fields are public facts
     "state phase:str* state:str t:int\n"
     "fault code:int detail:dict name:str t:int\n"
     "dice a:int b:int dealer:int gold:bool* t:int\n"
@@ -120,15 +118,15 @@ _EVENTS = const(           # "t": ms since boot; the other fields are public fac
     "slow learned:int ms:int name:str side:int* t:int\n"
     "auth_alarm t:int wrong:int\n"
 )
-_ERROR_FIELDS = const("error:str message:str op:str* proto:int*")   # head "ok": false
+ERROR_FIELDS = const("error:str message:str op:str* proto:int*")   # head "ok": false
 # The error codes are for the host and the docs (the controller writes
 # them as literals): private constants, compiled away on the controller
 # (no object, no name), read by host_tools/link/codec.py.
-_ERRORS = const("bad_json bad_kind bad_request unknown_op proto_mismatch"     # on the wire
+ERRORS = const("bad_json bad_kind bad_request unknown_op proto_mismatch"     # on the wire
           " busy refused auth_failed no_session session_expired not_found too_big internal"
           " config_invalid firmware_corrupt")
-_HOST_ERRORS = const("not_public bad_value bad_response bad_event timeout closed")
-_NESTED = const("alloc bad_crc bits chip cmd code count detail dropped end entropy errors expected"
+HOST_ERRORS = const("not_public bad_value bad_response bad_event timeout closed")
+NESTED = const("alloc bad_crc bits chip cmd code count detail dropped end entropy errors expected"
           " free frozen garbage got lane micropython ms name overruns pin port reason requests seat"
           " sensor side slot slots state t")   # keys of nested objects
 SECRET_KEYS = const(("tile", "tiles", "uid"))   # at any depth, only with reveal=True
@@ -166,17 +164,17 @@ def find(spec, k, lo, e, sep):
 
 def route(op):
     """Who may send the request `op` and where its handler is, as its line
-    of _REQUESTS says: (a word of _WHO, a word of _HOMES); (None, None) for
+    of REQUESTS says: (a word of _WHO, a word of _HOMES); (None, None) for
     an op that is not in the table."""
-    p = find(_REQUESTS, op, 0, len(_REQUESTS), "\n") + 1
+    p = find(REQUESTS, op, 0, len(REQUESTS), "\n") + 1
     who = home = None
     if p:
         for w in _WHO:
-            if _REQUESTS.startswith(w, p) and _REQUESTS.startswith(" ", p + len(w)):
+            if REQUESTS.startswith(w, p) and REQUESTS.startswith(" ", p + len(w)):
                 who = w
-        p = _REQUESTS.find(" ", p) + 1
+        p = REQUESTS.find(" ", p) + 1
         for w in _HOMES:
-            if _REQUESTS.startswith(w, p) and _REQUESTS.startswith(" ", p + len(w)):
+            if REQUESTS.startswith(w, p) and REQUESTS.startswith(" ", p + len(w)):
                 home = w
     return who, home
 
@@ -266,8 +264,8 @@ _SURROGATE_LEAD = const(0xED)
 _SURROGATE_MIN = const(0xA0)
 # What the keys of the objects in a value may be (_value's `mode`).
 _ANY_KEYS = const(0)            # any str: inside an "any" field
-_PUBLIC = const(1)              # declared in _NESTED
-_REVEALED = const(2)            # declared in _NESTED, or SECRET (reveal=True)
+_PUBLIC = const(1)              # declared in NESTED
+_REVEALED = const(2)            # declared in NESTED, or SECRET (reveal=True)
 
 
 def _utf8(v):
@@ -419,7 +417,7 @@ def _value(buf, i, v, mode, spec=None, lo=0, e=0, head=None):
             bad = bad or not f
             if spec.startswith("any", q + 1):
                 sub = _ANY_KEYS
-        elif mode != _ANY_KEYS and k not in SECRET_KEYS and find(_NESTED, k, 0, len(_NESTED), " ") < 0:
+        elif mode != _ANY_KEYS and k not in SECRET_KEYS and find(NESTED, k, 0, len(NESTED), " ") < 0:
             raise LinkError("not_public", "field %s is not declared" % k[:32])
         if i != start:
             buf[i] = _COMMA
@@ -436,7 +434,7 @@ def write(buf, kind, seq, obj, spec, key, head, value, reveal, code):
     """obj as a message of frame kind `kind` sealed in buf; its length.
     Called with keywords (the arguments are many, and alike). Its entry in
     spec: the line named by obj[key] (else LinkError(code)), or all of spec
-    (key None); on a line of _REQUESTS, its answer's fields (after ">").
+    (key None); on a line of REQUESTS, its answer's fields (after ">").
     `head` goes first; its value: obj's, else value (which it must be).
     reveal: SECRET keys may be written."""
     p = -1
@@ -473,7 +471,7 @@ def write(buf, kind, seq, obj, spec, key, head, value, reveal, code):
 def decode_request(reader):
     """Controller: (op, args) of the REQUEST frame in a FrameReader, or a
     LinkError; a hello of another protocol version is "proto_mismatch"."""
-    if reader.kind != _REQUEST:
+    if reader.kind != REQUEST:
         raise LinkError("bad_kind", "kind 0x%02x is not a request" % reader.kind)
     # Requests are ASCII, escapes too (\u0000-\u007f; docs/protocol.md):
     # every name and value of the protocol is, so a request that is not is
@@ -503,12 +501,12 @@ def decode_request(reader):
         raise LinkError("bad_request", "field %s: missing" % "op")
     if type(op) is not str:
         raise LinkError("bad_request", "field op: must be str")
-    p = find(_REQUESTS, op, 0, len(_REQUESTS), "\n")
+    p = find(REQUESTS, op, 0, len(REQUESTS), "\n")
     if p < 0:
         raise LinkError("unknown_op", "%s %r is not in the table" % ("op", op[:32]))
-    e = _REQUESTS.find(" >", p)          # its arguments: after who and home, before ">"
-    lo = _REQUESTS.find(" ", _REQUESTS.find(" ", p + 1) + 1) + 1
-    check(obj, _REQUESTS, min(lo, e), e, "op", "bad_request")
+    e = REQUESTS.find(" >", p)          # its arguments: after who and home, before ">"
+    lo = REQUESTS.find(" ", REQUESTS.find(" ", p + 1) + 1) + 1
+    check(obj, REQUESTS, min(lo, e), e, "op", "bad_request")
     del obj["op"]
     if op == "hello" and obj["proto"] != PROTO_VERSION:
         raise LinkError("proto_mismatch", "host speaks protocol %d, controller %d" % (
@@ -518,13 +516,13 @@ def decode_request(reader):
 
 def write_response(buf, seq, obj, reveal=False):
     """RESPONSE {"ok": true, "op": .., results} sealed in buf; its length."""
-    return write(buf, kind=_RESPONSE, seq=seq, obj=obj, spec=_REQUESTS, key="op", head="ok",
+    return write(buf, kind=RESPONSE, seq=seq, obj=obj, spec=REQUESTS, key="op", head="ok",
                  value=True, reveal=reveal, code="bad_value")
 
 
 def write_event(buf, seq, obj, reveal=False):
     """EVENT {"ev": .., "t": ms, public fields} sealed in buf; its length."""
-    return write(buf, kind=_EVENT, seq=seq, obj=obj, spec=_EVENTS, key="ev", head="ev",
+    return write(buf, kind=EVENT, seq=seq, obj=obj, spec=EVENTS, key="ev", head="ev",
                  value=None, reveal=reveal, code="bad_value")
 
 
@@ -532,5 +530,5 @@ def write_error(buf, seq, obj):
     """ERROR {"ok": false, "error": .., "message": ..} from a dict or LinkError."""
     if isinstance(obj, LinkError):
         obj = dict(obj.info or {}, error=obj.code, message=obj.message)
-    return write(buf, kind=_ERROR, seq=seq, obj=obj, spec=_ERROR_FIELDS, key=None, head="ok",
+    return write(buf, kind=ERROR, seq=seq, obj=obj, spec=ERROR_FIELDS, key=None, head="ok",
                  value=False, reveal=False, code="bad_value")

@@ -28,7 +28,7 @@ outcome, goes into the service log, a file kept across power cuts;
 challenges and refusals are counted by kind (below, The service log).
 
 Each request is declared on its line of the codec's table
-(codec._REQUESTS), with who may send it: anyone, no_hand (never during a
+(codec.REQUESTS), with who may send it: anyone, no_hand (never during a
 hand) or session. `answer` checks that first, then calls the function
 named after the request, and logs what a session did with its outcome.
 The table itself moves only through the controller's own functions

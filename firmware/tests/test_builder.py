@@ -11,7 +11,7 @@ from firmware.controller import builder as bld
 from firmware.drivers.motion import Lane
 from firmware.drivers.motion import Plate
 from firmware.drivers.rfid import Rfid
-from firmware.tests.fakehal import FIRMWARE_DIR, FakeHal, shipped_pins
+from firmware.fakes.hal import FIRMWARE_DIR, FakeHal, shipped_pins
 
 S = 18
 PER_LANE = 2 * S

@@ -5,7 +5,7 @@ the current directory (no tempfile module on MicroPython) and removed."""
 import json
 
 from firmware import config
-from firmware.tests.fakehal import FIRMWARE_DIR, remove_temp, write_temp
+from firmware.fakes.hal import FIRMWARE_DIR, remove_temp, write_temp
 
 PATH = FIRMWARE_DIR + "/config.json"
 # Every timing and its allowed range (both ends included), as config.py has them.

@@ -16,7 +16,7 @@ SERVICE_HELPERS = {"answer", "challenge", "authenticate", "check", "close"}
 
 
 def lines():
-    return codec._REQUESTS.splitlines()
+    return codec.REQUESTS.splitlines()
 
 
 def test_each_line_is_op_who_home_arguments_and_answer():
@@ -71,4 +71,4 @@ def test_the_dispatch_tests_ask_every_request():
     assert test_dispatch.OPS == tuple(line.split(" ")[0] for line in lines())
     assert table.NAMES[test_dispatch._IN_HAND] == "in_hand"
     assert table.NAMES[test_dispatch._IDLE] == "idle"
-    assert test_dispatch._EVENT == codec._EVENT
+    assert test_dispatch._EVENT == codec.EVENT

@@ -13,8 +13,8 @@ import types
 import pytest
 
 from firmware import tags as fwtags
-from firmware.tests.fakehal import unload
-from firmware.tests.fakehal import FIRMWARE_DIR
+from firmware.fakes.hal import unload
+from firmware.fakes.hal import FIRMWARE_DIR
 
 
 class FakeNVS:

@@ -36,7 +36,7 @@ def device_files():
     for top in ("firmware", "engine_core"):
         for path in sorted((ROOT / top).rglob("*.py")):
             rel = path.relative_to(ROOT).parts
-            if "tests" not in rel and "image" not in rel[1:2]:
+            if "tests" not in rel and rel[1:2] not in (("image",), ("fakes",)):
                 yield path
 
 

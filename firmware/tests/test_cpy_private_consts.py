@@ -8,7 +8,7 @@ from firmware.link import server
 def test_the_link_server_tests_request_kind_is_the_codecs():
     from firmware.link import codec
     from firmware.tests import test_link_server
-    assert test_link_server.REQUEST == codec._REQUEST
+    assert test_link_server.REQUEST == codec.REQUEST
 
 
 def test_the_words_the_dispatch_compares_are_the_codecs():

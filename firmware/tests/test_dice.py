@@ -3,7 +3,7 @@ ending once after roll_ms."""
 
 from firmware.drivers.panel import Dice
 from firmware.hal import ticks_add
-from firmware.tests.fakehal import FakeHal
+from firmware.fakes.hal import FakeHal
 
 
 def script(values):

@@ -29,7 +29,7 @@ ARGS = {"hello": {"proto": codec.PROTO_VERSION}, "kong": {"kind": "exposed", "se
         "dice_test": {"n": 1}, "jog": {"actuator": "plate", "ms": 10},
         "config_set": {"key": "no_such_key", "value": 1},
         "service_auth": {"nonce": "00" * 16, "mac": "00" * 32}}
-_EVENT = 0x12                   # the frame kind of an event (the codec's _EVENT)
+_EVENT = 0x12                   # the frame kind of an event (the codec's EVENT)
 _IN_HAND = 6                    # the controller's state of a hand (table.NAMES)
 _IDLE = 1
 _FILES = ("service.log", "counters.json", "hand.json")
@@ -42,7 +42,7 @@ def _table():
     from firmware import config, tags
     from firmware.controller.table import TableController
     from firmware.devices import Devices
-    from firmware.tests.fakehal import FIRMWARE_DIR
+    from firmware.fakes.hal import FIRMWARE_DIR
     from firmware.tests.test_output_guard import GuardedPins
     class Uart:                    # the display's: frames go nowhere
         def write(self, buf, n):

@@ -6,7 +6,7 @@ Expected frames are built here from docs/hardware.md, not from the driver:
 """
 
 from firmware.drivers.panel import Display
-from firmware.tests.fakehal import FakeHal, shipped_pins
+from firmware.fakes.hal import FakeHal, shipped_pins
 
 PINS = shipped_pins()
 ACK_MS = 200

@@ -7,7 +7,7 @@ that finds bytes stir their microsecond time into the jitter pool."""
 import sys
 
 from firmware import drbg
-from firmware.tests.fakehal import unload
+from firmware.fakes.hal import unload
 
 UID = b"\x7c\xdf\xa1\x00\x11\x22"
 

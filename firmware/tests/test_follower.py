@@ -7,17 +7,8 @@ from engine_core.hand import DRAW, FINAL, PLAY, Hand
 from engine_core.replay import apply
 from firmware.drivers import panel as dsp
 from firmware.tags import UNKNOWN
-from firmware.tests.followtable import Top, same
+from firmware.fakes.follow import OPENING, Top, opened, same
 
-OPENING = [{"op": "deal"}, {"op": "replace_flowers"}, {"op": "reveal_gold"}]
-
-
-def opened(**kw):
-    top = Top(**kw)
-    for ev in OPENING:
-        top.play(ev)
-        top.read_rounds(2)
-    return top
 
 
 def test_the_opening_is_published_as_the_replay_has_it():

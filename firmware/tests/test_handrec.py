@@ -12,7 +12,7 @@ from engine_core.replay import state
 from engine_core.rulesets import load as load_ruleset
 from firmware import handrec, handsave, persist
 from firmware.hal import HalCommon
-from firmware.tests.followtable import Top, reserve_changes
+from firmware.fakes.follow import Top, reserve_changes
 from firmware.tests.test_learned import Board as _LearnedBoard
 
 OPENING = [{"op": "deal"}, {"op": "replace_flowers"}, {"op": "reveal_gold"}]
@@ -182,7 +182,7 @@ def _controller(events=None):
     from firmware import config, tags
     from firmware.controller.table import TableController
     from firmware.devices import Devices
-    from firmware.tests.fakehal import FIRMWARE_DIR
+    from firmware.fakes.hal import FIRMWARE_DIR
     cfg = config.load(FIRMWARE_DIR + "/config.json")
     hal = Board()
     for pin in cfg.pins["lift_bottom"]:

@@ -4,7 +4,7 @@ one press taken once, the buzzer turning itself off."""
 from firmware.drivers.panel import DOUBLE, HOLD, SINGLE, Buzzer, Keys
 
 NONE = 0                 # take_gesture's "no gesture" (a private constant there)
-from firmware.tests.fakehal import FakeHal, shipped_pins
+from firmware.fakes.hal import FakeHal, shipped_pins
 
 SHIPPED = shipped_pins()
 PINS = tuple(SHIPPED["keys"])

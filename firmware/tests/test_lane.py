@@ -3,7 +3,7 @@ at the target, resume, and the stuck count sensor. Runs on CPython and
 MicroPython (plain asserts)."""
 
 from firmware.drivers.motion import Lane
-from firmware.tests.fakehal import FakeHal, shipped_pins
+from firmware.fakes.hal import FakeHal, shipped_pins
 
 PINS = shipped_pins()
 FEED = PINS["lane_feed"][2]            # lane 2's

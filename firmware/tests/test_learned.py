@@ -11,7 +11,7 @@ import os
 
 from firmware.drivers import motion
 from firmware.drivers.motion import Lifter, Plate
-from firmware.tests.fakehal import FakeHal, QuietBoard
+from firmware.fakes.hal import FakeHal, QuietBoard
 
 UP, DOWN, TOP, BOTTOM = 10, 14, 33, 37
 UP_MS, DOWN_MS = 4000, 3500
@@ -286,7 +286,7 @@ def controller(events):
     from firmware import config, tags
     from firmware.controller.table import TableController
     from firmware.devices import Devices
-    from firmware.tests.fakehal import FIRMWARE_DIR
+    from firmware.fakes.hal import FIRMWARE_DIR
     cfg = config.load(FIRMWARE_DIR + "/config.json")
     hal = Board()
     for pin in cfg.pins["lift_bottom"]:

@@ -3,7 +3,7 @@ BOTTOM on their switches, never both drive outputs on, faults 12 and 13."""
 
 from firmware.drivers import motion as lft
 from firmware.drivers.motion import Lifter
-from firmware.tests.fakehal import FakeHal, shipped_pins
+from firmware.fakes.hal import FakeHal, shipped_pins
 
 PINS = shipped_pins()
 UP = PINS["lift_up"][1]              # the lifter of side 1

@@ -6,7 +6,7 @@ most eight times per poll; nothing is lost, the rest waits."""
 from firmware import frame
 from firmware.link import codec
 from firmware.link.server import LinkServer
-from firmware.tests.fakehal import FakeHal
+from firmware.fakes.hal import FakeHal
 
 # The REQUEST frame kind: the codec's is a private constant, compiled away
 # under MicroPython (test_cpy_private_consts.py checks this copy).

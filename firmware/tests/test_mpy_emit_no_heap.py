@@ -5,7 +5,7 @@ growth fail as a full heap would)."""
 import micropython
 
 from firmware.link.server import LinkServer
-from firmware.tests.fakehal import FakeHal
+from firmware.fakes.hal import FakeHal
 
 
 class Line:

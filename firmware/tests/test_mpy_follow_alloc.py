@@ -4,7 +4,7 @@ only the event it publishes (the dict of the `hand` event)."""
 
 import micropython
 
-from firmware.tests.test_follower import opened
+from firmware.fakes.follow import opened
 
 
 def test_reading_an_unchanged_wall_allocates_nothing():

@@ -9,7 +9,7 @@ import gc
 
 from firmware import frame
 from firmware.link.server import LinkServer
-from firmware.tests.fakehal import FakeHal
+from firmware.fakes.hal import FakeHal
 from firmware.tests.test_link_server import REQUEST, Line
 
 

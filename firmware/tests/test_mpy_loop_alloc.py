@@ -8,7 +8,6 @@ turning), then the walls up with the table waiting for the dealer's key.
 """
 
 import gc
-from array import array
 
 import micropython
 
@@ -16,53 +15,8 @@ from firmware import config, tags
 from firmware.controller import builder as bld
 from firmware.controller.table import TableController
 from firmware.devices import Devices
-from firmware.tests.fakehal import FIRMWARE_DIR, QuietBoard
-
-
-class QuietUart:
-    def write(self, buf, n):
-        pass
-
-    def readinto(self, buf):
-        return 0
-
-
-class TableHal(QuietBoard):
-    """Pins as arrays; nothing here allocates after construction."""
-
-    def __init__(self):
-        self.level = bytearray(49)
-        self.out = array("H", bytes(98))
-        self.edge = array("I", bytes(196))
-        self.uart_obj = QuietUart()
-
-    def output(self, pin, max_ms=0):
-        pass
-
-    pwm = input = output
-    tripped = -1
-
-    def write(self, pin, v):
-        self.out[pin] = v
-
-    duty = write
-
-    def read(self, pin):
-        return self.level[pin]
-
-    def edges(self, pin):
-        return self.edge[pin]
-
-    def uart(self, n, tx, rx, rxbuf):
-        return self.uart_obj
-
-    def all_off(self):
-        for pin in range(49):
-            self.out[pin] = 0
-
-
-def _events(name, fields):
-    pass
+from firmware.fakes.board import TableHal, events
+from firmware.fakes.hal import FIRMWARE_DIR
 
 
 def test_idle_and_building_ticks_allocate_nothing():
@@ -72,7 +26,7 @@ def test_idle_and_building_ticks_allocate_nothing():
     pins = cfg.pins
     for pin in pins["lift_bottom"]:
         hal.level[pin] = 1                 # the platforms are down
-    ctl = TableController(hal, cfg, Devices(hal, cfg, table), _events)
+    ctl = TableController(hal, cfg, Devices(hal, cfg, table), events)
     ctl.boot(0)
     now = 0
     gc.collect()

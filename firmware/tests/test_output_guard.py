@@ -7,7 +7,7 @@ from firmware import config, tags
 from firmware.controller.table import TableController
 from firmware.devices import Devices
 from firmware.hal import HalCommon
-from firmware.tests.fakehal import FIRMWARE_DIR, QuietBoard
+from firmware.fakes.hal import FIRMWARE_DIR, QuietBoard
 
 OUTPUT_TIMEOUT = 43
 

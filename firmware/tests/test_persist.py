@@ -71,7 +71,7 @@ def test_the_table_starts_from_zero_and_says_so_on_a_file_of_another_shape():
     from firmware import config, tags
     from firmware.controller.table import TableController
     from firmware.devices import Devices
-    from firmware.tests.fakehal import FIRMWARE_DIR
+    from firmware.fakes.hal import FIRMWARE_DIR
     from firmware.tests.test_output_guard import GuardedPins
     cfg = config.load(FIRMWARE_DIR + "/config.json")
     table = tags.load(FIRMWARE_DIR + "/tags.txt")
@@ -94,7 +94,7 @@ def _table():
     from firmware import config, tags
     from firmware.controller.table import TableController
     from firmware.devices import Devices
-    from firmware.tests.fakehal import FIRMWARE_DIR
+    from firmware.fakes.hal import FIRMWARE_DIR
     from firmware.tests.test_output_guard import GuardedPins
     cfg = config.load(FIRMWARE_DIR + "/config.json")
     hal = GuardedPins()

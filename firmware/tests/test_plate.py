@@ -2,7 +2,7 @@
 fault 11 after 2 x rev_ms without a rotation pulse, and only while running."""
 
 from firmware.drivers.motion import Plate
-from firmware.tests.fakehal import FakeHal, shipped_pins
+from firmware.fakes.hal import FakeHal, shipped_pins
 
 PINS = shipped_pins()
 MOTOR = PINS["plate_motor"]

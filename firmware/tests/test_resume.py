@@ -1,5 +1,5 @@
 """The rebuild of a hand the power cut (firmware/controller/resume.py), on
-both interpreters: a hand played on a table top (followtable.Top), its
+both interpreters: a hand played on a table top (firmware/fakes/follow.py, Top), its
 record as saved (handsave.py, through JSON as on the flash), then a fresh
 follower rebuilt from the record and the slots still holding tiles: the
 same public state, turn and record as the follower that saw it all; a
@@ -12,7 +12,7 @@ from engine_core.replay import PUBLIC_KEYS, from_wire
 from firmware import handsave
 from firmware.controller import resume
 from firmware.controller.states import NAMES
-from firmware.tests.followtable import Top
+from firmware.fakes.follow import Top
 
 OPENING = [{"op": "deal"}, {"op": "replace_flowers"}, {"op": "reveal_gold"}]
 PLAY = [{"op": "draw", "seat": 1}, {"op": "draw", "seat": 2},

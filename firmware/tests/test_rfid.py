@@ -8,7 +8,7 @@ Requests and replies are built here from docs/hardware.md, not from the driver:
 from firmware.drivers import rfid as rf
 from firmware.drivers.rfid import Rfid
 from firmware.tags import UNKNOWN, TagTable
-from firmware.tests.fakehal import FakeHal, shipped_pins
+from firmware.fakes.hal import FakeHal, shipped_pins
 
 PINS = shipped_pins()
 REPLY_MS = 400

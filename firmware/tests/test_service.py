@@ -14,7 +14,7 @@ from firmware.hal import ticks_add
 from firmware.link import codec
 from firmware.link import service as s
 from firmware.link.codec import LinkError
-from firmware.tests.fakehal import FakeHal
+from firmware.fakes.hal import FakeHal
 
 KEY = bytes(range(32))
 

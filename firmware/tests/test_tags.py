@@ -5,7 +5,7 @@ directory (no tempfile module on MicroPython) and removed."""
 from engine_core import tiles
 from engine_core.rulesets import load as load_ruleset
 from firmware import tags
-from firmware.tests.fakehal import FIRMWARE_DIR, remove_temp, write_temp
+from firmware.fakes.hal import FIRMWARE_DIR, remove_temp, write_temp
 
 
 def lookup(table, uid):

@@ -28,9 +28,9 @@ from firmware import config, tags  # noqa: E402
 from firmware.controller import builder as bld  # noqa: E402
 from firmware.controller.table import TableController  # noqa: E402
 from firmware.devices import Devices  # noqa: E402
-from firmware.tests.fakehal import FIRMWARE_DIR  # noqa: E402
-from firmware.tests.test_follower import opened  # noqa: E402
-from firmware.tests.test_mpy_loop_alloc import TableHal, _events  # noqa: E402
+from firmware.fakes.board import TableHal, events  # noqa: E402
+from firmware.fakes.follow import opened  # noqa: E402
+from firmware.fakes.hal import FIRMWARE_DIR  # noqa: E402
 
 TICK_MS = 10
 
@@ -47,7 +47,7 @@ class Building:
         self.pins = cfg.pins
         for pin in self.pins["lift_bottom"]:
             self.hal.level[pin] = 1
-        self.ctl = TableController(self.hal, cfg, Devices(self.hal, cfg, table), _events)
+        self.ctl = TableController(self.hal, cfg, Devices(self.hal, cfg, table), events)
         self.ctl.boot(0)
         self.now = 0
         self.count = self.pins["lane_count"]

@@ -41,7 +41,7 @@ from host_tools.image.mpenv import DEVICE_PACKAGES, IMAGE_MANIFEST, ROOT, microp
 from host_tools.texts import t
 
 STAGE = ROOT / "build" / "deploy"
-MANIFEST = manifest._NAME                 # the name the boot check opens
+MANIFEST = manifest.NAME                 # the name the boot check opens
 KEY = "service.key"                       # the table's key for service sessions
 KEY_BYTES = 32
 # What a board gets when it has no config or tags and none is given (make
@@ -102,12 +102,13 @@ def module_name(rel):
 
 
 def device_sources():
-    """The device modules: engine_core/ and firmware/ without their tests
-    and without firmware/image/ (the image's build inputs, not modules)."""
+    """The device modules: engine_core/ and firmware/ without their tests,
+    firmware/fakes/ (the tests' stand-ins for the hardware) and
+    firmware/image/ (the image's build inputs, not modules)."""
     for pkg in DEVICE_PACKAGES:
         for src in sorted((ROOT / pkg).rglob("*.py")):
             parts = src.relative_to(ROOT).parts
-            if "tests" not in parts and parts[:2] != ("firmware", "image") \
+            if "tests" not in parts and parts[:2] not in (("firmware", "image"), ("firmware", "fakes")) \
                     and not _only_a_docstring(src):
                 yield src
 

@@ -10,15 +10,13 @@ from firmware import frame
 from firmware.link import codec
 from firmware.link.codec import LinkError
 
-# The codec's tables and frame kinds are private constants, compiled away
-# on the controller (no global, no interned name there): the host's names
-# for them. The error codes: on the wire (the controller's), and the host's own.
-# pyright: reportPrivateUsage=false
-REQUEST, RESPONSE, EVENT, ERROR = codec._REQUEST, codec._RESPONSE, codec._EVENT, codec._ERROR
-EVENTS = codec._EVENTS
-ERROR_FIELDS, NESTED, SECRET = codec._ERROR_FIELDS, codec._NESTED, codec.SECRET_KEYS
-ERRORS = codec._ERRORS
-HOST_ERRORS = codec._HOST_ERRORS
+# The codec's tables and frame kinds, by the host's names. The error codes:
+# on the wire (the controller's), and the host's own.
+REQUEST, RESPONSE, EVENT, ERROR = codec.REQUEST, codec.RESPONSE, codec.EVENT, codec.ERROR
+EVENTS = codec.EVENTS
+ERROR_FIELDS, NESTED, SECRET = codec.ERROR_FIELDS, codec.NESTED, codec.SECRET_KEYS
+ERRORS = codec.ERRORS
+HOST_ERRORS = codec.HOST_ERRORS
 
 
 def _split(table):
@@ -35,7 +33,7 @@ def _split(table):
     return "\n".join(requests) + "\n", "\n".join(answers) + "\n"
 
 
-REQUESTS, RESPONSES = _split(codec._REQUESTS)
+REQUESTS, RESPONSES = _split(codec.REQUESTS)
 
 
 def encode_request(seq, op, **args):

@@ -13,29 +13,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 TOOLS = ROOT / "host_tools"
 
-# The one import a tool still makes of a test, and why: the bench's
-# MicroPython script measures the control loop in the firmware tests' own
-# setups (their TableHal of preallocated pins, the follower's table), which
-# live in firmware/tests.
-ALLOWED_TEST_IMPORTS = {
-    "host_tools.bench.mp_ticks": ("firmware.tests.fakehal", "firmware.tests.test_follower",
-                                  "firmware.tests.test_mpy_loop_alloc"),
-}
+# Imports of a test a tool may make: none (the firmware's stand-ins for
+# the hardware are firmware/fakes/, not tests).
+ALLOWED_TEST_IMPORTS = {}
 
 
-# The firmware's private constants the host reads, and why: on the
-# controller a private const() is folded into the code that uses it (no
-# global, no interned name), so the firmware keeps these tables private and
-# the host reads them on CPython. A host_tools module's private name is
-# never read by another.
-FIRMWARE_PRIVATE = {
-    # the codec's frame kinds and tables (link/codec.py names them for the host)
-    "firmware.link.codec": ("_REQUEST", "_RESPONSE", "_EVENT", "_ERROR", "_REQUESTS",
-                            "_EVENTS", "_ERROR_FIELDS", "_NESTED",
-                            "_ERRORS", "_HOST_ERRORS"),
-    # the boot check's file name, which deploy writes
-    "firmware.manifest": ("_NAME",),
-}
+# The firmware's private names the host reads: none. A host_tools
+# module's private name is never read by another.
+FIRMWARE_PRIVATE = {}
 
 
 def module_name(path):
@@ -211,10 +196,10 @@ def test_no_tool_imports_a_private_name():
 
 def test_the_checks_see_what_they_look_for(tmp_path):
     f = tmp_path / "tool.py"
-    f.write_text("from firmware.tests.fakehal import FakeHal\nfrom firmware import faults\n"
+    f.write_text("from firmware.tests.test_link_server import opened\nfrom firmware import faults\n"
                  "def f():\n    from host_tools.cli.common import _x\n    return faults._TABLE\n")
     assert [(t, n) for _, t, n in imports(f)] == [
-        ("firmware.tests.fakehal", ("FakeHal",)), ("firmware", ("faults",)),
+        ("firmware.tests.test_link_server", ("opened",)), ("firmware", ("faults",)),
         ("host_tools.cli.common", ("_x",))]
     assert private_attributes(f) == [(5, "firmware.faults", "_TABLE")]
 

@@ -176,3 +176,18 @@ def same(published, replayed):
     a = [from_wire(s) for s in published]
     b = [dict((k, r[k]) for k in PUBLIC_KEYS) for r in replayed]
     return a == b
+
+
+# The hand's opening, as the players play it: the deal, the flower
+# rounds, the gold turned up.
+OPENING = [{"op": "deal"}, {"op": "replace_flowers"}, {"op": "reveal_gold"}]
+
+
+def opened(**kw):
+    """A table top (`Top(**kw)`) whose hand has opened: each event of
+    OPENING played and read twice."""
+    top = Top(**kw)
+    for ev in OPENING:
+        top.play(ev)
+        top.read_rounds(2)
+    return top
