@@ -123,8 +123,7 @@ def _field(name, i):
 
 def check(data, path=None):
     """A Config from parsed JSON, or ValueError ("config: ...") naming the first bad field.
-    Checks first and builds a message only on failure: at boot the heap is
-    at its fullest, and garbage strings fragment it."""
+    Checks first and builds a message only on failure."""
     if not isinstance(data, dict):
         raise _error("(top level) must be an object")
     if data.get("format") != _FORMAT:
@@ -136,19 +135,30 @@ def check(data, path=None):
     if not is_int(data.get("tile_sets"), 1, 2):
         raise _error("tile_sets must be 1 or 2")
     module = data.get("module")
+    pins = data.get("pins")
+    _check_pins(pins, module, _module_flags(module))
+    timings = data.get("timings")
+    _check_timings(timings)
+    return _config(data, rules, path)
+
+
+def _module_flags(module):
+    """The MODULES flags of the board's module, named in the config."""
     if module is None:
         raise _error("module is missing: the ESP32-S3 module of the board as printed on it,"
                      " e.g. ESP32-S3-MINI-1-N8")
-    flags = -1
     if isinstance(module, str):
         key = module.upper()
         for name, bits in MODULES:
             if name == key:
-                flags = bits
-    if flags < 0:
-        raise _error("module %r is not an ESP32-S3 module this firmware knows"
-                     " (docs/hardware.md lists them)" % (module,))
-    pins = data.get("pins")
+                return bits
+    raise _error("module %r is not an ESP32-S3 module this firmware knows"
+                 " (docs/hardware.md lists them)" % (module,))
+
+
+def _check_pins(pins, module, flags):
+    """Every pin named, each a GPIO the module leads out and may drive,
+    none twice, no unknown name."""
     if not isinstance(pins, dict):
         raise _error("pins must be an object")
     names = SINGLE_PINS + QUAD_PINS
@@ -164,39 +174,47 @@ def check(data, path=None):
         gpios = pins[name] if quad else [pins[name]]
         for i in range(len(gpios)):
             gpio = gpios[i]
+            field = _field(name, i if quad else -1)
             if not is_int(gpio, 0, 48) or 22 <= gpio <= 25:
-                raise _error("%s must be an ESP32-S3 GPIO (0-21, 26-48), not %r"
-                             % (_field(name, i if quad else -1), gpio))
-            why = None                     # the rule the pin breaks: docs/hardware.md
-            if 26 <= gpio <= 32:
-                why = "is wired to the module's flash and PSRAM (GPIO26-32)"
-            elif gpio == 19 or gpio == 20:
-                why = "is USB, which carries the link (GPIO19-20)"
-            elif 33 <= gpio <= 37 and flags & 1:
-                why = "is wired to the octal PSRAM of %s (GPIO33-37)" % module
-            elif 33 <= gpio <= 34 and flags & 2:
-                why = "is not a pin of %s (a WROOM module leads out no GPIO33-34)" % module
-            elif gpio >= 47 and flags & 4:
-                why = "is at 1.8 V on %s, as its flash and PSRAM are" % module
-            elif gpio == 0:
-                why = "is a strapping pin (boot mode at reset: low starts the download mode)"
-            elif (gpio == 3 or gpio == 45 or gpio == 46) and not (_DRIVES >> k) & 1:
-                why = ("is a strapping pin (JTAG source at reset)" if gpio == 3 else
-                       "is a strapping pin (VDD_SPI voltage at reset)" if gpio == 45 else
-                       "is a strapping pin (boot mode and ROM log at reset)") \
-                    + ", for motor or buzzer outputs only"
+                raise _error("%s must be an ESP32-S3 GPIO (0-21, 26-48), not %r" % (field, gpio))
+            why = _pin_rule(gpio, module, flags, (_DRIVES >> k) & 1)
             if why is not None:
-                raise _error("%s: GPIO%d %s: choose another"
-                             % (_field(name, i if quad else -1), gpio, why))
+                raise _error("%s: GPIO%d %s: choose another" % (field, gpio, why))
             if owner[gpio] != 0xFF:
                 o = owner[gpio]
                 other = _field(names[o >> 2], (o & 3) if (o >> 2) >= n_single else -1)
-                raise _error("%s GPIO %d is also %s" % (_field(name, i if quad else -1), gpio, other))
+                raise _error("%s GPIO %d is also %s" % (field, gpio, other))
             owner[gpio] = 4 * k + i
     for name in pins:
         if name not in names:
             raise _error("pins.%s is not a known pin" % name)
-    given = data.get("timings")
+
+
+def _pin_rule(gpio, module, flags, drives):
+    """The rule GPIO `gpio` breaks on this module (docs/hardware.md), or
+    None; `drives`: the pin drives a motor or the buzzer."""
+    if 26 <= gpio <= 32:
+        return "is wired to the module's flash and PSRAM (GPIO26-32)"
+    if gpio == 19 or gpio == 20:
+        return "is USB, which carries the link (GPIO19-20)"
+    if 33 <= gpio <= 37 and flags & 1:
+        return "is wired to the octal PSRAM of %s (GPIO33-37)" % module
+    if 33 <= gpio <= 34 and flags & 2:
+        return "is not a pin of %s (a WROOM module leads out no GPIO33-34)" % module
+    if gpio >= 47 and flags & 4:
+        return "is at 1.8 V on %s, as its flash and PSRAM are" % module
+    if gpio == 0:
+        return "is a strapping pin (boot mode at reset: low starts the download mode)"
+    if (gpio == 3 or gpio == 45 or gpio == 46) and not drives:
+        return ("is a strapping pin (JTAG source at reset)" if gpio == 3 else
+                "is a strapping pin (VDD_SPI voltage at reset)" if gpio == 45 else
+                "is a strapping pin (boot mode and ROM log at reset)") \
+            + ", for motor or buzzer outputs only"
+    return None
+
+
+def _check_timings(given):
+    """Every known timing a whole number in its range; nothing else."""
     if not isinstance(given, dict):
         raise _error("timings must be an object")
     for name, low, high in TIMINGS:
@@ -206,7 +224,10 @@ def check(data, path=None):
     for name in given:
         if not any(row[0] == name for row in TIMINGS):
             raise _error("timings.%s is not a known timing" % name)
-    # Good: the values as plain attributes.
+
+
+def _config(data, rules, path):
+    """The checked values as a Config."""
     cfg = Config()
     cfg.rules = r = Rules()
     for key in ("name", "stacks", "n_tiles", "reserve_base", "gold_method", "final_group",
@@ -219,8 +240,8 @@ def check(data, path=None):
     cfg.n_tiles = rules.n_tiles
     cfg.tile_counts = rules.tile_counts()
     cfg.tile_sets = data["tile_sets"]
-    cfg.pins = pins
-    cfg.timings = given            # every known timing, checked; nothing else
+    cfg.pins = data["pins"]
+    cfg.timings = data["timings"]          # every known timing, checked; nothing else
     return cfg
 
 

@@ -56,45 +56,28 @@ def run(hal, config_path, tags, root="", required=False, table="esp32"):
     except ValueError as e:                # the config's or the tags': named
         return _boot_fault(hal, LinkServer(hal, _FW_VERSION, build, table, None, frozen),
                            _CONFIG_INVALID, str(e))
-    # The link needs the table's service key (32 bytes, make flash ERASE=1
-    # or make deploy provisions it), or None: then every service session
-    # is refused, saying why.
-    key = None
-    try:
-        with hal.secret("service.key") as f:
-            key = f.read()
-    except OSError:
-        pass
-    link = LinkServer(hal, _FW_VERSION, build, table, key if key and len(key) == 32 else None,
-                      frozen)
+    link = LinkServer(hal, _FW_VERSION, build, table, _service_key(hal), frozen)
     # The controller's modules only now, after the manifest's check: a
     # file missing would otherwise be an ImportError, with no link to say
     # so.
     from firmware.controller.table import TableController
-    from firmware.controller.safe_stop import crashed
     from firmware.devices import Devices
     from firmware.link.handlers import HANDLERS
     ctl = TableController(hal, cfg, Devices(hal, cfg, tag_ids), link.emit)
     link.attach(ctl, HANDLERS)
-    # The telemetry when the table holds its settings (the secret
-    # mqtt.json): it hears the controller's events and has a turn after
-    # each step. Without them its module is not imported: in the .mpy
-    # form its code would take 6 KB of heap for nothing (docs/heap-idioms.md).
-    telemetry = None
-    try:
-        hal.secret("mqtt.json").close()
-    except OSError:
-        pass
-    else:
-        from firmware.link.telemetry import Telemetry
-        telemetry = Telemetry.configured(link, ctl)
+    telemetry = _telemetry(hal, link, ctl)
     ctl.observer = telemetry  # pyright: ignore[reportAttributeAccessIssue]  (None or an object with event())
-    tick = cfg.timings["tick_ms"]
     gc.collect()
     gc.threshold(_GC_EVERY)
     hal.sleep_until(hal.ticks_ms())          # learn the time (sim: first TICK)
     hal.wdt_start(_WATCHDOG_MS)
     ctl.boot(hal.ticks_ms())
+    _loop(hal, link, ctl, telemetry, cfg.timings["tick_ms"])
+
+
+def _loop(hal, link, ctl, telemetry, tick):
+    """The control loop, every `tick` ms, for good."""
+    from firmware.controller.safe_stop import crashed   # after the manifest's check (run)
     t = hal.ticks_ms()
     while True:
         now = hal.ticks_ms()
@@ -122,6 +105,32 @@ def run(hal, config_path, tags, root="", required=False, table="esp32"):
                 link.poll(hal.ticks_ms())
             except Exception as e:
                 crashed(ctl, hal.ticks_ms(), e)
+
+
+def _service_key(hal):
+    """The table's service key (32 bytes, make flash ERASE=1 or make
+    deploy provisions it), or None: then the link refuses every service
+    session, saying why."""
+    try:
+        with hal.secret("service.key") as f:
+            key = f.read()
+    except OSError:
+        return None
+    return key if len(key) == 32 else None
+
+
+def _telemetry(hal, link, ctl):
+    """The telemetry (link/telemetry.py) when the table holds its settings,
+    the secret mqtt.json, else None: it hears the controller's events and
+    has a turn after each step. Without them its module is not imported:
+    in the .mpy form its code would take 6 KB of heap for nothing
+    (docs/heap-idioms.md)."""
+    try:
+        hal.secret("mqtt.json").close()
+    except OSError:
+        return None
+    from firmware.link.telemetry import Telemetry
+    return Telemetry.configured(link, ctl)
 
 
 def _image_build():

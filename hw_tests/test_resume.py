@@ -11,7 +11,8 @@ import pytest
 
 from engine_core.replay import build, state
 from engine_core.rulesets import load as load_ruleset
-from firmware import handrec, persist
+from firmware import persist
+from firmware.controller import record_check
 from firmware.fakes.follow import reserve_changes
 from host_tools.cli.ops import run_hand
 from host_tools.sim.hand_players import HandPlayers, Parlour
@@ -89,7 +90,7 @@ def test_the_hands_record_follows_the_replay_and_is_written_a_few_times_a_hand(m
     # changes the replay's so far; the gold the replay's once turned up.
     assert records, hand_writes
     for rec in records:
-        assert handrec.check(rec, rules) is rec
+        assert record_check.check(rec, rules) is rec
         assert (rec["dealer"], rec["dice"], rec["ruleset"]) == (
             scn["dealer"], scn["dice"], scn["ruleset"])
         assert rec["changes"] == changes[:len(rec["changes"])], (rec, changes)
@@ -168,7 +169,7 @@ def test_the_dealer_and_the_streak_survive_three_power_cuts_in_a_row(make_target
         if k == 0:
             assert ev["ev"] == "hand_resumed", ev
             # The cut hand's record: this hand's, readable at boot.
-            rec = handrec.cut_hand(os.path.join(store, "hand.json"),
+            rec = record_check.cut_hand(os.path.join(store, "hand.json"),
                                    load_ruleset("fuzhou144"), hands)
             assert rec is not None and rec["dice"] == [dice["a"], dice["b"]], rec
             assert (rec["dealer"], rec["wins_in_row"]) == kept

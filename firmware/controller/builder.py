@@ -21,6 +21,7 @@ except ImportError:  # CPython (host-side tests)
 from firmware.faults import (BUILD_TIMEOUT as _BUILD_TIMEOUT, EXTRA_TILE as _EXTRA_TILE,
                              LANE_JAM as _LANE_JAM, MISSING_TILE as _MISSING_TILE,
                              SENSOR_STUCK as _SENSOR_STUCK, UNKNOWN_TAG as _UNKNOWN_TAG)
+from firmware.drivers.rfid import DONE, WAITING
 from firmware.hal import ticks_diff
 from firmware.tags import UNKNOWN
 from engine_core import tiles
@@ -37,8 +38,6 @@ _RECOUNTING = const(5)
 NAMES = ("empty", "feeding", "auditing", "ready", "checking", "recounting")
 
 _LEVEL_LANES = const(0)            # the RFID level of the walls being built
-_R_WAITING = const(1)              # = rfid._WAITING: the reader's request out
-_R_DONE = const(2)                 # = rfid.DONE: its answer, unread
 
 
 _EVENT_KINDS = const(16)           # codes a fault event names: more do not fit its frame
@@ -199,7 +198,7 @@ class Builder:
         # Free: no request out, and no answer of the follower's unread (it
         # reads its answers in the tick they come).
         r = self.rfid
-        if self._asking and r.state != _R_WAITING and (r.state != _R_DONE
+        if self._asking and r.state != WAITING and (r.state != DONE
                                                       or r.level == _LEVEL_LANES):
             r.scan(now, self._side, _LEVEL_LANES)
             self._asking = False

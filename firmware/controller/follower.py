@@ -30,46 +30,58 @@ from engine_core import tiles
 from engine_core.hand import DEALT, DRAW, FINAL, NEW, PHASE_NAMES, PLAY, REPLACED, Hand, Refused
 from engine_core.tiles import NO_TILE
 from firmware.drivers import panel
+from firmware.drivers.rfid import WAITING
 from firmware.hal import ticks_add, ticks_diff
 from firmware.tags import UNKNOWN
 
 # By _OP_*: a tuple, not a string split at every event (a list and seven
 # strings of garbage each time).
-_OPS = const(("deal", "replace_flowers", "reveal_gold", "draw", "kong", "take", "put_back"))
-_OP_DEAL = const(0)
+OPS = const(("deal", "replace_flowers", "reveal_gold", "draw", "kong", "take", "put_back"))
+OP_DEAL = const(0)
 _OP_FLOWERS = const(1)
 _OP_GOLD = const(2)
-_OP_DRAW = const(3)
+OP_DRAW = const(3)
 _OP_KONG = const(4)
-_OP_TAKE = const(5)
+OP_TAKE = const(5)
 _OP_BACK = const(6)
 
 _LEVEL_TOP = const(1)
-_WAITING = const(1)            # rfid.WAITING
-_CONFIRM = const(2)            # reads of a slot's side without its tag: a tile gone
+CONFIRM = const(2)            # reads of a slot's side without its tag: a tile gone
 _IRREGULAR = const(3)          # ... and one more round unexplained: irregular
-_ROW = const(14)               # a published state: see _snapshot
-_QUEUE = const(8)
+# A published state, a row of `_rows` (_snapshot): its fields' offsets.
+ROW = const(14)
+_ROW_OP = const(0)             # the event: _OP_*
+_ROW_ARG = const(1)            # its seat, or a take's slot
+_ROW_KIND = const(2)           # a kong's: 1 concealed
+_ROW_PHASE = const(3)
+_ROW_WALL = const(4)           # tiles in the wall
+_ROW_RESERVE = const(5)
+_ROW_DRAWABLE = const(6)       # + 128
+_ROW_GOLD = const(7)           # tile id, _NONE: not revealed
+_ROW_MARKER = const(8)         # (seat, stack) of the reserve's marker
+_ROW_HEAD = const(10)          # (seat, stack) of the next head draw
+_ROW_TAIL = const(12)          # (seat, stack) of the tail
+QUEUE = const(8)
 _NONE = const(255)
 _REDRAW = const(254)           # in what is shown: not a value shown, so the next is sent
-_SHOWN = const(_ROW * (_QUEUE + 1))   # in _rows, after them: drawable + 128, marker seat, stack, alert, gold
+_SHOWN = const(ROW * (QUEUE + 1))   # in _rows, after them: drawable + 128, marker seat, stack, alert, gold
 _SCANNING = const(4)           # in _side: a read of that side is out
 _WAS = const(0x80)             # in _pending, during _apply: gone before the event
-_PRESENT = const(0x80)         # in _slots: the tile is there (as published)
-_MISSING = const(0x7F)         # in _slots: reads in a row without its tag
+PRESENT = const(0x80)         # in _slots: the tile is there (as published)
+MISSING = const(0x7F)         # in _slots: reads in a row without its tag
 # The hand's record (`rec`, what a hand needs to come back after a power
 # cut: docs/reliability.md, The hand's record): a header, then one entry of
 # 3 bytes per reserve change or irregular take, (op | concealed << 3 |
 # (seat + 1, 0: none) << 4, R after (a take: its slot), the head position
 # after it (255: none)).
-_R_A = const(0)                # the dice of the hand
-_R_B = const(1)
-_R_GOLD_DICE = const(2)        # the gold roll's sum (dice method), 0: none
-_R_N = const(3)                # entries
-_R_NOTED = const(4)            # 1: the record changed, to be written (TableController.write)
-_R_FULL = const(5)             # 1: an entry did not fit (the record cannot bring the hand back)
-_R_HEAD = const(6)
-_R_MAX = const(26)             # entries: more than any hand seen holds (the buffer's 84
+REC_A = const(0)                # the dice of the hand
+REC_B = const(1)
+REC_GOLD_DICE = const(2)        # the gold roll's sum (dice method), 0: none
+REC_N = const(3)                # entries
+REC_NOTED = const(4)            # 1: the record changed, to be written (TableController.write)
+REC_FULL = const(5)             # 1: an entry did not fit (the record cannot bring the hand back)
+REC_HEAD = const(6)
+REC_MAX = const(26)             # entries: more than any hand seen holds (the buffer's 84
                                # bytes fit the heap block its 85 took before)
 
 
@@ -94,14 +106,11 @@ class HandFollower:
         self._first = 0            # ring index of the oldest queued event
         # The queue's rows, then the last state published (`public`, and
         # what a display shows again), then what the display shows (5
-        # bytes at _SHOWN: one buffer, not two, keeps the instance within
-        # 23 attributes, docs/heap-idioms.md 13c).
+        # bytes at _SHOWN), in one buffer the tick writes in place.
         self._rows = bytearray(_SHOWN + 5)
-        self._left = bytearray(_QUEUE)       # tiles of each queued event not yet seen gone
+        self._left = bytearray(QUEUE)       # tiles of each queued event not yet seen gone
         # By position: queue index + 1 of its event (and _WAS in _apply).
-        # By slot: _PRESENT | reads in a row without its tag. Two buffers
-        # where four would hold the same: the heap's largest free block
-        # keeps the 320 B (docs/heap-idioms.md, 17).
+        # By slot: PRESENT | reads in a row without its tag.
         self._pending = bytearray(n)
         self._slots = bytearray(n)
         # The side read next; with _SCANNING set, its read is out.
@@ -110,7 +119,7 @@ class HandFollower:
         # The record's bytes (above), filled in the tick, written between
         # ticks by the table (TableController.write): made at boot, so
         # that the tick allocates nothing for it.
-        self.rec = bytearray(_R_HEAD + 3 * _R_MAX)
+        self.rec = bytearray(REC_HEAD + 3 * REC_MAX)
 
     # -- the hand's life ------------------------------------------------------
 
@@ -119,12 +128,12 @@ class HandFollower:
         dice showed a and b."""
         self.hand.reset(dealer, a + b, tile_ids)
         rec = self.rec
-        rec[_R_A] = a
-        rec[_R_B] = b
-        rec[_R_GOLD_DICE] = 0
-        rec[_R_N] = 0
-        rec[_R_FULL] = 0
-        rec[_R_NOTED] |= 1                   # a new hand: its record
+        rec[REC_A] = a
+        rec[REC_B] = b
+        rec[REC_GOLD_DICE] = 0
+        rec[REC_N] = 0
+        rec[REC_FULL] = 0
+        rec[REC_NOTED] |= 1                   # a new hand: its record
         self.active = True
         self.turn = (dealer + 1) % 4         # the dealer discards first
         self.events = 0
@@ -133,10 +142,10 @@ class HandFollower:
         self._first = 0
         self._draw_at = -1
         for s in range(len(tile_ids)):
-            self._slots[s] = _PRESENT if tile_ids[s] != NO_TILE else 0
+            self._slots[s] = PRESENT if tile_ids[s] != NO_TILE else 0
             self._pending[s] = 0
         self._side = 0
-        self._snapshot(_QUEUE, _OP_DEAL, 0, 0)     # the walls as they stand: no gold
+        self._snapshot(QUEUE, OP_DEAL, 0, 0)     # the walls as they stand: no gold
         self.show_again(now)
 
     def end(self):
@@ -162,8 +171,8 @@ class HandFollower:
         # cannot tell it was read, after a power cut), never a second one.
         r = self._rows
         for i in range(self.queued):
-            q = (self._first + i) % _QUEUE
-            if r[q * _ROW] == _OP_KONG and r[q * _ROW + 1] == seat and self._left[q]:
+            q = (self._first + i) % QUEUE
+            if r[q * ROW + _ROW_OP] == _OP_KONG and r[q * ROW + _ROW_ARG] == seat and self._left[q]:
                 return "this seat's kong is taken: its replacement comes first"
         if not self._apply(now, _OP_KONG, seat, 1 if concealed else 0):
             return "the wall has no tile for a kong's replacement"
@@ -203,7 +212,7 @@ class HandFollower:
                 if self.active and follow:
                     self._read(now, self._side)
                     self._side = (self._side + 1) & 3
-            elif rfid.state == _WAITING:
+            elif rfid.state == WAITING:
                 self._side |= _SCANNING      # still out
             # else timed out (a fault): ask again once it is cleared
         if not self.active or not follow:
@@ -211,13 +220,13 @@ class HandFollower:
         # Not while the reader is in fault: the table finds the fault after
         # this step, on the same tick, and a request sent now would go to a
         # reader still down and time out again after the clear.
-        if (not self._side & _SCANNING and rfid.state != _WAITING and not rfid.fault
+        if (not self._side & _SCANNING and rfid.state != WAITING and not rfid.fault
                 and not self.builder.reading()):
             rfid.scan(now, self._side, _LEVEL_TOP)
             self._side |= _SCANNING
         if self._draw_at >= 0 and ticks_diff(now, self._draw_at) >= 0:
             self._draw_at = -1
-            self._apply(now, _OP_DRAW, self.turn, 0)      # D <= 0: the hand is a draw
+            self._apply(now, OP_DRAW, self.turn, 0)      # D <= 0: the hand is a draw
 
     def _read(self, now, side):
         seen = self.rfid.seen
@@ -228,12 +237,12 @@ class HandFollower:
         for slot in range(first, last):
             v = slots[slot]
             if seen[slot]:
-                if not v & _PRESENT:
+                if not v & PRESENT:
                     self._back(now, slot)
-                elif v & _MISSING:
+                elif v & MISSING:
                     self.glitches += 1           # gone for one read only
-                slots[slot] &= _PRESENT
-            elif v & _PRESENT and v & _MISSING != _MISSING:
+                slots[slot] &= PRESENT
+            elif v & PRESENT and v & MISSING != MISSING:
                 slots[slot] = v + 1
         # Confirmed losses, in the order the rules explain them: tiles of
         # events already applied, then head and tail (each may apply an event
@@ -243,14 +252,14 @@ class HandFollower:
             again = False
             for slot in range(first, last):
                 v = slots[slot]
-                if v & _PRESENT and v & _MISSING >= _CONFIRM and self._explain(now, slot):
+                if v & PRESENT and v & MISSING >= CONFIRM and self._explain(now, slot):
                     again = True
         for slot in range(first, last):
             v = slots[slot]
-            if v & _PRESENT and v & _MISSING >= _IRREGULAR:
-                slots[slot] = v & _MISSING     # gone, no event explains it: a take
+            if v & PRESENT and v & MISSING >= _IRREGULAR:
+                slots[slot] = v & MISSING     # gone, no event explains it: a take
                 self.irregular += 1
-                self._apply(now, _OP_TAKE, slot, 0)
+                self._apply(now, OP_TAKE, slot, 0)
 
     def _explain(self, now, slot):
         hand = self.hand
@@ -260,16 +269,16 @@ class HandFollower:
             phase = hand.phase
             if p == wall.head_pos():
                 if phase == NEW:
-                    self._apply(now, _OP_DEAL, 0, 0)
+                    self._apply(now, OP_DEAL, 0, 0)
                 elif (phase == PLAY or phase == FINAL) and hand.drawable > 0:
                     seat = self.turn
-                    if self._apply(now, _OP_DRAW, seat, 0):
+                    if self._apply(now, OP_DRAW, seat, 0):
                         self.turn = (seat + 1) & 3
             elif p == wall.tail_pos() and (phase == DEALT or phase == REPLACED):
                 self._auto(now)
         q = self._pending[p] - 1
         if q >= 0:                         # the tile an event waits for: arrived
-            self._slots[slot] &= _MISSING
+            self._slots[slot] &= MISSING
             self._pending[p] = 0
             self._left[q] -= 1
             self._flush(now)
@@ -277,13 +286,13 @@ class HandFollower:
         if wall.how[p] and not self._pending[p]:
             # The core had it gone already (a tile put back by hand, then
             # taken again, that no event claims): the wall count is right.
-            self._slots[slot] &= _MISSING
+            self._slots[slot] &= MISSING
             return True
         return False
 
     def _back(self, now, slot):
         """A tag in a slot whose tile had gone: a tile put back (§11)."""
-        self._slots[slot] |= _PRESENT
+        self._slots[slot] |= PRESENT
         wall = self.hand.wall
         p = wall.geo.pos_of_slot[slot]
         tid = self.rfid.ids[slot]
@@ -310,81 +319,105 @@ class HandFollower:
     def _apply(self, now, op, arg, kind):
         """Apply one event to the core; queue its state until its tiles are
         seen gone. False (nothing changed) if the rules refuse it."""
-        if self.queued == _QUEUE:
-            # Full (tiles of eight events not seen go): the oldest goes out
-            # as it is, and no longer waits for its tiles. Unless it shows
-            # a gold not yet published: a gold is public once its tile lies
-            # face up, never earlier. Then the two events after it become
-            # one (the later waits for the tiles of both and is published
-            # in their place), and the gold goes on waiting for its tile.
-            q = self._first
-            r = self._rows
-            if r[q * _ROW + 7] != _NONE and r[_QUEUE * _ROW + 7] == _NONE:
-                a = (q + 1) % _QUEUE
-                b = (a + 1) % _QUEUE
-                pending = self._pending
-                for p in range(len(pending)):
-                    if pending[p] == a + 1:
-                        pending[p] = b + 1
-                    elif pending[p] == q + 1:
-                        pending[p] = a + 1
-                self._left[b] += self._left[a]
-                self._left[a] = self._left[q]
-                for j in range(_ROW):           # the oldest's row into the freed one
-                    r[a * _ROW + j] = r[q * _ROW + j]
-                self._first = a
-                self.queued -= 1
-            else:
-                for p in range(len(self._pending)):
-                    if self._pending[p] == q + 1:
-                        self._pending[p] = 0
-                self._publish(now)
+        if self.queued == QUEUE:
+            self._make_room(now)
+        reserve = self.hand.reserve
+        if not self._to_core(op, arg, kind):
+            return False
+        self._note(op, arg, kind, reserve)
+        self._enqueue(op, arg, kind)
+        self._flush(now)
+        return True
+
+    def _make_room(self, now):
+        """The queue is full (tiles of eight events not seen go): the
+        oldest goes out as it is, and no longer waits for its tiles. Unless
+        it shows a gold not yet published: a gold is public once its tile
+        lies face up, never earlier. Then the two events after it become
+        one (the later waits for the tiles of both and is published in
+        their place), and the gold goes on waiting for its tile."""
+        q = self._first
+        r = self._rows
+        pending = self._pending
+        if r[q * ROW + _ROW_GOLD] != _NONE and r[QUEUE * ROW + _ROW_GOLD] == _NONE:
+            a = (q + 1) % QUEUE
+            b = (a + 1) % QUEUE
+            for p in range(len(pending)):
+                if pending[p] == a + 1:
+                    pending[p] = b + 1
+                elif pending[p] == q + 1:
+                    pending[p] = a + 1
+            self._left[b] += self._left[a]
+            self._left[a] = self._left[q]
+            for j in range(ROW):           # the oldest's row into the freed one
+                r[a * ROW + j] = r[q * ROW + j]
+            self._first = a
+            self.queued -= 1
+        else:
+            for p in range(len(pending)):
+                if pending[p] == q + 1:
+                    pending[p] = 0
+            self._publish(now)
+
+    def _to_core(self, op, arg, kind):
+        """The event applied to the rules core, what was gone before it
+        marked (_WAS); False, and nothing marked, if the core refuses it."""
         hand = self.hand
         how = hand.wall.how
         pending = self._pending
         for p in range(len(how)):          # what was gone before the event
             if how[p]:
                 pending[p] |= _WAS
-        reserve = hand.reserve
         try:
-            if op == _OP_DEAL:
+            if op == OP_DEAL:
                 hand.deal()
             elif op == _OP_FLOWERS:
                 hand.replace_flowers()
             elif op == _OP_GOLD:
                 hand.reveal_gold(arg)            # the dice's sum, or 0: by the tail
-            elif op == _OP_DRAW:
+            elif op == OP_DRAW:
                 hand.draw(arg)
             elif op == _OP_KONG:
                 hand.kong(arg, kind == 1)
-            elif op == _OP_TAKE:
+            elif op == OP_TAKE:
                 hand.take(arg)
         except Refused:
             for p in range(len(how)):
                 pending[p] &= ~_WAS
             return False
-        # Into the record: the gold, a reserve change (a kong, a flower
-        # quad, both at once) or an irregular take, what was applied, in
-        # the core's order, with the head after it (where it fell among
-        # the draws). Inline, not a method: one function less in the
-        # resident class (docs/heap-idioms.md, 13d).
+        return True
+
+    def _note(self, op, arg, kind, reserve):
+        """Into the hand's record (`rec`): the gold, a reserve change (a
+        kong, a flower quad, both at once; `reserve` the reserve before the
+        event) or an irregular take, in the core's order, with the head
+        after it (where it fell among the draws)."""
+        hand = self.hand
         rec = self.rec
         if op == _OP_GOLD:
-            rec[_R_GOLD_DICE] = arg
-            rec[_R_NOTED] |= 1
-        if hand.reserve != reserve or op == _OP_TAKE or op == _OP_BACK:
-            n = rec[_R_N]
-            if n < _R_MAX:
-                at = _R_HEAD + 3 * n
-                rec[at] = op | kind << 3 | (arg + 1 if op == _OP_KONG or op == _OP_DRAW
+            rec[REC_GOLD_DICE] = arg
+            rec[REC_NOTED] |= 1
+        if hand.reserve != reserve or op == OP_TAKE or op == _OP_BACK:
+            n = rec[REC_N]
+            if n < REC_MAX:
+                at = REC_HEAD + 3 * n
+                rec[at] = op | kind << 3 | (arg + 1 if op == _OP_KONG or op == OP_DRAW
                                             else 0) << 4
-                rec[at + 1] = arg if op == _OP_TAKE or op == _OP_BACK else hand.reserve
+                rec[at + 1] = arg if op == OP_TAKE or op == _OP_BACK else hand.reserve
                 rec[at + 2] = hand.wall.head_pos() & 255
-                rec[_R_N] = n + 1
+                rec[REC_N] = n + 1
             else:
-                rec[_R_FULL] = 1
-            rec[_R_NOTED] |= 1
-        q = (self._first + self.queued) % _QUEUE
+                rec[REC_FULL] = 1
+            rec[REC_NOTED] |= 1
+
+    def _enqueue(self, op, arg, kind):
+        """The event's state queued, waiting for the tiles it took: those
+        gone now and not before. Tiles already seen gone (on a side read
+        before the one that explained the event) arrive at once."""
+        hand = self.hand
+        how = hand.wall.how
+        pending = self._pending
+        q = (self._first + self.queued) % QUEUE
         self.queued += 1
         left = 0
         for p in range(len(how)):
@@ -394,24 +427,20 @@ class HandFollower:
             elif how[p]:
                 pending[p] = q + 1
                 left += 1
-        if op == _OP_TAKE:
-            self._pending[hand.wall.geo.pos_of_slot[arg]] = 0
+        if op == OP_TAKE:
+            pending[hand.wall.geo.pos_of_slot[arg]] = 0
             left -= 1                            # seen gone already
         self._left[q] = left
         self._snapshot(q, op, arg, kind)
-        # Its tiles may have been seen gone already (on a side read before
-        # the one that explained the event): they arrive now.
         slot_of = hand.wall.geo.slot_of_pos
         for p in range(len(how)):
-            if self._pending[p] == q + 1:
+            if pending[p] == q + 1:
                 slot = slot_of[p]
                 v = self._slots[slot]
-                if v & _PRESENT and v & _MISSING >= _CONFIRM:
-                    self._slots[slot] = v & _MISSING
-                    self._pending[p] = 0
+                if v & PRESENT and v & MISSING >= CONFIRM:
+                    self._slots[slot] = v & MISSING
+                    pending[p] = 0
                     self._left[q] -= 1
-        self._flush(now)
-        return True
 
     def _flush(self, now):
         while self.queued and not self._left[self._first]:
@@ -430,19 +459,19 @@ class HandFollower:
         hand = self.hand
         wall = hand.wall
         r = self._rows
-        at = q * _ROW
-        r[at] = op
-        r[at + 1] = arg
-        r[at + 2] = kind
-        r[at + 3] = hand.phase
-        r[at + 4] = wall.count
-        r[at + 5] = hand.reserve
-        r[at + 6] = hand.drawable + 128
-        r[at + 7] = hand.gold
+        at = q * ROW
+        r[at + _ROW_OP] = op
+        r[at + _ROW_ARG] = arg
+        r[at + _ROW_KIND] = kind
+        r[at + _ROW_PHASE] = hand.phase
+        r[at + _ROW_WALL] = wall.count
+        r[at + _ROW_RESERVE] = hand.reserve
+        r[at + _ROW_DRAWABLE] = hand.drawable + 128
+        r[at + _ROW_GOLD] = hand.gold
         head = wall.head_pos()
-        self._stack(at + 8, hand.marker_stack())
-        self._stack(at + 10, head >> 1 if head >= 0 else -1)
-        self._stack(at + 12, wall.tail_stack())
+        self._stack(at + _ROW_MARKER, hand.marker_stack())
+        self._stack(at + _ROW_HEAD, head >> 1 if head >= 0 else -1)
+        self._stack(at + _ROW_TAIL, wall.tail_stack())
 
     def _stack(self, at, i):
         """(seat, k) of draw-order stack i into the row; 255 for none
@@ -458,32 +487,32 @@ class HandFollower:
 
     def _publish(self, now):
         q = self._first
-        self._first = (q + 1) % _QUEUE
+        self._first = (q + 1) % QUEUE
         self.queued -= 1
         r = self._rows
-        at = q * _ROW
-        last = _QUEUE * _ROW
-        r[last:last + _ROW] = r[at:at + _ROW]
+        at = q * ROW
+        last = QUEUE * ROW
+        r[last:last + ROW] = r[at:at + ROW]
         fields = self._fields(at)
-        op = r[at]
-        if op == _OP_DRAW or op == _OP_KONG:
-            fields["seat"] = r[at + 1]
+        op = r[at + _ROW_OP]
+        if op == OP_DRAW or op == _OP_KONG:
+            fields["seat"] = r[at + _ROW_ARG]
         if op == _OP_KONG:
-            fields["kind"] = "concealed" if r[at + 2] else "exposed"
-        if op == _OP_TAKE or op == _OP_BACK:
-            fields["slot"] = r[at + 1]
+            fields["kind"] = "concealed" if r[at + _ROW_KIND] else "exposed"
+        if op == OP_TAKE or op == _OP_BACK:
+            fields["slot"] = r[at + _ROW_ARG]
         self.events += 1
         self.emit("hand", fields)
         self._show_row(now, at)
 
     def _fields(self, at):
         r = self._rows
-        return {"n": self.events, "op": _OPS[r[at]],
-                "phase": PHASE_NAMES[r[at + 3]],
-                "wall": r[at + 4], "reserve": r[at + 5], "drawable": r[at + 6] - 128,
-                "gold": None if r[at + 7] == _NONE else tiles.CODES[r[at + 7]],
-                "marker": self._pair(at + 8), "head": self._pair(at + 10),
-                "tail": self._pair(at + 12)}
+        return {"n": self.events, "op": OPS[r[at + _ROW_OP]],
+                "phase": PHASE_NAMES[r[at + _ROW_PHASE]],
+                "wall": r[at + _ROW_WALL], "reserve": r[at + _ROW_RESERVE], "drawable": r[at + _ROW_DRAWABLE] - 128,
+                "gold": None if r[at + _ROW_GOLD] == _NONE else tiles.CODES[r[at + _ROW_GOLD]],
+                "marker": self._pair(at + _ROW_MARKER), "head": self._pair(at + _ROW_HEAD),
+                "tail": self._pair(at + _ROW_TAIL)}
 
     def public(self):
         """The hand's public state as last published (the `hand` request):
@@ -491,7 +520,7 @@ class HandFollower:
         `turn` the seat whose head draw comes next; None with no hand."""
         if not self.active or not self.events:
             return None
-        out = self._fields(_QUEUE * _ROW)
+        out = self._fields(QUEUE * ROW)
         out["n"] = self.events
         out["turn"] = self.turn
         return out
@@ -510,20 +539,20 @@ class HandFollower:
         r = self._rows
         for j in range(_SHOWN, _SHOWN + 5):
             r[j] = _REDRAW
-        self._show_row(now, _QUEUE * _ROW)
+        self._show_row(now, QUEUE * ROW)
 
     def _show_row(self, now, at):
         r = self._rows
-        d = r[at + 6]
-        if d != r[_SHOWN] or r[at + 8] != r[_SHOWN + 1] or r[at + 9] != r[_SHOWN + 2]:
+        d = r[at + _ROW_DRAWABLE]
+        if d != r[_SHOWN] or r[at + _ROW_MARKER] != r[_SHOWN + 1] or r[at + _ROW_MARKER + 1] != r[_SHOWN + 2]:
             r[_SHOWN] = d
-            r[_SHOWN + 1] = r[at + 8]
-            r[_SHOWN + 2] = r[at + 9]
-            self.display.show_count(now, d - 128, r[at + 8], r[at + 9])
-        if r[at + 7] != r[_SHOWN + 4]:     # the gold, or none (blank)
-            r[_SHOWN + 4] = r[at + 7]
-            self.display.show_gold(now, r[at + 7])
-        phase = r[at + 3]
+            r[_SHOWN + 1] = r[at + _ROW_MARKER]
+            r[_SHOWN + 2] = r[at + _ROW_MARKER + 1]
+            self.display.show_count(now, d - 128, r[at + _ROW_MARKER], r[at + _ROW_MARKER + 1])
+        if r[at + _ROW_GOLD] != r[_SHOWN + 4]:     # the gold, or none (blank)
+            r[_SHOWN + 4] = r[at + _ROW_GOLD]
+            self.display.show_gold(now, r[at + _ROW_GOLD])
+        phase = r[at + _ROW_PHASE]
         alert = panel.ALERT_FINAL if phase == FINAL else panel.ALERT_DRAW if phase == DRAW \
             else panel.ALERT_NONE
         if alert != r[_SHOWN + 3]:

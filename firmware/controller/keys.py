@@ -12,9 +12,6 @@ drivers/panel.py's Keys).
 The controller's tick calls these (TableController.step); what they
 change is the controller's own (its commands and `gold_rolling`): the
 state changes stay the cycle's (table.py).
-
-Memory: resident, functions of a module and no class: a class of its own
-costs the heap 112 B more (docs/heap-idioms.md, 12c and 15).
 """
 
 from engine_core.hand import DRAW

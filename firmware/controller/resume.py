@@ -1,6 +1,6 @@
 """A hand the power cut, brought back at boot (docs/reliability.md,
 Resuming a hand): the walls in play read, the hand rebuilt from them and
-its record (hand.json: firmware/handrec.py checks it), the follower
+its record (hand.json: firmware/controller/hand_record.py checks it), the follower
 restored, and the table back in `in_hand` as if nothing had happened; or,
 when anything is not certain, `power_lost` with the reason in one word.
 
@@ -54,8 +54,10 @@ except ImportError:  # CPython (host-side tests)
 from binascii import unhexlify
 
 from engine_core.hand import DEALT, FINAL, NEW, PLAY, REPLACED
-from firmware import handrec, handsave
+from firmware.controller import hand_record, record_check
 from firmware.controller import safe_stop
+from firmware.controller.follower import (CONFIRM, MISSING, OP_DEAL, OP_DRAW, OP_TAKE, PRESENT,
+                                          QUEUE, REC_NOTED, ROW)
 from firmware.controller.saved_state import RECORD_FILE, WALLS_FILE
 from firmware.controller.states import DEALER, GAVE_UP_FLAG, IDLE, IN_HAND, NAMES, RESUMING
 from firmware.drivers import motion
@@ -65,15 +67,6 @@ from firmware.tags import UNKNOWN
 
 _LEVEL_LANES = const(0)
 _LEVEL_TOP = const(1)
-_CONFIRM = const(2)            # the follower's: reads in a row without a tag = gone
-_PRESENT = const(0x80)         # the follower's _slots: the tile there, and the reads without it
-_MISSING = const(0x7F)
-_QUEUE = const(8)              # the follower's queue and row size
-_ROW = const(14)
-_OP_DEAL = const(0)
-_OP_TAKE = const(5)
-_OP_DRAW = const(3)
-_R_NOTED = const(4)            # the follower's rec: the record to be written
 
 # What `begin` found, for `step`: [side being read (4: all read), the
 # record (None: before the dice; _BUILD: a build's lanes)].
@@ -151,7 +144,7 @@ def gave_up(ctl, now, why, resume=None):
     ctl.devices.display.show_dealer(now, ds.dealer, ds.streak)
     safe_stop.fault(ctl, now, _POWER_LOST, {"reason": why})
     ctl.resume_state = IDLE
-    ctl.follower.rec[_R_NOTED] = 0          # a rebuild given up: the saved record stays
+    ctl.follower.rec[REC_NOTED] = 0          # a rebuild given up: the saved record stays
     # With the fault's own save (safe_stop.fault), not between
     # ticks: a fault's writes do not wait.
     try:
@@ -162,7 +155,7 @@ def gave_up(ctl, now, why, resume=None):
 
 def _begin(ctl):
     try:
-        rec = handrec.cut_hand(ctl.hal.store + RECORD_FILE, ctl.cfg.rules, ctl.hands)
+        rec = record_check.cut_hand(ctl.hal.store + RECORD_FILE, ctl.cfg.rules, ctl.hands)
     except ValueError as e:
         ctl.lost = "%s%s" % (ctl.lost + "; " if ctl.lost else "", e)
         return "record"
@@ -320,7 +313,7 @@ def _rebuild(ctl, now, r, rec):
         f.begin(now, rec["dealer"], a, b, ctl.in_play)
         for slot in range(n):
             if not r.seen[slot]:
-                f._slots[slot] = (f._slots[slot] & _PRESENT) | _CONFIRM
+                f._slots[slot] = (f._slots[slot] & PRESENT) | CONFIRM
         why = _drive(f, now, r, rec)
     finally:
         f.emit, f.display, f.buzzer = shown
@@ -328,12 +321,12 @@ def _rebuild(ctl, now, r, rec):
         f.end()
         return why
     for slot in range(n):
-        if not r.seen[slot] and f._slots[slot] & _PRESENT:
+        if not r.seen[slot] and f._slots[slot] & PRESENT:
             f.end()
             return "unexplained"
-        f._slots[slot] &= _PRESENT
+        f._slots[slot] &= PRESENT
     # The record the rebuild made begins with the one saved.
-    made = handsave.record(f, rec["n"], rec["wins_in_row"])
+    made = hand_record.make(f, rec["n"], rec["wins_in_row"])
     for key in ("changes", "heads", "takes"):
         if made[key][:len(rec[key])] != rec[key]:
             f.end()
@@ -345,7 +338,7 @@ def _rebuild(ctl, now, r, rec):
     f.buzzer = quiet
     f.show_again(now)                  # no beep: the alert is not new
     f.buzzer = shown[2]
-    fields = f._fields(_QUEUE * _ROW)
+    fields = f._fields(QUEUE * ROW)
     fields["n"] = f.events
     del fields["op"]
     ctl.emit("hand_resumed", fields)
@@ -388,11 +381,11 @@ def _drive(f, now, r, rec):
                 return "mismatch"
         else:
             slot = e[1]
-            if r.seen[slot] or not f._slots[slot] & _PRESENT:
+            if r.seen[slot] or not f._slots[slot] & PRESENT:
                 return "mismatch"
-            f._slots[slot] &= _MISSING
+            f._slots[slot] &= MISSING
             f.irregular += 1
-            if not f._apply(now, _OP_TAKE, slot, 0):
+            if not f._apply(now, OP_TAKE, slot, 0):
                 return "mismatch"
     return None
 
@@ -407,7 +400,7 @@ def _explain(f, now, r, rec, head):
     phase = hand.phase
     p = wall.head_pos()
     if phase == NEW:
-        return p >= 0 and not r.seen[slot_of[p]] and f._apply(now, _OP_DEAL, 0, 0)
+        return p >= 0 and not r.seen[slot_of[p]] and f._apply(now, OP_DEAL, 0, 0)
     if phase == DEALT or phase == REPLACED:
         gd = rec["gold_dice"]
         if gd and f.wants_gold_dice():
@@ -421,7 +414,7 @@ def _explain(f, now, r, rec, head):
     if (phase == PLAY or phase == FINAL) and hand.drawable > 0 and p >= 0 \
             and (head < 0 or p < head) and not r.seen[slot_of[p]] and not f._pending[p]:
         seat = f.turn
-        if f._apply(now, _OP_DRAW, seat, 0):
+        if f._apply(now, OP_DRAW, seat, 0):
             f.turn = (seat + 1) & 3
             return True
     return False

@@ -1,7 +1,7 @@
 """What of the controller survives a power cut, to and from the flash
 (persist.py: whole, atomic, with its CRC): the counters, the fault log and
 the dealer (counters.json), and the hand's record (hand.json, made by
-firmware/handsave.py).
+firmware/controller/hand_record.py).
 
     restore   at boot: the counters, the motions' learned times and the
               dealer as last saved; a damaged file or one of another
@@ -26,14 +26,15 @@ except ImportError:  # CPython (host-side tests)
     def const(x):
         return x
 
-from firmware import handsave, persist
+from firmware import persist
+from firmware.controller import hand_record
 from firmware.controller.states import LIFTING
 from firmware.drivers import motion
 from firmware.frame import crc16
 from engine_core.tiles import is_int
 
 COUNTERS_FILE = "counters.json"       # counters, fault log, dealer
-RECORD_FILE = "hand.json"             # the hand in play's record (handsave.py, handrec.py)
+RECORD_FILE = "hand.json"             # the hand in play's record (hand_record.py, record_check.py)
 WALLS_FILE = "walls.bin"              # the walls lifted, as audited (resume.py reads them)
 _FAULT_LOG = const(16)                # faults kept for `mjctl faults`
 
@@ -86,7 +87,7 @@ def save(ctl, fault=None):
     the table goes on. The fault log lives in the file alone: a log in the
     heap kept each fault's blocks wherever the heap had room when it came,
     until 16 faults later, and over a day of faults they split the free
-    heap (docs/heap-idioms.md, 9)."""
+    heap (docs/heap-idioms.md)."""
     try:
         if fault is None and ctl.state == LIFTING:
             # The walls lifted (walls.bin): the tile id of each slot as
@@ -137,11 +138,11 @@ def logged(ctl):
 
 
 def record(ctl):
-    """The hand's record (hand.json), made by handsave.py. Never raises: a
+    """The hand's record (hand.json), made by hand_record.py. Never raises: a
     failed write is counted in `ctl.unsaved`."""
     try:
         persist.save(ctl.hal.store + RECORD_FILE,
-                     handsave.record(ctl.follower, ctl.hands + 1, ctl.dealership.wins_in_row))
+                     hand_record.make(ctl.follower, ctl.hands + 1, ctl.dealership.wins_in_row))
     except Exception:
         ctl.unsaved += 1
 

@@ -239,24 +239,9 @@ class TableController:
         return self.state == IDLE or self.state == FAULT
 
     def step(self, now):
+        """One control tick: the devices polled, then the state's step."""
         d = self.devices
-        d.plate.poll(now)
-        for lane in d.lanes:
-            lane.poll(now)
-        for lifter in d.lifters:
-            lifter.poll(now)
-        d.rfid.poll(now)
-        d.display.poll(now)
-        d.keys.poll(now)
-        d.buzzer.poll(now)
-        slow = motion.slow()                  # a motion past its learned time
-        if slow:
-            self.emit("slow", slow)
-        if self.work is not None:          # a technician's jog or scan (technician.py)
-            self.work.step(self, now)
-        if self.hal.tripped >= 0:          # the HAL's guard turned an output off
-            safe_stop.fault(self, now, _OUTPUT_TIMEOUT, {"pin": self.hal.tripped})
-            self.hal.tripped = -1
+        self._poll(now)
         self.follower.step(now, self.state == IN_HAND)   # reads the walls in play
         if self.state == FAULT:
             return
@@ -284,25 +269,53 @@ class TableController:
                 d.display.show_dice(now, 0, 0, True)
                 self._enter(now, ROLLING)
         elif state == ROLLING:
-            dice = d.dice
-            if dice.done(now):
-                d.display.show_dice(now, dice.a, dice.b, False)
-                self.emit("dice", {"a": dice.a, "b": dice.b, "dealer": self.dealership.dealer})
-                self.cycles += 1
-                d.keys.clear()                 # the dice press is not a gesture
-                self._enter(now, IN_HAND)
-                self.follower.begin(now, self.dealership.dealer, dice.a, dice.b,
-                                    self.in_play)      # notes the hand's record
-                self.unwritten |= _W_COUNTERS
-                self._lower_all(now)           # platforms back down for the next set
-                if self.cfg.tile_sets == 1:
-                    self.unwritten |= _W_MARK_OFF
+            if d.dice.done(now):
+                self._dice_settled(now)
         elif state == IN_HAND:
             keys.in_hand(self, now)
         elif state != DEALER:
             for seat in range(4):              # nothing to press for now
                 if d.keys.take_press(seat):
                     keys.refuse(self, now, seat, "no hand is on (the table is %s)" % NAMES[state])
+
+    def _poll(self, now):
+        """Every device polled; a motion past its learned time told; a
+        technician's jog or scan stepped; an output the HAL's guard turned
+        off raised as a fault."""
+        d = self.devices
+        d.plate.poll(now)
+        for lane in d.lanes:
+            lane.poll(now)
+        for lifter in d.lifters:
+            lifter.poll(now)
+        d.rfid.poll(now)
+        d.display.poll(now)
+        d.keys.poll(now)
+        d.buzzer.poll(now)
+        slow = motion.slow()                  # a motion past its learned time
+        if slow:
+            self.emit("slow", slow)
+        if self.work is not None:          # a technician's jog or scan (technician.py)
+            self.work.step(self, now)
+        if self.hal.tripped >= 0:          # the HAL's guard turned an output off
+            safe_stop.fault(self, now, _OUTPUT_TIMEOUT, {"pin": self.hal.tripped})
+            self.hal.tripped = -1
+
+    def _dice_settled(self, now):
+        """The dice shown and told; the hand begins."""
+        d = self.devices
+        dice = d.dice
+        d.display.show_dice(now, dice.a, dice.b, False)
+        self.emit("dice", {"a": dice.a, "b": dice.b, "dealer": self.dealership.dealer})
+        self.cycles += 1
+        d.keys.clear()                 # the dice press is not a gesture
+        self._enter(now, IN_HAND)
+        self.follower.begin(now, self.dealership.dealer, dice.a, dice.b,
+                            self.in_play)      # notes the hand's record
+        self.unwritten |= _W_COUNTERS
+        self._lower_all(now)           # platforms back down for the next set
+        if self.cfg.tile_sets == 1:
+            self.unwritten |= _W_MARK_OFF
 
     def _build(self, now):
         b = self.builder

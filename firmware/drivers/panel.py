@@ -67,8 +67,8 @@ class Keys:
         self._raw = bytearray(n)
         # Per seat: when the raw level last changed [_CHANGED * n + seat],
         # the last press [_PRESS * n + seat], the last release
-        # [_RELEASE * n + seat]; small ints in one list (no allocation on
-        # update; one object, not three: 80 B less, docs/heap-idioms.md, 2c).
+        # [_RELEASE * n + seat]; small ints in one list, updated in place
+        # by the tick (no allocation).
         self._t = [0] * (3 * n)
         self._count = bytearray(n)     # short presses in the gesture so far, or _HELD
 

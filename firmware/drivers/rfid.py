@@ -29,7 +29,7 @@ _ETX = const(0x03)
 _MAX_DATA = const(2 + 36 * 5)     # side, count, 36 x (slot, uid)
 
 IDLE = 0
-_WAITING = const(1)            # a request out (private: the follower keeps a copy)
+WAITING = const(1)            # a request out
 DONE = 2
 
 
@@ -74,7 +74,7 @@ class Rfid:
         self.level = level
         if side == 0:                       # a scan of the walls starts
             self.unknown_slot = -1
-        self.state = _WAITING
+        self.state = WAITING
         self._n = 0
         self._damaged = False
         self._deadline = ticks_add(now, self.reply_ms)
@@ -93,7 +93,7 @@ class Rfid:
         k = self.uart.readinto(self._rx)
         for i in range(k):
             self._byte(self._rx[i])
-        if self.state == _WAITING and ticks_diff(now, self._deadline) > 0:
+        if self.state == WAITING and ticks_diff(now, self._deadline) > 0:
             # Nothing good came: a damaged reply is a line fault, none at all
             # a reader that does not answer.
             self.fault = _RFID_CRC if self._damaged else _RFID_TIMEOUT
@@ -125,7 +125,7 @@ class Rfid:
             if x != f[n - 2] or b != _ETX:
                 self._failed(n)
                 return
-            if f[1] != (_SCAN_SIDE | _REPLY) or self.state != _WAITING:
+            if f[1] != (_SCAN_SIDE | _REPLY) or self.state != WAITING:
                 return
             # A reply to our scan: (slot, UID) of every slot of the side
             # holding a tag.
@@ -168,7 +168,7 @@ class Rfid:
         first STX again. In place, no allocation; a fault only if no good
         reply comes by the deadline."""
         self.bad_frames += 1
-        if self.state == _WAITING:
+        if self.state == WAITING:
             self._damaged = True
         f = self._frame
         self._n = 0

@@ -19,7 +19,7 @@ IDLE, WAITING, DONE = 0, 1, 2
 
 def reserve_changes(hand, events, after=None):
     """Apply the replay's `events` to `hand`: the reserve changes they
-    make, as the hand's record lists them (firmware/handsave.py): [op,
+    make, as the hand's record lists them (firmware/controller/hand_record.py): [op,
     seat or None, concealed 0/1, R after]. `after(hand)` is called after
     each event."""
     out = []

@@ -12,7 +12,7 @@ import sys
 # firmware/faults.py names the codes, `NAME = const(n)`, and
 # every other module imports them as private names, `from firmware.faults
 # import NAME as _NAME`. Frozen as written, each would be a global of
-# faults and of its importer (heap, docs/heap-idioms.md, 1c and 10). So
+# faults and of its importer (heap, docs/heap-idioms.md). So
 # the image and `make mpy` compile a copy of each such module with the
 # import line turned into `_NAME = const(n)` (compiled into the
 # importer), and of faults.py with its codes private: no global, no heap,

@@ -25,7 +25,7 @@ options.defaults(hal="sim", firmware=True, production=False)
 if options.hal not in ("sim", "esp32", "qemu"):
     raise ValueError("hal must be sim, esp32 or qemu, not %r" % (options.hal,))
 
-require("hmac")                # the service sessions' challenge (link/service.py)
+require("hmac")                # the service sessions' challenge (link/session.py)
 require("umqtt.simple")        # the telemetry's MQTT client (telemetry.py)
 
 _root = os.path.abspath(os.path.join(os.getcwd(), "..", ".."))   # this file's folder is the cwd

@@ -1,15 +1,12 @@
-"""The link's messages: one table, one JSON writer, both sides (docs/protocol.md).
+"""The link's messages, read and written by the protocol's tables
+(link/protocol.py): one JSON writer, both sides (docs/protocol.md).
 
 Canonical JSON (same bytes on both interpreters) written in place into the
 frame buffer, no intermediate string. Guard: every key written must be declared,
 and SECRET keys (tile identities) need reveal=True, else LinkError("not_public").
 
-Memory (the module runs frozen into the image, its constants in flash):
-the tables are string constants, whose text stays in ROM, and are read in
-place with find/startswith; a tuple or dict built at import would live in
-the heap (a constant tuple too: it is built when the module is loaded).
-Writing a message makes no object and interns no name: keys are put in
-order by selection, not sorted into a list, a string's bytes are copied
+The tables are read in place with find/startswith. Writing a message
+makes no object and interns no name: keys are put in order by selection, not sorted into a list, a string's bytes are copied
 through one buffer (_utf8), never read a character at a time, and no
 function here holds a comprehension or a closure (its captured locals
 would be heap cells at every call). What it allocates is the frames of
@@ -26,110 +23,9 @@ except ImportError:  # CPython
 import json
 
 from firmware import frame
-
-PROTO_VERSION = 9          # bumped by any change of what the tables below put on the wire
-# The service sessions' times (the answers tell the host: ttl_ms,
-# expires_ms). link/service.py checks them per request, and the server's
-# tick ends what outlived them too, so that no expiry waits for a request
-# whose tick difference has wrapped (ticks_diff is right over 2**29 ms,
-# 6.2 days).
-SESSION_MS = const(300000)         # a session lasts this long after its last use
-NONCE_MS = const(30000)            # a challenge must be answered within this
-LOCK_MAX_MS = const(8000)          # the longest lockout after wrong MACs
-# The frame kinds and the tables below: the protocol, declared once, for
-# the controller and for the host (host_tools/link/codec.py).
-REQUEST = const(0x10)
-RESPONSE = const(0x11)
-EVENT = const(0x12)
-ERROR = const(0x13)
-
-# The tables: one line per message, "name field:type field:type ...", every
-# field but the head ("op" of a request, "ok" of a response, "ev" of an
-# event). Types: int str bool list dict any; "?" may be null, "*" may be
-# absent. Fields are listed sorted; the writer sorts the keys it writes.
-#
-# A request is declared once, on its line of REQUESTS: its op, who may
-# send it, where its handler is, its arguments, then ">" and the fields of
-# its answer ("op" echoes the request's):
-#   who   anyone   anyone, at any time
-#         no_hand  anyone, but never during a hand
-#         session  a technician's service session, each request signed
-#                  and numbered (link/service.py), never during a hand (but
-#                  service_close); what it did goes into the service log
-#   home  the module whose function named after the op answers it:
-#         server   a method of LinkServer (link/server.py), resident: hello
-#                  and status, asked at once and all the time
-#         commands link/commands.py, readouts link/readouts.py, service
-#                  link/service.py: each loaded for its request and
-#                  forgotten after it; a request not for anyone lives in
-#                  service.py, which checks who sent it
-# The server's dispatcher reads the line (route) and calls the handler.
-REQUESTS = const(
-    "hello anyone server proto:int > build:str fw:str op:str proto:int runtime:dict table:str\n"
-    "status anyone server > cycles:int dealer:int? dice:list? fault:dict? heap:dict* lanes:list"
-    " lifters:list link:dict* op:str phase:str state:str tiles_per_side:list"
-    " uptime:int\n"
-    "start anyone commands > op:str state:str\n"
-    "clear anyone commands > cleared:int? op:str\n"
-    "faults anyone readouts n:int* > faults:list op:str total:int\n"
-    "config_get anyone readouts key:str* > key:str* keys:list* op:str value:any*\n"
-    "hand_end anyone commands winner:int?* > op:str state:str\n"
-    "kong anyone commands kind:str seat:int > op:str state:str\n"
-    "new_game anyone commands > dealer:int op:str\n"
-    "service_open anyone service > nonce:str op:str ttl_ms:int\n"
-    "service_auth no_hand service mac:str nonce:str > expires_ms:int op:str session:str\n"
-    "service_close session service ctr:int* mac:str* session:str* > closed:bool op:str\n"
-    "service_log anyone service n:int* start:int* > counts:list entries:list op:str total:int\n"
-    "jog session service actuator:str ctr:int* mac:str* ms:int n:int* session:str* > op:str"
-    " state:str\n"
-    "hand anyone readouts > active:bool drawable:int* gold:str?* head:list?* marker:list?* n:int*"
-    " op:str phase:str* reserve:int* tail:list?* turn:int* wall:int*\n"
-    "counters anyone readouts > cycles:int faults:list hands:int lifts:int lost:str* op:str"
-    " tiles_fed:list unsaved:int\n"
-    "sensors anyone readouts > buzzer:int keys:list lanes:list lifters:list motors:list"
-    " moving:list op:str plate:list\n"
-    "dice_test session service ctr:int* mac:str* n:int session:str* > counts:list op:str\n"
-    "config_set session service ctr:int* key:str mac:str* session:str* value:any > key:str op:str"
-    " restart:bool value:any\n"
-    "rfid_scan session service ctr:int* mac:str* session:str* > op:str state:str\n"
-    "rfid_audit session service ctr:int* mac:str* session:str* > kinds:int op:str tags:int"
-    " tiles:list unknown:int\n"
-    "rfid_learn session service ctr:int* mac:str* session:str* > changed:int new:int op:str"
-    " restart:bool tags:int\n"
-)
-_WHO = const(("anyone", "no_hand", "session"))
-_HOMES = const(("server", "commands", "readouts", "service"))
-EVENTS = const(           # "t": ms since boot; the other fields are public facts
-    "state phase:str* state:str t:int\n"
-    "fault code:int detail:dict name:str t:int\n"
-    "dice a:int b:int dealer:int gold:bool* t:int\n"
-    "cleared code:int resume:str* t:int\n"
-    "walls next:bool* t:int tiles_per_side:list\n"
-    "refused reason:str seat:int t:int\n"
-    "hand drawable:int gold:str? head:list? kind:str* marker:list? n:int op:str phase:str"
-    " reserve:int seat:int* slot:int* t:int tail:list? wall:int\n"
-    "hand_resumed drawable:int gold:str? head:list? marker:list? n:int phase:str reserve:int"
-    " t:int tail:list? wall:int\n"
-    "irregular reason:str slot:int t:int\n"
-    "result dealer:int streak:int t:int winner:int? wins_in_row:int\n"
-    "jog lane:int ms:int name:str t:int\n"
-    "jogged count:int end:str lane:int ms:int name:str t:int\n"
-    "scanned sides:int t:int tags:int\n"
-    "slow learned:int ms:int name:str side:int* t:int\n"
-    "auth_alarm t:int wrong:int\n"
-)
-ERROR_FIELDS = const("error:str message:str op:str* proto:int*")   # head "ok": false
-# The error codes are for the host and the docs (the controller writes
-# them as literals): private constants, compiled away on the controller
-# (no object, no name), read by host_tools/link/codec.py.
-ERRORS = const("bad_json bad_kind bad_request unknown_op proto_mismatch"     # on the wire
-          " busy refused auth_failed no_session session_expired not_found too_big internal"
-          " config_invalid firmware_corrupt")
-HOST_ERRORS = const("not_public bad_value bad_response bad_event timeout closed")
-NESTED = const("alloc bad_crc bits chip cmd code count detail dropped end entropy errors expected"
-          " free frozen garbage got lane micropython ms name overruns pin port reason requests seat"
-          " sensor side slot slots state t")   # keys of nested objects
-SECRET_KEYS = const(("tile", "tiles", "uid"))   # at any depth, only with reveal=True
+from firmware.link.protocol import (ERROR, ERROR_FIELDS, ERRORS, EVENT, EVENTS, HOMES, HOST_ERRORS,
+                                    NESTED, PROTO_VERSION, REQUEST, REQUESTS, RESPONSE,
+                                    SECRET_KEYS, WHO)
 
 
 class LinkError(Exception):
@@ -164,16 +60,16 @@ def find(spec, k, lo, e, sep):
 
 def route(op):
     """Who may send the request `op` and where its handler is, as its line
-    of REQUESTS says: (a word of _WHO, a word of _HOMES); (None, None) for
+    of REQUESTS says: (a word of WHO, a word of HOMES); (None, None) for
     an op that is not in the table."""
     p = find(REQUESTS, op, 0, len(REQUESTS), "\n") + 1
     who = home = None
     if p:
-        for w in _WHO:
+        for w in WHO:
             if REQUESTS.startswith(w, p) and REQUESTS.startswith(" ", p + len(w)):
                 who = w
         p = REQUESTS.find(" ", p) + 1
-        for w in _HOMES:
+        for w in HOMES:
             if REQUESTS.startswith(w, p) and REQUESTS.startswith(" ", p + len(w)):
                 home = w
     return who, home
@@ -298,8 +194,9 @@ def _item(buf, i, v, mode):
     heap at every call (MicroPython's py/objfun.c). Freed at its return,
     a frame still counts towards the next collection (gc.threshold, 512 B:
     firmware/main.py): written by _value alone, a call per key and per
-    value, a `status` answer would take two dozen collections
-    (docs/heap-idioms.md, 14). So no more locals here: `v` holds each
+    value, a `status` answer would take two dozen collections, and an
+    event the tick emits would allocate (docs/heap-idioms.md). So no more
+    locals here: `v` holds each
     character of a str once its bytes are out.
 
     A str is escaped like json.dumps(ensure_ascii=False): raw UTF-8,

@@ -1,6 +1,6 @@
 """The requests that command the table, anyone's to send: start a cycle,
 clear a fault, end a hand, declare a kong (docs/protocol.md, Requests).
-Each is declared on its line of the codec's table (codec.REQUESTS) and
+Each is declared on its line of the codec's table (protocol.REQUESTS) and
 answered by the function named after it, called by the server's
 dispatcher as handler(link, ctl, now, args): the arguments are checked
 against the table by then. Each asks the controller through its

@@ -1,7 +1,7 @@
 """What anyone may read that `status` does not tell: the hand's public
 state, the fault log, the counters, the sensors and the config file
 (docs/protocol.md, Requests). Each is declared on its line of the codec's
-table (codec.REQUESTS) and answered by the function named after it,
+table (protocol.REQUESTS) and answered by the function named after it,
 called by the server's dispatcher as handler(link, ctl, now, args): the
 arguments are checked against the table by then.
 """

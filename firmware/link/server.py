@@ -22,7 +22,7 @@ from firmware.faults import AUDIT_FAULTS as _AUDIT_FAULTS
 from firmware.hal import ticks_diff
 from firmware import frame
 from firmware.link import codec
-from firmware.link.codec import LOCK_MAX_MS, NONCE_MS, SESSION_MS
+from firmware.link.protocol import LOCK_MAX_MS, NONCE_MS, SESSION_MS
 
 _RX = const(32)
 _REQUEST_MAX = const(160)             # requests are small: the longest is a config_get
@@ -44,7 +44,7 @@ class LinkServer:
     """The controller's end of the link. Every attribute is set in
     __init__, at boot: an instance dict that grows later (at a technician's
     first session, say) takes a larger table wherever the heap has a hole
-    then, and splits the free space for good (docs/heap-idioms.md, 5)."""
+    then, and splits the free space for good (docs/heap-idioms.md)."""
 
     def __init__(self, hal, fw_version, build, table="esp32", key=None, frozen=False):
         """`key`: the table's service key (bytes), None if it has none;
@@ -61,7 +61,7 @@ class LinkServer:
         self.fault_code = 0        # a fault found at boot (no controller): its code,
         self.fault_name = ""       # its name (also the error code of every refused
         self.fault_reason = ""     # request) and why
-        # Service sessions (link/service.py, loaded per request): what
+        # Service sessions (link/session.py): what
         # outlives a request, as plain data made here, at boot (a key-less
         # host asks at will: made per request, it would split the free heap).
         # A challenge carries what its check needs (the boot's prefix, its
@@ -75,7 +75,7 @@ class LinkServer:
         self.challenges = array("i", bytes(16))     # _ISSUED _FLOOR _MARK _MARK_AT
         self.bad_run = 0           # wrong MACs in a row (a right service_auth ends the run)
         self.lock_at = -1          # when the last wrong MAC came (-1: no lockout)
-        # Key-less service events by kind (service._COUNTED, then "unsaved"
+        # Key-less service events by kind (session.COUNTED, then "unsaved"
         # entries of the log file, then any other refusal).
         self.service_counts = array("H", bytes(2 * 10))
         self.reader = frame.FrameReader(_REQUEST_MAX)
@@ -181,7 +181,7 @@ class LinkServer:
         First the service session's idle time, the challenges' age and the
         lockout after a wrong MAC, ended at the tick that passes them: a
         request days later finds them over whatever the tick counter did
-        (link/service.py checks the same with ticks_diff, right while the
+        (link/session.py checks the same with ticks_diff, right while the
         interval is short). Inline, with no local of its own: a method
         more is 16 B more of the resident heap, and a local more would
         put this frame on the heap at every poll (link/codec.py, _item)."""

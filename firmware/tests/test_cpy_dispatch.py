@@ -5,7 +5,7 @@ handler, the function named after it there."""
 
 import inspect
 
-from firmware.link import codec, commands, readouts, service
+from firmware.link import codec, commands, protocol, readouts, service
 from firmware.link.server import LinkServer
 from firmware.tests import test_dispatch
 
@@ -24,7 +24,7 @@ def test_each_line_is_op_who_home_arguments_and_answer():
         request, sep, answer = line.partition(" > ")
         assert sep and ">" not in request and ">" not in answer, line
         op, who, home, *args = request.split(" ")
-        assert who in codec._WHO and home in codec._HOMES, line
+        assert who in protocol.WHO and home in protocol.HOMES, line
         assert codec.route(op) == (who, home), line
         assert all(":" in a for a in args) and all(":" in f for f in answer.split(" ")), line
     assert codec.route("reboot") == (None, None)
@@ -63,7 +63,7 @@ def test_a_request_not_for_anyone_lives_in_service_which_checks_who_sent_it():
 
 
 def test_every_permission_has_a_request():
-    assert {codec.route(line.split(" ")[0])[0] for line in lines()} == set(codec._WHO)
+    assert {codec.route(line.split(" ")[0])[0] for line in lines()} == set(protocol.WHO)
 
 
 def test_the_dispatch_tests_ask_every_request():

@@ -17,8 +17,8 @@ def test_the_words_the_dispatch_compares_are_the_codecs():
     literal (test_cpy_dispatch.py checks every line)."""
     import ast
     import inspect
-    from firmware.link import codec, service
-    for module, name, words in ((server, "home", codec._HOMES), (service, "who", codec._WHO)):
+    from firmware.link import protocol, service
+    for module, name, words in ((server, "home", protocol.HOMES), (service, "who", protocol.WHO)):
         compared = set()
         for node in ast.walk(ast.parse(inspect.getsource(module))):
             if (isinstance(node, ast.Compare) and isinstance(node.left, ast.Name)
@@ -27,26 +27,8 @@ def test_the_words_the_dispatch_compares_are_the_codecs():
         assert compared and compared <= set(words), (name, compared)
 
 
-def test_the_followers_copy_of_the_readers_waiting_state():
-    from firmware.controller import follower
-    from firmware.drivers import rfid
-    assert follower._WAITING == rfid._WAITING == 1
-
-
-def test_the_rebuilds_copy_of_the_followers_slot_marks():
-    from firmware.controller import follower, resume
-    assert (resume._CONFIRM, resume._PRESENT, resume._MISSING) == (
-        follower._CONFIRM, follower._PRESENT, follower._MISSING)
-
-
 def test_the_hidden_driver_states_are_where_their_names_say():
     from firmware.drivers import motion, panel
     assert motion.NAMES[motion._RISING] == "rising"
     assert motion.NAMES[motion._LOWERING] == "lowering"
     assert panel._NONE == 0
-
-
-def test_the_builders_reader_states_are_the_readers():
-    from firmware.controller import builder
-    from firmware.drivers import rfid
-    assert (builder._R_WAITING, builder._R_DONE) == (rfid._WAITING, rfid.DONE)

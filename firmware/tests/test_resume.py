@@ -1,6 +1,6 @@
 """The rebuild of a hand the power cut (firmware/controller/resume.py), on
 both interpreters: a hand played on a table top (firmware/fakes/follow.py, Top), its
-record as saved (handsave.py, through JSON as on the flash), then a fresh
+record as saved (hand_record.py, through JSON as on the flash), then a fresh
 follower rebuilt from the record and the slots still holding tiles: the
 same public state, turn and record as the follower that saw it all; a
 tile gone that nothing explains, or one that is not the record's, is
@@ -9,7 +9,7 @@ named and nothing is guessed."""
 import json
 
 from engine_core.replay import PUBLIC_KEYS, from_wire
-from firmware import handsave
+from firmware.controller import hand_record
 from firmware.controller import resume
 from firmware.controller.states import NAMES
 from firmware.fakes.follow import Top
@@ -70,7 +70,7 @@ def _played(events, placed=None):
 
 
 def _rebuilt(top, placed=None, read=None):
-    rec = json.loads(json.dumps(handsave.record(top.follower, 1, 0)))
+    rec = json.loads(json.dumps(hand_record.make(top.follower, 1, 0)))
     fresh = Top(dealer=0, dice=(3, 4), placed=placed or {})
     ctl = _Table(fresh)
     r = read if read is not None else _Read(top.reader)
@@ -122,7 +122,7 @@ def test_what_nothing_explains_or_the_record_does_not_hold_is_named():
 
 def test_the_record_keeps_where_each_change_and_take_fell():
     top = _played(OPENING + PLAY)
-    rec = handsave.record(top.follower, 1, 0)
+    rec = hand_record.make(top.follower, 1, 0)
     hand = top.follower.hand
     assert rec["heads"][-1] <= hand.wall.head_pos() and rec["full"] == 0
     assert rec["takes"][0][0] == "take" and rec["takes"][0][3] == len(rec["changes"])

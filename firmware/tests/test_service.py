@@ -1,4 +1,4 @@
-"""Service sessions (firmware/link/service.py) on both interpreters: the
+"""Service sessions (firmware/link/session.py, service.py) on both interpreters: the
 HMAC against RFC 4231's vectors, every way a session is refused (a
 request replayed, reordered or changed among them), the lockout and the
 alarm after wrong MACs, expiry across the tick counter's wrap, and the
@@ -13,6 +13,7 @@ from firmware import frame
 from firmware.hal import ticks_add
 from firmware.link import codec
 from firmware.link import service as s
+from firmware.link import session
 from firmware.link.codec import LinkError
 from firmware.fakes.hal import FakeHal
 
@@ -53,7 +54,7 @@ class _Link:
 
 
 def _log(link):
-    return s._entries(link)
+    return session.entries(link)
 
 
 def _cleaned(test):
@@ -113,8 +114,8 @@ class _Tech:
     the challenge, as the host's client does) and its request counter."""
 
     def __init__(self, link, now=0, key=KEY):
-        nonce = s.challenge(link, now)
-        self.token = s.authenticate(link, now, nonce, _answer(nonce, key))
+        nonce = session.challenge(link, now)
+        self.token = session.authenticate(link, now, nonce, _answer(nonce, key))
         self.sk = hmac_sha256(key, binascii.unhexlify(nonce) + b"session")
         self.ctr = 0
 
@@ -169,20 +170,20 @@ def test_the_right_key_opens_a_session_that_allows_and_is_extended_by_use():
 @_cleaned
 def test_a_wrong_key_shuts_auth_for_a_while_and_uses_no_challenge():
     link = _Link(KEY)
-    nonce = s.challenge(link, 0)
-    assert _refused(s.authenticate, link, 5, nonce, _answer(nonce, b"\x01" * 32)) == \
+    nonce = session.challenge(link, 0)
+    assert _refused(session.authenticate, link, 5, nonce, _answer(nonce, b"\x01" * 32)) == \
         ("auth_failed", "wrong key")
     # Shut for 250 ms, even to the right answer; the challenge stays.
-    code, msg = _refused(s.authenticate, link, 100, nonce, _answer(nonce))
+    code, msg = _refused(session.authenticate, link, 100, nonce, _answer(nonce))
     assert code == "auth_failed" and "locked" in msg and "in 155 ms" in msg
-    assert s.authenticate(link, 300, nonce, _answer(nonce))
-    code, msg = _refused(s.authenticate, link, 400, nonce, _answer(nonce))   # replayed
+    assert session.authenticate(link, 300, nonce, _answer(nonce))
+    code, msg = _refused(session.authenticate, link, 400, nonce, _answer(nonce))   # replayed
     assert code == "auth_failed" and "used" in msg
-    nonce = s.challenge(link, 1000)
-    code, msg = _refused(s.authenticate, link, 1000 + s.NONCE_MS + 1, nonce, _answer(nonce))
+    nonce = session.challenge(link, 1000)
+    code, msg = _refused(session.authenticate, link, 1000 + s.NONCE_MS + 1, nonce, _answer(nonce))
     assert code == "auth_failed" and "expired" in msg
     for forged in ("00" * 16, "zz", nonce[:16] + "ffffffff" + nonce[24:]):   # never issued
-        code, msg = _refused(s.authenticate, link, 1001, forged, _answer(forged)
+        code, msg = _refused(session.authenticate, link, 1001, forged, _answer(forged)
                              if forged != "zz" else "00")
         assert code == "auth_failed" and "unknown" in msg, forged
     assert _counts(link) == {"challenge": 2, "auth_failed": 6, "locked": 1}
@@ -200,7 +201,7 @@ def test_no_session_an_expired_one_and_a_hand_are_refused():
     assert _send(link, 10, _jog_payload(tech), _InHand())[0] == "busy"        # in a hand
     assert _send(link, 20 + s.SESSION_MS, _jog_payload(tech))[0] == "session_expired"
     assert _send(link, 30 + s.SESSION_MS, _jog_payload(tech))[0] == "no_session"
-    nonce = s.challenge(link, 0)
+    nonce = session.challenge(link, 0)
     assert _refused(s.answer, link, _InHand(), 0, "service_auth",
                     {"nonce": nonce, "mac": _answer(nonce)})[0] == "busy"
 
@@ -264,40 +265,40 @@ def test_a_keyless_flood_of_challenges_pushes_out_no_challenge_nor_log_entry():
     counted, never logged, and the technician's challenge still answers."""
     link = _Link(KEY)
     _session(link)
-    mine = s.challenge(link, 0)
+    mine = session.challenge(link, 0)
     for t in range(1, 100):
-        s.challenge(link, t)
+        session.challenge(link, t)
         _send(link, t, b'{"op":"jog","session":"ffffffffffffffff","actuator":"plate","ms":9}')
-    assert s.authenticate(link, 150, mine, _answer(mine))
+    assert session.authenticate(link, 150, mine, _answer(mine))
     assert _log(link) == [[0, "opened"], [150, "opened"]]
     assert _counts(link) == {"challenge": 101, "no_session": 99}
-    later = s.challenge(link, 200)            # a newer one answered: the older are used
-    assert s.authenticate(link, 210, later, _answer(later))
-    assert _refused(s.authenticate, link, 220, mine, _answer(mine))[0] == "auth_failed"
+    later = session.challenge(link, 200)            # a newer one answered: the older are used
+    assert session.authenticate(link, 210, later, _answer(later))
+    assert _refused(session.authenticate, link, 220, mine, _answer(mine))[0] == "auth_failed"
 
 
 @_cleaned
 def test_wrong_macs_in_a_row_lock_longer_each_time_and_raise_the_alarm_once_a_run():
     link = _Link(KEY)
-    nonce = s.challenge(link, 0)
+    nonce = session.challenge(link, 0)
     t = 0
     waits = []
     for k in range(17):
-        wait = s._lock_ms(link.bad_run)
+        wait = session._lock_ms(link.bad_run)
         if wait:
-            code, msg = _refused(s.authenticate, link, t + wait - 1, nonce, "00" * 32)
+            code, msg = _refused(session.authenticate, link, t + wait - 1, nonce, "00" * 32)
             assert "locked" in msg, k             # a try within the lockout: not even checked
         t += wait
         waits.append(wait)
-        nonce = s.challenge(link, t)
-        assert _refused(s.authenticate, link, t, nonce, "00" * 32) == ("auth_failed", "wrong key")
+        nonce = session.challenge(link, t)
+        assert _refused(session.authenticate, link, t, nonce, "00" * 32) == ("auth_failed", "wrong key")
     assert waits[:8] == [0, 250, 500, 1000, 2000, 4000, 8000, 8000]
     alarms = [e for e in _log(link) if e[1] == "alarm"]
     assert len(alarms) == 1 and alarms[0][2] == 8            # logged once a run
     assert link.events == [("auth_alarm", {"wrong": 8}), ("auth_alarm", {"wrong": 16})]
     t += 8000                                # the right key ends the run
-    nonce = s.challenge(link, t)
-    assert s.authenticate(link, t, nonce, _answer(nonce)) and link.bad_run == 0
+    nonce = session.challenge(link, t)
+    assert session.authenticate(link, t, nonce, _answer(nonce)) and link.bad_run == 0
     assert _counts(link)["locked"] == 16
 
 
@@ -374,38 +375,38 @@ def test_an_unclosed_session_stays_expired_days_later_whatever_the_tick_did():
 def test_a_challenge_expires_right_across_the_wrap_and_days_later():
     t0 = _WRAP - 1000
     server = _server(t0)
-    nonce = s.challenge(server, t0)
-    assert _refused(s.authenticate, server, ticks_add(t0, s.NONCE_MS + 1), nonce,
+    nonce = session.challenge(server, t0)
+    assert _refused(session.authenticate, server, ticks_add(t0, s.NONCE_MS + 1), nonce,
                     _answer(nonce))[1].startswith("challenge expired")
-    nonce = s.challenge(server, t0)
+    nonce = session.challenge(server, t0)
     for k in range(1, 4):                    # the tick, every 30 s
         server.poll(ticks_add(t0, k * (s.NONCE_MS + 1)))
     # 2**30 ms later the tick reads the same: the floor refuses it anyway.
-    code, msg = _refused(s.authenticate, server, _later(t0, _WRAP), nonce, _answer(nonce))
+    code, msg = _refused(session.authenticate, server, _later(t0, _WRAP), nonce, _answer(nonce))
     assert code == "auth_failed" and "used or expired" in msg
-    nonce = s.challenge(server, t0)          # a fresh one, across the wrap
-    assert s.authenticate(server, ticks_add(t0, 2000), nonce, _answer(nonce))
+    nonce = session.challenge(server, t0)          # a fresh one, across the wrap
+    assert session.authenticate(server, ticks_add(t0, 2000), nonce, _answer(nonce))
 
 
 @_cleaned
 def test_a_lockout_ends_at_its_time_across_the_wrap_and_not_again_days_later():
     t0 = _WRAP - 100
     server = _server(t0)
-    nonce = s.challenge(server, t0)
-    assert _refused(s.authenticate, server, t0, nonce, "00" * 32)[1] == "wrong key"
-    assert "locked" in _refused(s.authenticate, server, ticks_add(t0, 249), nonce,
+    nonce = session.challenge(server, t0)
+    assert _refused(session.authenticate, server, t0, nonce, "00" * 32)[1] == "wrong key"
+    assert "locked" in _refused(session.authenticate, server, ticks_add(t0, 249), nonce,
                                 _answer(nonce))[1]
     server.poll(ticks_add(t0, 9000))         # the tick ends the lockout
     assert server.lock_at == -1
-    nonce = s.challenge(server, _later(t0, _WRAP + 10))
-    assert s.authenticate(server, _later(t0, _WRAP + 20), nonce, _answer(nonce))
+    nonce = session.challenge(server, _later(t0, _WRAP + 10))
+    assert session.authenticate(server, _later(t0, _WRAP + 20), nonce, _answer(nonce))
 
 
 @_cleaned
 def test_the_log_keeps_the_last_16_entries_across_a_restart():
     link = _Link(KEY)
     for t in range(20):
-        s._note_act(link, t, "rfid_scan", {}, "ok")
+        session.note_act(link, t, "rfid_scan", {}, "ok")
     assert [e[0] for e in _log(link)] == list(range(4, 20))
     again = _Link(KEY, fresh=False)         # a restarted link: the file is still there
     assert [e[0] for e in _log(again)] == list(range(4, 20))
@@ -497,10 +498,10 @@ def test_a_refused_jog_is_logged_with_its_details_and_moves_nothing():
 @_cleaned
 def test_a_jog_that_went_and_one_the_table_refused_are_logged_as_such():
     link = _Link(KEY)
-    s._note_act(link, 5, "jog", {"actuator": "lift_down", "n": 3, "ms": 1500}, "ok")
-    s._note_act(link, 6, "jog", {"actuator": "plate", "ms": 2000}, "refused")
-    s._note_act(link, 7, "rfid_scan", {}, "ok")
-    s._note_act(link, 8, "rfid_audit", {}, "refused")
+    session.note_act(link, 5, "jog", {"actuator": "lift_down", "n": 3, "ms": 1500}, "ok")
+    session.note_act(link, 6, "jog", {"actuator": "plate", "ms": 2000}, "refused")
+    session.note_act(link, 7, "rfid_scan", {}, "ok")
+    session.note_act(link, 8, "rfid_audit", {}, "refused")
     assert _log(link) == [[5, "jog", "lift_down", 3, 1500, "ok"],
                           [6, "jog", "plate", None, 2000, "refused"],
                           [7, "rfid_scan", "ok"], [8, "rfid_audit", "refused"]]
@@ -510,7 +511,7 @@ def test_a_jog_that_went_and_one_the_table_refused_are_logged_as_such():
 def test_the_service_log_is_read_in_pages_that_fit_a_frame():
     link = _Link(KEY)
     for t in range(10):
-        s._note_act(link, t, "rfid_scan", {}, "ok")
+        session.note_act(link, t, "rfid_scan", {}, "ok")
     page = s.answer(link, _Ctl(), 20, "service_log", {"start": 8})
     assert page["entries"] == [[8, "rfid_scan", "ok"], [9, "rfid_scan", "ok"]]
     assert page["total"] == 10 and page["counts"] == []

@@ -44,8 +44,7 @@ mark("Devices()")
 from firmware.controller.table import TableController  # noqa: E402
 mark("import_controller")
 from firmware.link.handlers import HANDLERS  # noqa: E402
-from firmware.link.telemetry import Telemetry  # noqa: E402, F401
-mark("import_handlers_telemetry")
+mark("import_handlers")
 ctl = TableController(hal, cfg, dev, link.emit)
 link.attach(ctl, HANDLERS)
 mark("TableController()")

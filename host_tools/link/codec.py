@@ -1,5 +1,5 @@
-"""The host's half of the link codec (firmware/link/codec.py holds the
-tables and the writer both sides use): a request written as a frame, and
+"""The host's half of the link codec (firmware/link/protocol.py holds the
+tables, firmware/link/codec.py the writer both sides use): a request written as a frame, and
 an answer or event read back and checked against the tables. Kept here so
 that the controller, which never sends a request nor reads an answer, does
 not carry it in its heap."""
@@ -7,16 +7,16 @@ not carry it in its heap."""
 import json
 
 from firmware import frame
-from firmware.link import codec
+from firmware.link import codec, protocol
 from firmware.link.codec import LinkError
 
 # The codec's tables and frame kinds, by the host's names. The error codes:
 # on the wire (the controller's), and the host's own.
-REQUEST, RESPONSE, EVENT, ERROR = codec.REQUEST, codec.RESPONSE, codec.EVENT, codec.ERROR
-EVENTS = codec.EVENTS
-ERROR_FIELDS, NESTED, SECRET = codec.ERROR_FIELDS, codec.NESTED, codec.SECRET_KEYS
-ERRORS = codec.ERRORS
-HOST_ERRORS = codec.HOST_ERRORS
+REQUEST, RESPONSE, EVENT, ERROR = protocol.REQUEST, protocol.RESPONSE, protocol.EVENT, protocol.ERROR
+EVENTS = protocol.EVENTS
+ERROR_FIELDS, NESTED, SECRET = protocol.ERROR_FIELDS, protocol.NESTED, protocol.SECRET_KEYS
+ERRORS = protocol.ERRORS
+HOST_ERRORS = protocol.HOST_ERRORS
 
 
 def _split(table):
@@ -33,7 +33,7 @@ def _split(table):
     return "\n".join(requests) + "\n", "\n".join(answers) + "\n"
 
 
-REQUESTS, RESPONSES = _split(codec.REQUESTS)
+REQUESTS, RESPONSES = _split(protocol.REQUESTS)
 
 
 def encode_request(seq, op, **args):

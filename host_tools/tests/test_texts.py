@@ -82,7 +82,7 @@ def test_every_name_the_link_sends_has_its_words():
     from firmware.drivers import motion
     from host_tools.sim.display import ALERTS
     kinds = {"state": table.NAMES, "build": builder.NAMES + ("none",), "lift": motion.NAMES,
-             "phase": PHASE_NAMES, "view.phase": PHASE_NAMES, "op": follower._OPS,
+             "phase": PHASE_NAMES, "view.phase": PHASE_NAMES, "op": follower.OPS,
              "alert": [a for a in ALERTS if a != "none"]}
     for kind, names in kinds.items():
         for name in names:

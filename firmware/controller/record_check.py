@@ -1,28 +1,8 @@
-"""The hand's record read back and checked: what a hand in play needs to
-come back after a power cut (docs/reliability.md, The hand's record).
-
-The controller writes it (hand.json, through persist.py: whole, atomic,
-with its CRC) when the dice settle, when the gold is turned up and at
-every reserve change, made by firmware/handsave.py from what the follower
-noted in the tick (`HandFollower.rec`):
-
-    {"v": 2, "n": 12, "ruleset": "fuzhou144", "dealer": 2, "wins_in_row": 1,
-     "dice": [3, 5], "gold": "5m", "gold_dice": null, "reserve": 17,
-     "changes": [["kong", 1, 1, 17]], "heads": [80],
-     "takes": [["take", 37, 82, 1]], "full": 0, "tiles": "0a1b..."}
-
-`heads`: the head position after each change (-1: none left); `takes`:
-the irregular takes and tiles put back, [op, slot, head after, changes
-before it]; `full`: 1 when an entry did not fit the follower's buffer;
-`tiles`: the walls' tile ids by slot, two hex digits each.
-
-`check` takes only a record of this firmware's shape and this table's
-ruleset, every value in its range and the changes coherent: anything else
-is a ValueError that says what is wrong, never a guess.
-
-Not resident: the boot loads it to check the record of a hand the power
-cut, and forgets it (a service visit and the tick carry none of it).
-"""
+"""The hand's record read back at boot and checked (its format:
+controller/hand_record.py): `check` takes only a record of this firmware's
+shape and this table's ruleset, every value in its range and the changes
+coherent; anything else is a ValueError that says what is wrong, never a
+guess. Imported by the boot's resume only (controller/resume.py)."""
 
 from engine_core import tiles
 from engine_core.tiles import is_int

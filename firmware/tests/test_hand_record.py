@@ -1,7 +1,7 @@
 """What a hand needs to come back after a power cut, on both interpreters:
 the hand's record the follower keeps (firmware/controller/follower.py) is
 what engine_core.replay says after the gold, a flower quad and each kong;
-firmware/handrec.py reads it back and refuses a damaged or foreign record
+firmware/controller/hand_record.py reads it back and refuses a damaged or foreign record
 with its reason; the controller keeps the dealer and the streak in the
 counters' file, restores them at boot, draws a new first dealer only for a
 new game, and writes nothing in its tick (TableController.write)."""
@@ -10,7 +10,8 @@ import os
 
 from engine_core.replay import state
 from engine_core.rulesets import load as load_ruleset
-from firmware import handrec, handsave, persist
+from firmware import persist
+from firmware.controller import hand_record, record_check
 from firmware.hal import HalCommon
 from firmware.fakes.follow import Top, reserve_changes
 from firmware.tests.test_learned import Board as _LearnedBoard
@@ -28,7 +29,7 @@ def _changes(top, events):
 
 
 def _record(top):
-    return handsave.record(top.follower, 5, 2)
+    return hand_record.make(top.follower, 5, 2)
 
 
 def test_the_record_after_the_gold_a_quad_and_each_kong_is_the_replays():
@@ -59,7 +60,7 @@ def test_the_record_after_the_gold_a_quad_and_each_kong_is_the_replays():
         assert rec["changes"] == want and rec["reserve"] == st["reserve"], (ev, rec, want)
         assert bool(f.rec[4] & 1) == (ev["op"] == "kong")    # a write only for a change
     assert [c[0] for c in rec["changes"]][-2:] == ["kong", "kong"]
-    assert handrec.check(rec, top.rules) is rec
+    assert record_check.check(rec, top.rules) is rec
 
 
 def test_the_gold_by_the_dice_is_recorded_with_its_roll():
@@ -73,7 +74,7 @@ def test_the_gold_by_the_dice_is_recorded_with_its_roll():
     top.read_rounds(2)
     rec = _record(top)
     assert rec["gold_dice"] == 7 and rec["gold"] == top.states()[-1]["gold"] is not None
-    assert handrec.check(rec, top.rules) is rec
+    assert record_check.check(rec, top.rules) is rec
 
 
 def _clean(*paths):
@@ -87,7 +88,7 @@ def _clean(*paths):
 
 def _refused(rec, rules, words):
     try:
-        handrec.check(rec, rules)
+        record_check.check(rec, rules)
     except ValueError as e:
         assert words in str(e), (words, str(e))
         return
@@ -102,7 +103,7 @@ def test_a_damaged_or_foreign_record_is_refused_with_its_reason():
             "changes": [["deal", None, 0, r + 2], ["kong", 1, 1, r + 4]],
             "heads": [65, 80], "takes": [["take", 40, 80, 2]], "full": 0,
             "tiles": "00" * 144}
-    assert handrec.check(dict(good), rules)["reserve"] == r + 4
+    assert record_check.check(dict(good), rules)["reserve"] == r + 4
 
     def but(**kw):
         rec = dict(good)
@@ -139,25 +140,25 @@ def test_a_damaged_or_foreign_record_is_refused_with_its_reason():
     # Damaged on the flash: the CRC says so, and so does the loader.
     _clean(PATH)
     try:
-        assert handrec.load(PATH, rules) is None
+        assert record_check.load(PATH, rules) is None
         persist.save(PATH, good)
-        assert handrec.load(PATH, rules) == good
+        assert record_check.load(PATH, rules) == good
         with open(PATH, "rb") as f:
             data = bytearray(f.read())
         data[12] ^= 0x01
         with open(PATH, "wb") as f:
             f.write(data)
         try:
-            handrec.load(PATH, rules)
+            record_check.load(PATH, rules)
             raise AssertionError("a damaged record was taken")
         except ValueError as e:
             assert "the hand's record" in str(e) and "damaged" in str(e), str(e)
         # The hand cut: its record, none (not begun), or another hand's.
         persist.save(PATH, good)
-        assert handrec.cut_hand(PATH, rules, 2) == good
-        assert handrec.cut_hand(PATH, rules, 3) is None          # hand 3 had ended
+        assert record_check.cut_hand(PATH, rules, 2) == good
+        assert record_check.cut_hand(PATH, rules, 3) is None          # hand 3 had ended
         try:
-            handrec.cut_hand(PATH, rules, 7)
+            record_check.cut_hand(PATH, rules, 7)
             raise AssertionError("another hand's record was taken")
         except ValueError as e:
             assert "of hand 3, the hand cut was hand 8" in str(e), str(e)
