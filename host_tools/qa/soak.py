@@ -19,7 +19,7 @@ least every `HAND_S` of wall time), no hand
 that differs from its replay, and the controller's counters equal the
 virtual table's own counts (tiles fed per lane, sets lifted, hands).
 
-The link is fuzzed too (host_tools/qa/linkfuzz.py): after
+The link is fuzzed too (host_tools/qa/linkfuzz/): after
 every hand's result, `--live-burst` mutated, truncated, oversized and
 random frames go down the live link in one write, then a `status` that
 must be answered, while the table builds and plays on (no restart, no
