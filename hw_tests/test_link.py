@@ -142,8 +142,8 @@ LIVE_FRAMES = 20000     # make soak sends more between hands (docs/reliability.m
 
 @pytest.mark.needs_sim
 def test_the_live_link_survives_mutated_truncated_and_random_frames(target):
-    """LIVE_FRAMES damaged frames and noise (host_tools/qa/linkfuzz.py: every
-    kind of KINDS), in bursts of 50: after every burst the next valid
+    """LIVE_FRAMES damaged frames and noise (host_tools/qa/linkfuzz/mutants.py:
+    every kind of KINDS), in bursts of 50: after every burst the next valid
     request is answered; the controller never crashes nor restarts, and the
     garbage is counted (status.link)."""
     import random

@@ -2,7 +2,7 @@
 
     python -m host_tools.bench.fragmentation [--hands N] [--seed S] [--json] [--telemetry]
 
-HANDS hands of the soak (host_tools/qa/soak.py: brisk players, faults injected
+HANDS hands of the soak (host_tools/qa/soak/: brisk players, faults injected
 at FAULT_RATE and repaired, the live link fuzzed after every hand) on one
 table whose firmware, frozen in the twin, runs in a HEAP-byte heap, with a
 technician's visit (heap.py `service_visit`: the self-test, an RFID scan and
@@ -119,8 +119,8 @@ def run(hands=HANDS, seed=SEED, heap=HEAP, fault_rate=FAULT_RATE, log=None, tele
     with contextlib.ExitStack() as stack:
         if telemetry:
             from host_tools.bench import telemetry_heap
-            from host_tools.qa import soak as soak_module
-            stack.enter_context(telemetry_heap.on(soak_module))
+            from host_tools.qa.soak import one_table
+            stack.enter_context(telemetry_heap.on(one_table))
         try:
             out = soak(hands, seed, fault_rate, log=log, live_burst=LIVE_BURST, heap=heap,
                        hooks=reports)

@@ -1,7 +1,7 @@
 """One table of `make fleet`: the real firmware on the twin (SimTable), its
 telemetry configured for the fleet's broker, virtual players at a
 parlour's pace (Parlour), random faults and the technician who repairs
-them (the soak's Injector, host_tools/qa/soak.py), started and cleared as
+them (the soak's Injector, host_tools/qa/soak/injector.py), started and cleared as
 the live view does (host_tools/view/tableview/demo.py's Demo).
 
     python -m host_tools.parlour.table --conf JSON|- [--seconds S]
@@ -31,7 +31,7 @@ import time
 
 from firmware.link.codec import LinkError
 from host_tools.link.client import LinkClient
-from host_tools.qa.soak import Injector
+from host_tools.qa.soak.injector import Injector
 from host_tools.sim.launcher import SimTable
 from host_tools.view.tableview.demo import Demo, ViewState, seat_players
 

@@ -57,7 +57,7 @@ class HandPlayers:
     tail_ms = 400           # between tiles taken from the tail (flowers, gold)
     think_ms = (1500, 4000)  # before each draw, kong or stray take
     key_think_ms = None     # before a kong's key, a win's key or a stray take, if
-                            # not think_ms (a brisker pace's draws: host_tools/qa/soak.py)
+                            # not think_ms (a brisker pace's draws: host_tools/qa/soak/players.py)
     press_ms = 1200         # kong: key press to the replacement taken
     tap_ms = 120            # a short press; a double's second starts tap + gap later
     tap_gap_ms = 150
@@ -437,7 +437,7 @@ class Parlour:
         parlour = Parlour(table, seed=3)     # attaches itself to the table
 
     `players_class`: a HandPlayers subclass, e.g. one with another pace
-    (host_tools/qa/soak.py); `players`: its keyword arguments.
+    (host_tools/qa/soak/players.py); `players`: its keyword arguments.
     """
 
     def __init__(self, table, seed, players_class=None, **players):

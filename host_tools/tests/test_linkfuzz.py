@@ -1,4 +1,4 @@
-"""The link fuzz (host_tools/qa/linkfuzz.py) in small: the controller's own
+"""The link fuzz (host_tools/qa/linkfuzz/) in small: the controller's own
 LinkServer, frame reader and request decoder on CPython, fed FRAMES
 mutated, truncated, oversized and random frames in bursts; after every
 burst nothing crashed or hung, the next valid request was answered at once,

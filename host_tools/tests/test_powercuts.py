@@ -1,4 +1,4 @@
-"""The power-cut runner (host_tools/qa/powercuts.py) in small: a few cuts at
+"""The power-cut runner (host_tools/qa/powercuts/) in small: a few cuts at
 random instants, idle and in hands that come back among them, each reboot
 checked; and its store check finds damaged files. `make powercuts` cuts
 1,000 times (docs/reliability.md); hw_tests/test_faults.py has the
@@ -50,21 +50,21 @@ def test_the_store_check_finds_damaged_and_changed_files():
         persist.save(counters, {"cycles": 1, "hands": 0, "lifts": 1, "tiles_fed": [36] * 4,
                                 "faults": [[41, 1]], "log": [[5, 41, "power_lost", {}]]})
         run = _run(store)
-        assert run._check_store() == []
+        assert run.check_store() == []
         with open(counters, "r+b") as f:          # a byte changed on the flash
             f.seek(12)
             f.write(b"9")
-        assert any("CRC" in p for p in run._check_store())
+        assert any("CRC" in p for p in run.check_store())
         persist.save(counters, {"cycles": 1, "hands": 0, "lifts": 1, "tiles_fed": [36] * 3,
                                 "faults": [], "log": []})
-        assert any("another shape" in p for p in run._check_store())
+        assert any("another shape" in p for p in run.check_store())
         os.remove(counters)
-        assert "counters.json missing" in run._check_store()
+        assert "counters.json missing" in run.check_store()
         with open(os.path.join(store, "config.json"), "w") as f:
             f.write('{"ruleset": 7}')
         with open(os.path.join(store, "service.key"), "wb") as f:
             f.write(b"")
-        problems = run._check_store()
+        problems = run.check_store()
         assert "config.json changed" in problems and "service.key changed" in problems
         assert any(p.startswith("config.json: ") for p in problems), problems
     finally:
@@ -135,7 +135,7 @@ def test_a_hand_resumed_and_ended_after_the_counters_answer_is_no_failure():
         log = [(1500, "table", None, "boot", None), (6500, "out", None, "plate_motor", 800)]
         link = _Link([_counters(141), _counters(142)], [[result]])
         run = _boot_run(store, link, log)
-        run._check_boot(0, 1000, "in_hand", {"ev": "hand_resumed", "t": 1600, "n": 3}, 0)
+        run.check_boot(0, 1000, "in_hand", {"ev": "hand_resumed", "t": 1600, "n": 3}, 0)
         assert run.out["failures"] == [], run.out["failures"]
         assert run.out["moved_before_command"] == 0
         assert run.seen["hands"] == 142 and run.prev["hands"] == 142
@@ -151,7 +151,7 @@ def test_a_count_lost_at_the_cut_is_still_a_failure():
         link = _Link([_counters(140)] * 4, [])
         log = [(1500, "table", None, "boot", None), (1800, "out", None, "plate_motor", 800)]
         run = _boot_run(store, link, log)
-        run._check_boot(0, 1000, "in_hand", {"ev": "hand_resumed", "t": 1600, "n": 3}, 0)
+        run.check_boot(0, 1000, "in_hand", {"ev": "hand_resumed", "t": 1600, "n": 3}, 0)
         problems = run.out["failures"][0]["problems"]
         assert "hands 140, the host saw 141" in problems, problems
         assert any(p.startswith("outputs turned on before any command") for p in problems)
@@ -168,8 +168,8 @@ def test_a_resumed_hand_is_checked_against_the_players_of_its_walls():
     new = SimpleNamespace(walls_up_at=5000)
     run.parlour = SimpleNamespace(hands=[old, new], current=new)
     run.check_next = True
-    run._see({"ev": "dice", "t": 3000, "a": 3, "b": 4, "dealer": 0})
+    run.see_event({"ev": "dice", "t": 3000, "a": 3, "b": 4, "dealer": 0})
     assert run.following[0] is old
     run.check_next = True
-    run._see({"ev": "dice", "t": 6000, "a": 3, "b": 4, "dealer": 0})
+    run.see_event({"ev": "dice", "t": 6000, "a": 3, "b": 4, "dealer": 0})
     assert run.following[0] is new

@@ -1,4 +1,4 @@
-"""The soak (host_tools/qa/soak.py) as `make test` runs it: 200 hands with
+"""The soak (host_tools/qa/soak/) as `make test` runs it: 200 hands with
 faults, on three tables at once (seeds 3, 4, 5), each table checked in
 full: every hand equal to its replay, nothing stuck, no firmware error,
 no restart, the live link fuzzed after every hand and answered, and the
@@ -10,7 +10,8 @@ import copy
 
 import pytest
 
-from host_tools.qa.soak import BriskPlayers, _players_of, _totals, soak_tables
+from host_tools.qa.soak import BriskPlayers, soak_tables, sum_tables
+from host_tools.qa.soak.hand_check import players_of
 from host_tools.tests.test_vtable import Ctl
 from host_tools.sim import VirtualTable
 from host_tools.sim.hand_players import HandPlayers, Parlour
@@ -65,7 +66,7 @@ def _table(seed, hands=10):
 
 def test_the_totals_add_the_tables_and_fail_when_any_table_fails():
     tables = [_table(1), _table(2)]
-    out = _totals(20, tables, 1.0, None)
+    out = sum_tables(20, tables, 1.0, None)
     assert out["ok"] and out["hands"] == 20 and out["faults"] == 2
     assert out["counters"]["tiles_fed"] == [2 * 396] * 4
     assert out["link_fuzz"]["frames"] == 1000
@@ -73,20 +74,20 @@ def test_the_totals_add_the_tables_and_fail_when_any_table_fails():
     # tables' sums could be made to agree.
     bad = copy.deepcopy(tables)
     bad[1]["counters_equal"] = bad[1]["ok"] = bad[1]["checks_ok"] = False
-    assert not _totals(20, bad, 1.0, None)["ok"]
+    assert not sum_tables(20, bad, 1.0, None)["ok"]
     # A table that died without its summary fails the soak.
     crashed = [tables[0], {"seed": 2, "ok": False, "checks_ok": False, "hands": 0,
                            "crashed": "exit -9"}]
-    out = _totals(20, crashed, 1.0, None)
+    out = sum_tables(20, crashed, 1.0, None)
     assert not out["ok"] and not out["checks_ok"] and out["hands"] == 10
     # Fewer hands than asked (--max-wall): every check may pass, the run
     # is not complete and so not ok.
     short = [_table(1), _table(2, hands=5)]
     short[1]["asked"], short[1]["complete"], short[1]["ok"] = 10, False, False
-    out = _totals(20, short, 1.0, None)
+    out = sum_tables(20, short, 1.0, None)
     assert out["checks_ok"] and not out["complete"] and not out["ok"]
     # The fuzz in process failing fails the soak.
-    assert not _totals(20, tables, 1.0, {"frames": 10, "ok": False})["ok"]
+    assert not sum_tables(20, tables, 1.0, {"frames": 10, "ok": False})["ok"]
 
 
 def _planned(cls, seed):
@@ -154,7 +155,7 @@ def test_a_result_is_checked_against_the_players_of_its_own_walls():
     parlour.walls_up(30000)
     parlour.walls_up(150000)
     first, second = parlour.hands
-    assert _players_of(parlour, 140000) is first
-    assert _players_of(parlour, 150000) is second
-    assert _players_of(parlour, 260000) is second
+    assert players_of(parlour, 140000) is first
+    assert players_of(parlour, 150000) is second
+    assert players_of(parlour, 260000) is second
     assert parlour.current is second
