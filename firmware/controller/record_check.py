@@ -67,6 +67,21 @@ def check(rec, rules):
     if not (type(dice) is list and len(dice) == 2 and is_int(dice[0], 1, 6)
             and is_int(dice[1], 1, 6)):
         raise ValueError("the hand's record: dice must be two faces 1..6, not %r" % (dice,))
+    _check_gold(rec, rules)
+    reserve = _check_changes(rec["changes"], rules.reserve_base)
+    _check_positions(rec, rules.n_tiles)
+    if not is_int(rec["full"], 0, 1):
+        raise ValueError("the hand's record: full must be 0 or 1")
+    _int(rec, "reserve", 0, 255)
+    if rec["reserve"] != reserve:
+        raise ValueError("the hand's record: the reserve is %d, its changes make it %d"
+                         % (rec["reserve"], reserve))
+    return rec
+
+
+def _check_gold(rec, rules):
+    """The gold a tile that is no flower, or none; its roll only in a
+    ruleset that finds the gold by the dice, and with the gold."""
     gold = rec["gold"]
     if gold is not None:
         try:
@@ -83,10 +98,13 @@ def check(rec, rules):
         _int(rec, "gold_dice", 2, 12)
     if by_dice and (gold is None) != (rec["gold_dice"] is None):
         raise ValueError("the hand's record: the gold and its roll go together")
-    changes = rec["changes"]
+
+
+def _check_changes(changes, reserve):
+    """Each change a reserve change that grows the reserve from
+    `reserve`; the reserve they make."""
     if type(changes) is not list:
         raise ValueError("the hand's record: changes must be a list")
-    reserve = rules.reserve_base
     for c in changes:
         if not (type(c) is list and len(c) == 4):
             raise ValueError("the hand's record: a change is [op, seat, concealed, reserve], "
@@ -101,7 +119,13 @@ def check(rec, rules):
         if not is_int(after, reserve + 1, 255):
             raise ValueError("the hand's record: the reserve goes from %d to %r" % (reserve, after))
         reserve = after
-    n = rules.n_tiles
+    return reserve
+
+
+def _check_positions(rec, n):
+    """The heads (one per change), the takes and the tiles: positions and
+    slots of a wall of `n` tiles."""
+    changes = rec["changes"]
     heads = rec["heads"]
     if not (type(heads) is list and len(heads) == len(changes)):
         raise ValueError("the hand's record: heads must be one per change")
@@ -119,16 +143,9 @@ def check(rec, rules):
             raise ValueError("the hand's record: a take %r is not [op, slot, head, changes before]"
                              % (t,))
         k = t[3]
-    if not is_int(rec["full"], 0, 1):
-        raise ValueError("the hand's record: full must be 0 or 1")
     ids = rec["tiles"]
     if not (type(ids) is str and len(ids) == 2 * n):
         raise ValueError("the hand's record: tiles must be %d hex digits" % (2 * n))
-    _int(rec, "reserve", 0, 255)
-    if rec["reserve"] != reserve:
-        raise ValueError("the hand's record: the reserve is %d, its changes make it %d"
-                         % (rec["reserve"], reserve))
-    return rec
 
 
 def _int(rec, key, lo, hi):

@@ -229,35 +229,39 @@ def _step(ctl, now):
                 return None
             return "unknown_tag"
     if rec == _BUILD:
-        # A build's lanes: power_lost `mid_build` with the tiles each lane
-        # holds (`count`, by lane: no tile named) and the lanes whose wall
-        # is not whole from its first tile on in the lanes' stacking order
-        # (docs/hardware.md: a gap, a tile put by hand; `lane`): those the
-        # technician empties, the others keep their walls. The clear
-        # resumes the build (controller/technician.py: the builder's recount,
-        # then feeding), and its audit checks the set as ever. `count` and
-        # `lane` are the link's nested keys (link/codec.py, NESTED).
-        per = n // 4
-        held = []
-        gaps = []
-        for side in range(4):
-            base = side * per
-            k = 0
-            for slot in range(base, base + per):
-                k += r.seen[slot]
-            held.append(k)
-            for j in range(k):         # the j-th tile stacked: stack j // 2, bottom first
-                if not r.seen[base + (j & ~1) + 1 - (j & 1)]:
-                    gaps.append(side)
-                    break
-        detail = {"reason": "mid_build", "count": held}
-        if gaps:
-            detail["lane"] = gaps
-        gave_up(ctl, now, detail, "building")
+        _build_cut(ctl, now, r, n)
         return None
     if rec is None:
         return _before_dice(ctl, now, r)
     return _rebuild(ctl, now, r, rec)
+
+
+def _build_cut(ctl, now, r, n):
+    """A build's lanes read: power_lost `mid_build` with the tiles each
+    lane holds (`count`, by lane: no tile named) and the lanes whose wall
+    is not whole from its first tile on in the lanes' stacking order
+    (docs/hardware.md: a gap, a tile put by hand; `lane`): those the
+    technician empties, the others keep their walls. The clear resumes
+    the build (controller/technician.py: the builder's recount, then
+    feeding), and its audit checks the set as ever. `count` and `lane`
+    are the link's nested keys (link/protocol.py, NESTED)."""
+    per = n // 4
+    held = []
+    gaps = []
+    for side in range(4):
+        base = side * per
+        k = 0
+        for slot in range(base, base + per):
+            k += r.seen[slot]
+        held.append(k)
+        for j in range(k):         # the j-th tile stacked: stack j // 2, bottom first
+            if not r.seen[base + (j & ~1) + 1 - (j & 1)]:
+                gaps.append(side)
+                break
+    detail = {"reason": "mid_build", "count": held}
+    if gaps:
+        detail["lane"] = gaps
+    gave_up(ctl, now, detail, "building")
 
 
 def _before_dice(ctl, now, r):

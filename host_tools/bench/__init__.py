@@ -17,7 +17,7 @@ One module per group of figures, each a few small measuring functions:
                 image_heap_*_telemetry_bytes, the four with the telemetry
                 on and a real broker (telemetry_heap.py)
     fragmentation.py  image_soak_min_free_block_bytes (50 hands with faults
-                and a service visit in a 32 KB heap on the twin)
+                and a service visit in a 64 KB heap on the twin)
     alloc.py    alloc_per_tick_bytes (mp_ticks.py under MicroPython:
                 control ticks under heap_lock and counted with the GC off)
     link.py     link_rtt_p50_ms, link_rtt_p99_ms, link_requests_per_s,
