@@ -2,7 +2,7 @@
 told (docs/reliability.md). The cycle's tick raises them (table.py: a
 driver's fault, the builder's, the HAL's output guard, a power cut found
 at boot) and main.run a bug in the loop (`crashed`); a technician's
-request clears one (controller/technician.py, `clear`); the log is the
+request clears one (controller/service_work.py, `clear`); the log is the
 counters file's (controller/saved_state.py).
 
     every output off, a technician's jog or scan dropped, the builder and

@@ -20,8 +20,8 @@ The controller by concern, a module each (firmware/controller/):
     the seat keys      keys.py: what a press or a gesture means in each
                        state (resident functions, called by the tick)
     faults             safe_stop.py: raised at the tick, by main.run for a bug
-                       (resident functions); cleared by technician.py
-    a technician's     technician.py: started for a request (a jog, a scan), a
+                       (resident functions); cleared by service_work.py
+    a technician's     service_work.py: started for a request (a jog, a scan), a
       work             `Work` the tick steps while it runs
     what survives      saved_state.py: the counters and the dealer read at boot,
       a power cut      the counters, the fault log and the hand's record
@@ -43,7 +43,7 @@ except ImportError:  # CPython (host-side tests)
 
 from firmware import faults
 from firmware.faults import OUTPUT_TIMEOUT as _OUTPUT_TIMEOUT
-from firmware.controller import builder, keys, safe_stop, saved_state, technician
+from firmware.controller import builder, keys, safe_stop, saved_state, service_work
 from firmware.controller.states import (BOOT, BUILDING, CYCLE_FLAG, DEALER, FAULT, GAVE_UP_FLAG,
                                         HAND_FLAG, IDLE, IN_HAND, LIFTING, NAMES, RESUMING,
                                         ROLLING)
@@ -89,7 +89,7 @@ class TableController:
         self.resume_state = IDLE  # where a cleared fault goes back to
         self.lost = None           # why the counters start from zero (a damaged file)
         self.unsaved = 0           # saves that failed (the flash)
-        # A technician's jog or scan while it runs: controller/technician.py's
+        # A technician's jog or scan while it runs: controller/service_work.py's
         # object, made for the request that starts it, stepped by the tick,
         # dropped when it ends (None: none runs).
         self.work = None
@@ -193,8 +193,8 @@ class TableController:
         return self.follower.kong(now, seat, concealed)
 
     def clear(self, now):
-        """The technician's clear of the fault (controller/technician.py)."""
-        technician.clear(self, now)
+        """The technician's clear of the fault (controller/service_work.py)."""
+        service_work.clear(self, now)
 
     def new_game(self):
         """A new game: the first dealer drawn again, the streak 0, saved
@@ -295,7 +295,7 @@ class TableController:
         slow = motion.slow()                  # a motion past its learned time
         if slow:
             self.emit("slow", slow)
-        if self.work is not None:          # a technician's jog or scan (technician.py)
+        if self.work is not None:          # a technician's jog or scan (service_work.py)
             self.work.step(self, now)
         if self.hal.tripped >= 0:          # the HAL's guard turned an output off
             safe_stop.fault(self, now, _OUTPUT_TIMEOUT, {"pin": self.hal.tripped})

@@ -9,7 +9,7 @@ Each request is declared on its line of the codec's table
 hand) or session. `answer` checks that first, then calls the function
 named after the request, and logs what a session did with its outcome.
 The table itself moves only through the controller's own functions
-(controller/technician.py: jog, scan); a jog's deadline is the
+(controller/service_work.py: jog, scan); a jog's deadline is the
 controller's, whose tick stops it.
 """
 
@@ -25,7 +25,7 @@ import os
 from engine_core import tiles
 from engine_core.dice import roll
 from firmware import config
-from firmware.controller import technician
+from firmware.controller import service_work
 from firmware.controller.states import NAMES
 from firmware.link import mqttconf, session
 from firmware.link.codec import LinkError, route
@@ -92,7 +92,7 @@ def service_auth(link, ctl, now, args):
 
 
 def service_close(link, ctl, now, args):
-    technician.stop_jog(ctl, now)
+    service_work.stop_jog(ctl, now)
     return {"ok": True, "closed": session.close(link, now, "by the host")}
 
 
@@ -115,7 +115,7 @@ def service_log(link, ctl, now, args):
 
 
 def jog(link, ctl, now, args):
-    """One motor for `ms` (controller/technician.py starts it)."""
+    """One motor for `ms` (controller/service_work.py starts it)."""
     # The arguments first: a wrong call names what is wrong whatever
     # the table is doing, and never falls back to lane or lifter 0.
     actuator = args["actuator"]
@@ -133,7 +133,7 @@ def jog(link, ctl, now, args):
         if n < 0 or n > 3:
             raise LinkError("bad_request", "n must be 0..3, not %d" % n)
     _still(ctl, "jog")
-    why = technician.jog(ctl, now, actuator, n, ms)
+    why = service_work.jog(ctl, now, actuator, n, ms)
     if why:
         raise LinkError("refused", why)
     return {"ok": True, "state": "jogging"}
@@ -143,7 +143,7 @@ def rfid_scan(link, ctl, now, args):
     """The walls in the lanes scanned, side by side; the `scanned` event
     says when it is done."""
     _still(ctl, "rfid_scan")
-    why = technician.scan(ctl, now)
+    why = service_work.scan(ctl, now)
     if why:
         raise LinkError("busy", why)
     return {"ok": True, "state": "scanning"}
@@ -250,7 +250,7 @@ def rfid_learn(link, ctl, now, args):
     try:
         return _learn(ctl)
     finally:
-            technician.forget_scan(ctl)
+            service_work.forget_scan(ctl)
 
 
 def _learn(ctl):

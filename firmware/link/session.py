@@ -44,7 +44,7 @@ import hashlib
 import hmac
 
 from firmware import persist
-from firmware.controller import technician
+from firmware.controller import service_work
 from firmware.frame import HEADER
 from firmware.hal import ticks_diff
 from firmware.link.codec import LinkError
@@ -230,7 +230,7 @@ def _rejected(link, now, what, kind, message):
 
 def close(link, now, reason):
     if link.controller is not None:
-            technician.forget_scan(link.controller)
+            service_work.forget_scan(link.controller)
     if link.session is not None:
         link.session = None
         link.session_state = 0

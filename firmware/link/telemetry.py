@@ -328,8 +328,7 @@ class Telemetry:
         """The settings gone (a visit deleted or damaged them): the
         telemetry off until the next boot, what waits dropped."""
         self._lost(self.hal.ticks_ms())    # counted, and a socket closed
-        self.on = False
-        self.ctl.observer = None
+        self.on = False            # `event` and `poll` do nothing from now on
         self.q = []
         self.events = []
 
