@@ -26,49 +26,19 @@ except ImportError:  # CPython (host-side tests)
     def const(x):
         return x
 
-from engine_core import tiles
-from engine_core.hand import DEALT, DRAW, FINAL, NEW, PHASE_NAMES, PLAY, REPLACED, Hand, Refused
+from engine_core.hand import DEALT, FINAL, NEW, PLAY, REPLACED, Hand, Refused
 from engine_core.tiles import NO_TILE
-from firmware.drivers import panel
+from firmware.controller.hand_events import (CONFIRM, MISSING, OP_BACK, OP_DEAL, OP_DRAW,
+                                             OP_FLOWERS, OP_GOLD, OP_KONG, OP_TAKE, PRESENT,
+                                             QUEUE, ROW, ROW_ARG, ROW_OP, WAS, HandEvents)
 from firmware.drivers.rfid import WAITING
 from firmware.hal import ticks_add, ticks_diff
 from firmware.tags import UNKNOWN
 
-# By _OP_*: a tuple, not a string split at every event (a list and seven
-# strings of garbage each time).
-OPS = const(("deal", "replace_flowers", "reveal_gold", "draw", "kong", "take", "put_back"))
-OP_DEAL = const(0)
-_OP_FLOWERS = const(1)
-_OP_GOLD = const(2)
-OP_DRAW = const(3)
-_OP_KONG = const(4)
-OP_TAKE = const(5)
-_OP_BACK = const(6)
-
 _LEVEL_TOP = const(1)
-CONFIRM = const(2)            # reads of a slot's side without its tag: a tile gone
-_IRREGULAR = const(3)          # ... and one more round unexplained: irregular
-# A published state, a row of `_rows` (_snapshot): its fields' offsets.
-ROW = const(14)
-_ROW_OP = const(0)             # the event: _OP_*
-_ROW_ARG = const(1)            # its seat, or a take's slot
-_ROW_KIND = const(2)           # a kong's: 1 concealed
-_ROW_PHASE = const(3)
-_ROW_WALL = const(4)           # tiles in the wall
-_ROW_RESERVE = const(5)
-_ROW_DRAWABLE = const(6)       # + 128
-_ROW_GOLD = const(7)           # tile id, _NONE: not revealed
-_ROW_MARKER = const(8)         # (seat, stack) of the reserve's marker
-_ROW_HEAD = const(10)          # (seat, stack) of the next head draw
-_ROW_TAIL = const(12)          # (seat, stack) of the tail
-QUEUE = const(8)
-_NONE = const(255)
-_REDRAW = const(254)           # in what is shown: not a value shown, so the next is sent
-_SHOWN = const(ROW * (QUEUE + 1))   # in _rows, after them: drawable + 128, marker seat, stack, alert, gold
+_IRREGULAR = const(3)          # reads of a slot's side without its tag, and one more round
+                               # unexplained: irregular
 _SCANNING = const(4)           # in _side: a read of that side is out
-_WAS = const(0x80)             # in _pending, during _apply: gone before the event
-PRESENT = const(0x80)         # in _slots: the tile is there (as published)
-MISSING = const(0x7F)         # in _slots: reads in a row without its tag
 # The hand's record (`rec`, what a hand needs to come back after a power
 # cut: docs/reliability.md, The hand's record): a header, then one entry of
 # 3 bytes per reserve change or irregular take, (op | concealed << 3 |
@@ -85,34 +55,21 @@ REC_MAX = const(26)             # entries: more than any hand seen holds (the bu
                                # bytes fit the heap block its 85 took before)
 
 
-class HandFollower:
+class HandFollower(HandEvents):
+    """The hand followed from the reads; its events queued and published
+    by HandEvents (controller/hand_events.py)."""
     def __init__(self, rules, rfid, builder, display, buzzer, emit, draw_grace_ms):
         """`builder`: shares the reader (its reads come first) and the tag
         table (UID -> tile id, for a tile put back)."""
-        n = rules.n_tiles
+        HandEvents.__init__(self, rules.n_tiles, display, buzzer, emit)
         self.rfid = rfid
         self.builder = builder
-        self.display = display
-        self.buzzer = buzzer
-        self.emit = emit
         self.draw_grace_ms = draw_grace_ms
         self.hand = Hand(rules, 0, 2, None)    # its buffers: `begin` lays out every hand
         self.active = False
         self.turn = 0
-        self.events = 0            # states published this hand
         self.irregular = 0
         self.glitches = 0          # a tag missing from one read only
-        self.queued = 0
-        self._first = 0            # ring index of the oldest queued event
-        # The queue's rows, then the last state published (`public`, and
-        # what a display shows again), then what the display shows (5
-        # bytes at _SHOWN), in one buffer the tick writes in place.
-        self._rows = bytearray(_SHOWN + 5)
-        self._left = bytearray(QUEUE)       # tiles of each queued event not yet seen gone
-        # By position: queue index + 1 of its event (and _WAS in _apply).
-        # By slot: PRESENT | reads in a row without its tag.
-        self._pending = bytearray(n)
-        self._slots = bytearray(n)
         # The side read next; with _SCANNING set, its read is out.
         self._side = 0
         self._draw_at = -1         # when a draw (和局) is due, -1: none (ticks are >= 0)
@@ -172,9 +129,9 @@ class HandFollower:
         r = self._rows
         for i in range(self.queued):
             q = (self._first + i) % QUEUE
-            if r[q * ROW + _ROW_OP] == _OP_KONG and r[q * ROW + _ROW_ARG] == seat and self._left[q]:
+            if r[q * ROW + ROW_OP] == OP_KONG and r[q * ROW + ROW_ARG] == seat and self._left[q]:
                 return "this seat's kong is taken: its replacement comes first"
-        if not self._apply(now, _OP_KONG, seat, 1 if concealed else 0):
+        if not self._apply(now, OP_KONG, seat, 1 if concealed else 0):
             return "the wall has no tile for a kong's replacement"
         self.turn = (seat + 1) % 4
         return None
@@ -194,7 +151,7 @@ class HandFollower:
             return "no gold roll is due"
         if self.hand.phase == DEALT:
             self._auto(now)                      # the flower rounds come first
-        if not self._apply(now, _OP_GOLD, total, 0):
+        if not self._apply(now, OP_GOLD, total, 0):
             return "fewer than %d stacks left to count" % total
         return None
 
@@ -304,7 +261,7 @@ class HandFollower:
             return
         wall.put_back(slot)
         wall.tile[p] = tid             # the tile the reader sees there now
-        self._apply(now, _OP_BACK, slot, 0)
+        self._apply(now, OP_BACK, slot, 0)
 
     # -- events and their published states -----------------------------------
 
@@ -312,9 +269,9 @@ class HandFollower:
         """The events no one declares: flower rounds, and the gold by the tail."""
         hand = self.hand
         if hand.phase == DEALT:
-            self._apply(now, _OP_FLOWERS, 0, 0)
+            self._apply(now, OP_FLOWERS, 0, 0)
         if hand.phase == REPLACED and hand.rules.gold_method == "tail":
-            self._apply(now, _OP_GOLD, 0, 0)
+            self._apply(now, OP_GOLD, 0, 0)
 
     def _apply(self, now, op, arg, kind):
         """Apply one event to the core; queue its state until its tiles are
@@ -329,61 +286,31 @@ class HandFollower:
         self._flush(now)
         return True
 
-    def _make_room(self, now):
-        """The queue is full (tiles of eight events not seen go): the
-        oldest goes out as it is, and no longer waits for its tiles. Unless
-        it shows a gold not yet published: a gold is public once its tile
-        lies face up, never earlier. Then the two events after it become
-        one (the later waits for the tiles of both and is published in
-        their place), and the gold goes on waiting for its tile."""
-        q = self._first
-        r = self._rows
-        pending = self._pending
-        if r[q * ROW + _ROW_GOLD] != _NONE and r[QUEUE * ROW + _ROW_GOLD] == _NONE:
-            a = (q + 1) % QUEUE
-            b = (a + 1) % QUEUE
-            for p in range(len(pending)):
-                if pending[p] == a + 1:
-                    pending[p] = b + 1
-                elif pending[p] == q + 1:
-                    pending[p] = a + 1
-            self._left[b] += self._left[a]
-            self._left[a] = self._left[q]
-            for j in range(ROW):           # the oldest's row into the freed one
-                r[a * ROW + j] = r[q * ROW + j]
-            self._first = a
-            self.queued -= 1
-        else:
-            for p in range(len(pending)):
-                if pending[p] == q + 1:
-                    pending[p] = 0
-            self._publish(now)
-
     def _to_core(self, op, arg, kind):
         """The event applied to the rules core, what was gone before it
-        marked (_WAS); False, and nothing marked, if the core refuses it."""
+        marked (WAS); False, and nothing marked, if the core refuses it."""
         hand = self.hand
         how = hand.wall.how
         pending = self._pending
         for p in range(len(how)):          # what was gone before the event
             if how[p]:
-                pending[p] |= _WAS
+                pending[p] |= WAS
         try:
             if op == OP_DEAL:
                 hand.deal()
-            elif op == _OP_FLOWERS:
+            elif op == OP_FLOWERS:
                 hand.replace_flowers()
-            elif op == _OP_GOLD:
+            elif op == OP_GOLD:
                 hand.reveal_gold(arg)            # the dice's sum, or 0: by the tail
             elif op == OP_DRAW:
                 hand.draw(arg)
-            elif op == _OP_KONG:
+            elif op == OP_KONG:
                 hand.kong(arg, kind == 1)
             elif op == OP_TAKE:
                 hand.take(arg)
         except Refused:
             for p in range(len(how)):
-                pending[p] &= ~_WAS
+                pending[p] &= ~WAS
             return False
         return True
 
@@ -394,53 +321,21 @@ class HandFollower:
         after it (where it fell among the draws)."""
         hand = self.hand
         rec = self.rec
-        if op == _OP_GOLD:
+        if op == OP_GOLD:
             rec[REC_GOLD_DICE] = arg
             rec[REC_NOTED] |= 1
-        if hand.reserve != reserve or op == OP_TAKE or op == _OP_BACK:
+        if hand.reserve != reserve or op == OP_TAKE or op == OP_BACK:
             n = rec[REC_N]
             if n < REC_MAX:
                 at = REC_HEAD + 3 * n
-                rec[at] = op | kind << 3 | (arg + 1 if op == _OP_KONG or op == OP_DRAW
+                rec[at] = op | kind << 3 | (arg + 1 if op == OP_KONG or op == OP_DRAW
                                             else 0) << 4
-                rec[at + 1] = arg if op == OP_TAKE or op == _OP_BACK else hand.reserve
+                rec[at + 1] = arg if op == OP_TAKE or op == OP_BACK else hand.reserve
                 rec[at + 2] = hand.wall.head_pos() & 255
                 rec[REC_N] = n + 1
             else:
                 rec[REC_FULL] = 1
             rec[REC_NOTED] |= 1
-
-    def _enqueue(self, op, arg, kind):
-        """The event's state queued, waiting for the tiles it took: those
-        gone now and not before. Tiles already seen gone (on a side read
-        before the one that explained the event) arrive at once."""
-        hand = self.hand
-        how = hand.wall.how
-        pending = self._pending
-        q = (self._first + self.queued) % QUEUE
-        self.queued += 1
-        left = 0
-        for p in range(len(how)):
-            w = pending[p]
-            if w & _WAS:
-                pending[p] = w & ~_WAS
-            elif how[p]:
-                pending[p] = q + 1
-                left += 1
-        if op == OP_TAKE:
-            pending[hand.wall.geo.pos_of_slot[arg]] = 0
-            left -= 1                            # seen gone already
-        self._left[q] = left
-        self._snapshot(q, op, arg, kind)
-        slot_of = hand.wall.geo.slot_of_pos
-        for p in range(len(how)):
-            if pending[p] == q + 1:
-                slot = slot_of[p]
-                v = self._slots[slot]
-                if v & PRESENT and v & MISSING >= CONFIRM:
-                    self._slots[slot] = v & MISSING
-                    pending[p] = 0
-                    self._left[q] -= 1
 
     def _flush(self, now):
         while self.queued and not self._left[self._first]:
@@ -454,109 +349,3 @@ class HandFollower:
                 # No tile left to draw: the hand is a draw (§8), unless a
                 # player shows a win on the last tile within the grace time.
                 self._draw_at = ticks_add(now, self.draw_grace_ms)
-
-    def _snapshot(self, q, op, arg, kind):
-        hand = self.hand
-        wall = hand.wall
-        r = self._rows
-        at = q * ROW
-        r[at + _ROW_OP] = op
-        r[at + _ROW_ARG] = arg
-        r[at + _ROW_KIND] = kind
-        r[at + _ROW_PHASE] = hand.phase
-        r[at + _ROW_WALL] = wall.count
-        r[at + _ROW_RESERVE] = hand.reserve
-        r[at + _ROW_DRAWABLE] = hand.drawable + 128
-        r[at + _ROW_GOLD] = hand.gold
-        head = wall.head_pos()
-        self._stack(at + _ROW_MARKER, hand.marker_stack())
-        self._stack(at + _ROW_HEAD, head >> 1 if head >= 0 else -1)
-        self._stack(at + _ROW_TAIL, wall.tail_stack())
-
-    def _stack(self, at, i):
-        """(seat, k) of draw-order stack i into the row; 255 for none
-        (Geometry's ints, not stack_at's tuple: this runs in the control loop)."""
-        r = self._rows
-        if i < 0:
-            r[at] = _NONE
-            r[at + 1] = _NONE
-            return
-        geo = self.hand.wall.geo
-        r[at] = geo.seat_of(i)
-        r[at + 1] = geo.stack_of(i)
-
-    def _publish(self, now):
-        q = self._first
-        self._first = (q + 1) % QUEUE
-        self.queued -= 1
-        r = self._rows
-        at = q * ROW
-        last = QUEUE * ROW
-        r[last:last + ROW] = r[at:at + ROW]
-        fields = self._fields(at)
-        op = r[at + _ROW_OP]
-        if op == OP_DRAW or op == _OP_KONG:
-            fields["seat"] = r[at + _ROW_ARG]
-        if op == _OP_KONG:
-            fields["kind"] = "concealed" if r[at + _ROW_KIND] else "exposed"
-        if op == OP_TAKE or op == _OP_BACK:
-            fields["slot"] = r[at + _ROW_ARG]
-        self.events += 1
-        self.emit("hand", fields)
-        self._show_row(now, at)
-
-    def _fields(self, at):
-        r = self._rows
-        return {"n": self.events, "op": OPS[r[at + _ROW_OP]],
-                "phase": PHASE_NAMES[r[at + _ROW_PHASE]],
-                "wall": r[at + _ROW_WALL], "reserve": r[at + _ROW_RESERVE], "drawable": r[at + _ROW_DRAWABLE] - 128,
-                "gold": None if r[at + _ROW_GOLD] == _NONE else tiles.CODES[r[at + _ROW_GOLD]],
-                "marker": self._pair(at + _ROW_MARKER), "head": self._pair(at + _ROW_HEAD),
-                "tail": self._pair(at + _ROW_TAIL)}
-
-    def public(self):
-        """The hand's public state as last published (the `hand` request):
-        a dict like the `hand` event's, `n` the events published so far,
-        `turn` the seat whose head draw comes next; None with no hand."""
-        if not self.active or not self.events:
-            return None
-        out = self._fields(QUEUE * ROW)
-        out["n"] = self.events
-        out["turn"] = self.turn
-        return out
-
-    def _pair(self, at):
-        r = self._rows
-        return None if r[at] == _NONE else [r[at], r[at + 1]]
-
-    # -- the display ----------------------------------------------------------
-
-    def show_again(self, now):
-        """Show it all (gold, counts, alert) as last published: at the
-        hand's start, and when a display board back from a fault starts
-        blank. Never the rules core's own state, which runs ahead of the
-        tiles seen gone (a gold turned up in the core before its tile is)."""
-        r = self._rows
-        for j in range(_SHOWN, _SHOWN + 5):
-            r[j] = _REDRAW
-        self._show_row(now, QUEUE * ROW)
-
-    def _show_row(self, now, at):
-        r = self._rows
-        d = r[at + _ROW_DRAWABLE]
-        if d != r[_SHOWN] or r[at + _ROW_MARKER] != r[_SHOWN + 1] or r[at + _ROW_MARKER + 1] != r[_SHOWN + 2]:
-            r[_SHOWN] = d
-            r[_SHOWN + 1] = r[at + _ROW_MARKER]
-            r[_SHOWN + 2] = r[at + _ROW_MARKER + 1]
-            self.display.show_count(now, d - 128, r[at + _ROW_MARKER], r[at + _ROW_MARKER + 1])
-        if r[at + _ROW_GOLD] != r[_SHOWN + 4]:     # the gold, or none (blank)
-            r[_SHOWN + 4] = r[at + _ROW_GOLD]
-            self.display.show_gold(now, r[at + _ROW_GOLD])
-        phase = r[at + _ROW_PHASE]
-        alert = panel.ALERT_FINAL if phase == FINAL else panel.ALERT_DRAW if phase == DRAW \
-            else panel.ALERT_NONE
-        if alert != r[_SHOWN + 3]:
-            r[_SHOWN + 3] = alert
-            self.display.show_alert(now, alert)
-            if alert != panel.ALERT_NONE:
-                self.buzzer.beep(now, 300 if alert == panel.ALERT_FINAL else 1000)

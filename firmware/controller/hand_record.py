@@ -24,8 +24,8 @@ The boot reads it back through controller/record_check.py.
 
 from binascii import hexlify
 
-from firmware.controller.follower import (OPS, REC_A, REC_B, REC_FULL, REC_GOLD_DICE, REC_HEAD,
-                                          REC_N)
+from firmware.controller.follower import REC_A, REC_B, REC_FULL, REC_GOLD_DICE, REC_HEAD, REC_N
+from firmware.controller.hand_events import OPS
 
 
 def make(follower, n, wins_in_row):

@@ -56,8 +56,9 @@ from binascii import unhexlify
 from engine_core.hand import DEALT, FINAL, NEW, PLAY, REPLACED
 from firmware.controller import hand_record, record_check
 from firmware.controller import safe_stop
-from firmware.controller.follower import (CONFIRM, MISSING, OP_DEAL, OP_DRAW, OP_TAKE, PRESENT,
-                                          QUEUE, REC_NOTED, ROW)
+from firmware.controller.follower import REC_NOTED
+from firmware.controller.hand_events import (CONFIRM, MISSING, OP_DEAL, OP_DRAW, OP_TAKE,
+                                             PRESENT, QUEUE, ROW)
 from firmware.controller.saved_state import RECORD_FILE, WALLS_FILE
 from firmware.controller.states import DEALER, GAVE_UP_FLAG, IDLE, IN_HAND, NAMES, RESUMING
 from firmware.drivers import motion

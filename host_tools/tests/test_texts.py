@@ -78,11 +78,11 @@ def test_every_key_the_code_uses_is_in_the_tables():
 
 def test_every_name_the_link_sends_has_its_words():
     from engine_core.hand import PHASE_NAMES
-    from firmware.controller import builder, follower, table
+    from firmware.controller import builder, hand_events, table
     from firmware.drivers import motion
     from host_tools.sim.display import ALERTS
     kinds = {"state": table.NAMES, "build": builder.NAMES + ("none",), "lift": motion.NAMES,
-             "phase": PHASE_NAMES, "view.phase": PHASE_NAMES, "op": follower.OPS,
+             "phase": PHASE_NAMES, "view.phase": PHASE_NAMES, "op": hand_events.OPS,
              "alert": [a for a in ALERTS if a != "none"]}
     for kind, names in kinds.items():
         for name in names:
