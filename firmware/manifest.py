@@ -22,7 +22,7 @@ import binascii
 import hashlib
 import os
 
-NAME = const("manifest.txt")   # host_tools/image/deploy.py reads it (CPython) to write the file
+NAME = const("manifest.txt")   # host_tools/image/deploy_build.py (CPython) writes the file by it
 _CHUNK = const(512)
 _CODE = const("engine_core firmware")     # the folders whose modules must be listed
 

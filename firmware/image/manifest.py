@@ -16,7 +16,7 @@
 # it runs frozen (firmware/main.py); no .py tree has it.
 # firmware=False: the libraries alone, for the unfrozen build
 # (unfrozen/manifest.py) and the .mpy files of make deploy
-# (host_tools/image/deploy.py reads this file for them).
+# (host_tools/image/deploy_build.py reads this file for them).
 import hashlib
 import os
 

@@ -31,28 +31,20 @@ grace time), or earlier when a player wins (`win_rate` per draw).
 The gold indicator leaves its slot too (§7: it leaves play, face up on the
 marker), so the reader no longer sees it there.
 
-A power cut (the table's `power_off`, `power_on` at the firmware's boot)
-pauses the players: nothing is taken or pressed while the power is off,
-and what was planned goes on that much later; a roll the cut stopped (the
-break's dice, the gold's) is rolled again: the dealer presses once the
-table shows the dealer again; a kong's key or a win's the controller
-cannot have read whole before the cut is pressed again after it. `cut_after_ms`: the players cut the power
-themselves that long after the deal began (`mjctl hand --power-cut`);
-`cut_on(players)`: the time of the cut from the plan (called each time
-the plan grows; None: not yet). `off_take`: one of them takes a tile from
-the middle of a wall while the power is off (what a resume must not guess).
+A power cut pauses the players (hand_power_cut.py says how, and what
+`cut_after_ms`, `cut_on` and `off_take` do).
 """
 
 import random
 
-from engine_core import tiles
 from engine_core.dice import roll
-from engine_core.hand import DRAW, FINAL, PLAY, Hand, Refused
-from engine_core.replay import apply
 from engine_core.rulesets import load
 
+from .hand_plan import HandPlan
+from .hand_power_cut import PowerCutPlayers
 
-class HandPlayers:
+
+class HandPlayers(HandPlan, PowerCutPlayers):
     deal_ms = 150           # between tiles while dealing
     tail_ms = 400           # between tiles taken from the tail (flowers, gold)
     think_ms = (1500, 4000)  # before each draw, kong or stray take
@@ -178,97 +170,12 @@ class HandPlayers:
             return self.cut_at
         return nxt
 
-    def power_off(self, now):
-        self._off_at = now
-        self._lost_press = self._press_in_flight(now)
-        # The room goes dark: every finger leaves its key (a gesture cut
-        # short is pressed again whole after the boot, below).
-        keys = self.table.players
-        del keys.queue[:]
-        for pin in keys.pins:
-            if self.table.physical.get(pin):
-                self.table.emit(pin, 0)
-        if self.off_take and self.hand is not None and not self.done:
-            slot = self._stray_slot_on_table()
-            if slot is not None:
-                self.off_taken.append((now, slot))
-                self.taken.append((now, slot, self.table.players_take(slot)))
-                self.table.log_event("hand players", None, "taken while the power is off", slot)
-
-    def power_on(self, now):
-        """The firmware boots again: what was planned goes on `now - off`
-        later; a roll the cut stopped is rolled again."""
-        off = self._off_at
-        if off is None:
-            return
-        self._off_at = None
-        self.cuts.append((off, now))
-        dt = now - off
-        self.timeline[self._next:] = [(t + dt, i, slot, kind)
-                                      for t, i, slot, kind in self.timeline[self._next:]]
-        if self.scenario is not None:
-            self._t += dt
-        keys = self.table.players
-        lost = self._lost_press
-        self._lost_press = None
-        if lost is not None and not self.abandoned and lost[2] == "win":
-            # Still holding the key to win when the power went: again.
-            keys.press(self.result["winner"], at=now, hold_ms=self.table.config.key_hold_ms + 300)
-        elif lost is not None and not self.abandoned:
-            # The kong's key was still being read when the power went: the
-            # player sees no kong taken and presses again, then takes the
-            # replacement no sooner than a press's time after.
-            index = lost[1]
-            self._press_kong(index, now)
-            self.timeline[self._next:] = [
-                (max(t, now + self.press_ms) if i == index else t, i, slot, kind)
-                for t, i, slot, kind in self.timeline[self._next:]]
-            self.timeline[self._next:] = sorted(self.timeline[self._next:], key=lambda e: e[0])
-        if self.walls_up_at is not None and self.scenario is None and not self.abandoned:
-            keys.armed_at = now         # the break's dice again, once the lamp shows
-        elif self.awaiting_gold and not self.abandoned:
-            keys.press(self.dealer, at=now + self.reroll_ms, hold_ms=self.tap_ms)
-
-    def _press_in_flight(self, now):
-        """The last kong key pressed before `now` if the controller cannot
-        have read its gesture whole yet, else None: it reads one
-        key_double_ms after the last release as the firmware debounces it
-        (30 ms) at its ticks (10 ms: within 30 ms either way, where a cut
-        may find the press read or not)."""
-        presses = [e for e in self.timeline[:self._next] if e[3] in ("press", "win")]
-        if not presses:
-            return None
-        t, index, _slot, kind = presses[-1]
-        if kind == "win":                  # read once held key_hold_ms
-            done = t + self.table.config.key_hold_ms + 50
-            return (t, index, kind) if now < done else None
-        ev = self.scenario["events"][index]
-        last_release = t + self.tap_ms + (self.tap_ms + self.tap_gap_ms
-                                          if ev["kind"] == "concealed" else 0)
-        done = last_release + self.table.config.key_double_ms + 50
-        return (t, index, kind) if now < done else None
-
     def _press_kong(self, index, at):
         ev = self.scenario["events"][index]
         keys = self.table.players
         keys.press(ev["seat"], at=at, hold_ms=self.tap_ms)
         if ev["kind"] == "concealed":
             keys.press(ev["seat"], at=at + self.tap_ms + self.tap_gap_ms, hold_ms=self.tap_ms)
-
-    def _place_cut(self):
-        if self.cut_on is not None and self.cut_at is None and not self.cuts:
-            self.cut_at = self.cut_on(self)
-
-    def _stray_slot_on_table(self):
-        """A slot still on the table top far from the head and the tail."""
-        wall = self.hand.wall
-        geo = wall.geo
-        present = [p for p in range(len(wall.how))
-                   if geo.slot_of_pos[p] in self.table.top_walls[geo.slot_of_pos[p]
-                                                                  // (2 * self.table.stacks)]]
-        if len(present) < 12:
-            return None
-        return geo.slot_of_pos[present[len(present) // 2]]
 
     def run(self, dt):
         pass
@@ -300,133 +207,6 @@ class HandPlayers:
                 else:
                     self.skipped.append((now, slot))
                     table.log_event("hand players", None, "slot already empty", slot)
-
-    # -- the plan ------------------------------------------------------------
-
-    def _read_walls(self):
-        """Tile code per physical slot, from the walls in play (None if a
-        slot is empty)."""
-        codes = []
-        per_side = 2 * self.table.stacks
-        for slot in range(self.rules.n_tiles):
-            tile = self.table.top_walls[slot // per_side].get(slot)
-            if tile is None:
-                return None
-            codes.append(tile.code)
-        return codes
-
-    def _plan(self, codes, t0):
-        """The opening now; the play too, unless the gold waits for the
-        table's dice (then dice_shown plans the rest)."""
-        hand = Hand(self.rules, self.dealer, self.dice[0] + self.dice[1],
-                    bytearray(tiles.tile_id(c) for c in codes))
-        self._took = []             # positions the current event removed
-        remove = hand.wall.remove
-
-        def logged_remove(p, how):
-            self._took.append(p)
-            remove(p, how)
-        hand.wall.remove = logged_remove
-        self.scenario = {"ruleset": self.ruleset, "dealer": self.dealer,
-                         "dice": list(self.dice), "tiles": codes, "events": []}
-        self.hand = hand
-        self._t = t0
-        if self.cut_after_ms is not None:
-            self.cut_at = t0 + self.cut_after_ms
-        self._play({"op": "deal"}, 0, self.deal_ms)
-        self._play({"op": "replace_flowers"}, self.gold_ms, self.tail_ms)
-        if self.rules.gold_method == "dice" and self.gold_dice is None:
-            # The dealer presses the dice key; the rest waits for the roll.
-            self.timeline.append((self._t + self.gold_ms, len(self.scenario["events"]) - 1,
-                                  None, "roll"))
-            return
-        gold = {"op": "reveal_gold"}
-        if self.rules.gold_method == "dice":
-            gold["dice"] = list(self.gold_dice)
-        self._play(gold, self.gold_ms, self.tail_ms)
-        self._plan_play()
-
-    def _play(self, ev, first_gap, gap):
-        """Apply `ev` to the plan's Hand and schedule its tiles; False if
-        the rules refuse it."""
-        hand, events = self.hand, self.scenario["events"]
-        del self._took[:]
-        try:
-            apply(hand, ev)
-        except Refused:
-            return False
-        index = len(events)
-        events.append(ev)
-        self._t += first_gap
-        if ev["op"] == "kong":
-            self.timeline.append((self._t, index, None, "press"))
-            self._t += self.press_ms
-        slots = [hand.wall.geo.slot_of_pos[p] for p in self._took] or [None]
-        for j, slot in enumerate(slots):
-            if j:
-                self._t += gap
-            self.timeline.append((self._t, index, slot, ev["op"]))
-        return True
-
-    def _plan_play(self):
-        """Draws in turn, kongs, stray takes, to a win or a draw."""
-        rng, hand, events = self.rng, self.hand, self.scenario["events"]
-        seat = (self.dealer + 1) % 4          # the dealer discards first
-        while hand.phase != DRAW:
-            think = rng.randint(*self.think_ms)
-            if events[-1]["op"] == "take":
-                think += self.after_take_ms
-            r = rng.random()
-            if hand.drawable <= 0:
-                # Nothing left to draw: nobody wins, the table calls the draw
-                # (和局) after its grace time; the players only wait.
-                self._play({"op": "draw", "seat": seat}, self.table.config.draw_grace_ms, 0)
-                self.result = {"draw": True}
-                break
-            if events[-1]["op"] == "draw" and rng.random() < self.win_rate:
-                self.result = {"winner": events[-1]["seat"]}
-                self.timeline.append((self._t + self._key_think(think, events), len(events) - 1,
-                                      None, "win"))
-                break
-            if hand.phase == PLAY and r < self.kong_rate:
-                who = rng.randrange(4)
-                ev = {"op": "kong", "seat": who,
-                      "kind": "concealed" if rng.random() < 0.4 else "exposed"}
-                nxt = (who + 1) % 4
-            elif hand.phase in (PLAY, FINAL) and r < self.kong_rate + self.take_rate:
-                slot = self._stray_slot(hand)
-                if slot is None:
-                    continue
-                ev = {"op": "take", "slot": slot}
-                nxt = seat
-            else:
-                ev = {"op": "draw", "seat": seat}
-                nxt = (seat + 1) % 4
-            if ev["op"] != "draw":
-                think = self._key_think(think, events)
-            if self._play(ev, think, self.tail_ms):
-                seat = nxt
-
-    def _key_think(self, think, events):
-        """The pause before a kong's key, a win's key or a stray take:
-        `think` unless `key_think_ms` is set (one more draw of the rng only
-        then, so the parlour's hands stay what they were)."""
-        if self.key_think_ms is None:
-            return think
-        think = self.rng.randint(*self.key_think_ms)
-        if events[-1]["op"] == "take":
-            think += self.after_take_ms
-        return think
-
-    def _stray_slot(self, hand):
-        """A slot still in the wall that is neither the head nor the tail,
-        so the reader sees a take the rules did not ask for (§11)."""
-        wall = hand.wall
-        rules_next = (wall.head_pos(), wall.tail_pos())
-        free = [p for p in range(len(wall.how)) if not wall.how[p] and p not in rules_next]
-        if not free:
-            return None
-        return wall.geo.slot_of_pos[self.rng.choice(free)]
 
 
 class Parlour:

@@ -20,7 +20,9 @@ ignored until `boot()` (the firmware's HELLO). The machine keeps its
 physical state; motors stay off until the new firmware turns them on.
 
 `lower_bound()` is defined in bound.py's docstring: the finish an ideal
-controller would reach with the gap sequences this run drew.
+controller would reach with the gap sequences this run drew. It, the log
+and the counters are table_records.py's; what the technician's hands do to
+the lanes and the sets (`technician_*`) is technician.py's.
 """
 
 import random
@@ -28,20 +30,21 @@ import random
 from engine_core import rulesets
 
 from . import faults as faultlib
-from .bound import lower_bound
 from .config import TableConfig
 from .display import DisplayBoard
 from .keys import Players
-from .lanes import Lane, Wall, slot_of
+from .lanes import Lane
 from .lifters import Lifter
 from .plate import Plate
 from .rfid import RfidReader
+from .table_records import TableRecords
+from .technician import TechnicianHands
 from .tileset import make_set
 
 MAX_EVENTS_AT_ONE_TIME = 10000      # a model bug, not a busy moment
 
 
-class VirtualTable:
+class VirtualTable(TechnicianHands, TableRecords):
     def __init__(self, seed, config_path=None, ruleset=None, faults=()):
         self.seed = seed
         self.config = TableConfig(config_path)
@@ -286,89 +289,6 @@ class VirtualTable:
             for d in self.attached:     # e.g. hand_players.HandPlayers
                 d.walls_up(now)
 
-    def technician_empties_lanes(self):
-        """After an audit fault the technician tips the walls being built
-        back into the tray: every lane starts an empty wall. The walls
-        cannot be kept: whoever fixed a tile in them knows where it lies."""
-        q = self.plate.queue
-        q.extend(self._take_from_lanes())
-        self.fault_rng.shuffle(q)
-        self.log_event("technician", -1, "lanes emptied into the tray")
-
-    def _take_from_lanes(self):
-        """Every tile of the lanes' walls and chutes, taken out by hand: each
-        lane starts an empty wall."""
-        out = []
-        for lane in self.lanes:
-            out.extend(t for t in lane.wall.tiles if t is not None)
-            if lane.chute is not None:
-                out.append(lane.chute)
-                lane.clear_chute()
-            lane.walls[-1] = Wall(lane.side, self.stacks)
-        return out
-
-    def technician_empties_lane(self, side):
-        """One lane's wall (and its chute) tipped into the tray by hand: a
-        wall with a gap after a power cut, which power_lost `mid_build`
-        names; the other lanes keep theirs."""
-        lane = self.lanes[side]
-        self.plate.queue.extend(t for t in lane.wall.tiles if t is not None)
-        if lane.chute is not None:
-            self.plate.queue.append(lane.chute)
-            lane.clear_chute()
-        lane.walls[-1] = Wall(side, self.stacks)
-        self.log_event("technician", side, "lane emptied into the tray")
-
-    def tiles_held(self):
-        """Every tile the table holds, wherever it lies (the tray, the
-        lanes and their chutes, the walls in play, the table top)."""
-        n = len(self.plate.queue) + len(self.pile)
-        for lane in self.lanes:
-            n += sum(1 for t in lane.wall.tiles if t is not None) + (lane.chute is not None)
-        return n + sum(len(w) for w in self.top_walls.values())
-
-    def technician_sorts_the_sets(self):
-        """After a power cut the hand in play is lost and the parlour puts
-        the table in order: every tile, wherever it is (tray, lanes, walls
-        in play, the table top), is gathered; one whole set goes into the
-        tray, shuffled, the other lies on the table top as a finished hand,
-        as at power-on. (Tipping the lanes alone is not enough after a cut
-        between the first and the last new wall reaching the top: half the
-        next set is then on the table top, half in the tray, and no build
-        can finish.) Returns how many tiles were gathered."""
-        tiles = list(self.plate.queue) + self.pile + self._take_from_lanes()
-        self.plate.queue.clear()
-        for side in range(4):
-            tiles.extend(self.top_walls[side].values())
-            self.top_walls[side] = {}
-        self._new_walls.clear()
-        tray = [t for t in tiles if t.set_no == 0 and not t.extra]
-        self.pile = [t for t in tiles if t.set_no != 0 or t.extra]
-        self.fault_rng.shuffle(tray)
-        self.plate.push(tray)
-        self.log_event("technician", -1, "sets sorted: tray and table top", len(tray),
-                       len(self.pile))
-        return len(tiles)
-
-    def technician_lays_reference_set(self, set_no, leave_out=()):
-        """For `rfid learn`: the lanes' walls tipped into the tray, then a
-        reference set laid in them by hand in the known order: slot i (the
-        firmware's numbering) holds the i-th tile of the set in code order
-        (docs/technician.md). `set_no` picks its tags (a number no set of
-        the table has: tags the tag table does not know); `leave_out`:
-        slots left empty."""
-        self.technician_empties_lanes()
-        ref = sorted(make_set(self.rules, set_no), key=lambda t: (t.tid, t.copy))
-        for lane in self.lanes:
-            wall = lane.wall
-            for j in range(2 * self.stacks):
-                slot = slot_of(lane.side, j, self.stacks)
-                wall.tiles.append(None if slot in leave_out else ref[slot])
-                wall.gaps.append(0)
-                wall.stacked_at.append(self.now)
-        self.log_event("technician", -1, "reference set %d laid in the lanes" % set_no)
-        return ref
-
     def attach(self, device):
         """Run `device` on this clock like the built-in devices
         (next_time/run/fire) and tell it `walls_up(now)` when four new walls
@@ -414,67 +334,3 @@ class VirtualTable:
     @property
     def active_faults(self):
         return [f.text for f in self.faults]
-
-    # -- the lower bound -----------------------------------------------------
-
-    def lower_bound(self, start_time=None, build=None):
-        """The breakdown of bound.py for a build (default: the latest whose
-        four walls are complete), or None. Times in it are ms from the
-        start; `start` and `finish_at` are absolute."""
-        cap = 2 * self.stacks
-        if build is None:
-            full = [k for k in range(min(len(l.walls) for l in self.lanes))
-                    if all(len(l.walls[k].gaps) >= cap for l in self.lanes)]
-            if not full:
-                return None
-            build = full[-1]
-        if start_time is None:
-            start_time = self.build_starts.get(build)
-        if start_time is None or any(len(l.walls) <= build for l in self.lanes):
-            return None
-        out = lower_bound([l.walls[build].gaps for l in self.lanes], cap,
-                          self.lanes[0].stack_ms, self.rfid.scan_ms(cap),
-                          self.lifters[0].up_ms, self.players.reaction_ms,
-                          self.config.dice_roll_ms)
-        if out is not None:
-            out.update(build=build, start=start_time, finish_at=start_time + out["total_ms"])
-        return out
-
-    def lower_bound_ms(self, start_time=None, build=None):
-        b = self.lower_bound(start_time, build)
-        return None if b is None else b["total_ms"]
-
-    # -- records -----------------------------------------------------------
-
-    def firmware_error(self, what, detail):
-        self.errors.append((self.now, what, detail))
-        self.log_event("firmware error", None, what, detail)
-
-    def log_event(self, source, index, what, *detail):
-        self.log.append((self.now, source, index, what) + detail)
-
-    def log_lines(self, since=0):
-        """The event log as text, for debugging a run."""
-        out = []
-        for t, source, index, what, *detail in self.log:
-            if t >= since:
-                who = source if index is None else "%s %s" % (source, index)
-                out.append("%9d  %-14s %s %s" % (t, who, what, " ".join(map(str, detail))))
-        return "\n".join(out)
-
-    def counters(self):
-        return {
-            "revolutions": self.plate.revolutions,
-            "tiles_fed": [l.fed for l in self.lanes],
-            "tiles_stacked": [l.stacked for l in self.lanes],
-            "lifter_cycles": [l.cycles for l in self.lifters],
-            "rfid_requests": self.rfid.requests,
-            "rfid_replies": self.rfid.replies,
-            "rfid_ignored": self.rfid.ignored,
-            "display_frames": self.display.frames,
-            "display_rejected": self.display.rejected,
-            "key_presses": len(self.players.presses),
-            "firmware_errors": len(self.errors),
-            "boots": self.boots,
-            "tiles_on_plate": len(self.plate.queue),
-        }
