@@ -20,89 +20,40 @@ runs, and closes it. Under --sim the virtual table's own key is used.
 """
 
 import json
-from pathlib import Path
 
 from host_tools.texts import pad, t, word
 from firmware.link.codec import LinkError
-from host_tools.link.client import LinkClient, service_entry
+from host_tools.link.client import service_entry
 from host_tools.cli import common
-from host_tools.cli.common import EXIT_INPUT, EXIT_REFUSED, CliError, command, plain, sim_key
+from host_tools.cli.common import EXIT_INPUT, EXIT_REFUSED, CliError, command, plain
 from host_tools.cli.ops import dice_stats
 
-KEY_BYTES = 32                 # a table's service key (host_tools/image/deploy.py makes them)
 JOG_MAX_MS = 2000              # the firmware's bound (firmware/link/service.py)
 DICE_TEST_MAX = 100000         # rolls per dice-test: 200 requests of the controller's 500
 
 
-def _link(args, fn):
-    """fn(link, key) on the chosen controller; the key from --key, or the
-    virtual table's own under --sim."""
-    if args.sim:
-        from host_tools.cli.common import virtual_table
-        with virtual_table(args, key=sim_key(args)) as sim:
-            with LinkClient(sim.link_path) as link:
-                link.hello()
-                return fn(link, sim.key)
-    key = read_key(args.key) if getattr(args, "key", None) else None
-    from host_tools.link import mux as linkmux
-    with LinkClient(linkmux.shared(args.port)) as link:   # shared with other windows
-        link.hello()
-        return fn(link, key)
-
-
-def read_key(path):
-    """The bytes of a key file, or CliError with what is wrong with it."""
-    p = Path(path)
-    try:
-        key = p.read_bytes()
-    except FileNotFoundError:
-        raise CliError(EXIT_INPUT, t("err.key_missing", path=path)) from None
-    except IsADirectoryError:
-        raise CliError(EXIT_INPUT, t("err.key_folder", path=path)) from None
-    except PermissionError:
-        raise CliError(EXIT_INPUT, t("err.key_unreadable", path=path)) from None
-    except OSError as e:
-        raise CliError(EXIT_INPUT, t("err.key_bad", path=path, reason=e.strerror or e)) from None
-    if len(key) != KEY_BYTES:
-        raise CliError(EXIT_INPUT, t("err.key_size", path=path, n=len(key), want=KEY_BYTES))
-    return key
-
-
-def _answer(args, op, human):
-    """One request; its answer printed (--json: as JSON, else by `human`)."""
-    def run(link, _key):
-        common.emit(args, common.fields(link.request(op)), human)
-        return 0
-    return _link(args, run)
-
-
 def cmd_current_hand(args):
-    return _answer(args, "hand", _human_hand)
+    return common.answer(args, "hand", _human_hand)
 
 
 def cmd_clear(args):
-    return _answer(args, "clear", lambda o: common.console().print(
-        t("msg.cleared", code=o["cleared"], name=_fault_name(o["cleared"]))
+    return common.answer(args, "clear", lambda o: common.console().print(
+        t("msg.cleared", code=o["cleared"], name=common.fault_name(o["cleared"]))
         if o["cleared"] else t("msg.no_fault")))
 
 
 def cmd_start(args):
     """Start a table cycle: after `clear` of a fault that stopped the table
     at boot (power_lost), or to build the walls now."""
-    return _answer(args, "start", lambda o: common.console().print(t("msg.started")))
+    return common.answer(args, "start", lambda o: common.console().print(t("msg.started")))
 
 
 def cmd_new_game(args):
     """A new game (docs/hand.md, A new game): the controller draws the
     first dealer again and the streak starts from 0; refused (`busy`)
     during a hand, a cut one included."""
-    return _answer(args, "new_game", lambda o: common.console().print(
+    return common.answer(args, "new_game", lambda o: common.console().print(
         t("msg.new_game", seat=o["dealer"])))
-
-
-def _fault_name(code):
-    from host_tools.texts import fault_texts
-    return fault_texts(code)[0]
 
 
 def cmd_log(args):
@@ -119,17 +70,17 @@ def cmd_log(args):
             by_code = link.request("counters")["faults"]
         except LinkError:          # stopped at boot: the counters are not there
             by_code = []
-        out = {"faults": faults, "faults_by_code": [{"code": c, "name": _fault_name(c), "count": n}
+        out = {"faults": faults, "faults_by_code": [{"code": c, "name": common.fault_name(c), "count": n}
                                                     for c, n in by_code],
                "service": [service_entry(e) for e in reversed(service)],
                "keyless": counts}
         common.emit(args, out, _human_log)
         return 0
-    return _link(args, run)
+    return common.on_table(args, run)
 
 
 def cmd_sensors(args):
-    return _answer(args, "sensors", _human_sensors)
+    return common.answer(args, "sensors", _human_sensors)
 
 
 def cmd_live(args):
@@ -169,7 +120,7 @@ def cmd_live(args):
             if live is not None:
                 live.stop()
         return 0
-    return _link(args, run)
+    return common.on_table(args, run)
 
 
 def cmd_monitor(args):
@@ -188,7 +139,7 @@ def cmd_monitor(args):
                 for line in monitor_lines(dict(st["fault"], ev="fault", t=st["uptime"])):
                     print(line)
         return follow_events(link, args.json, args.count, sys.stdout)
-    return _link(args, run)
+    return common.on_table(args, run)
 
 
 def follow_events(link, as_json, count, out):
@@ -244,7 +195,7 @@ def cmd_ports(args):
 
 
 def cmd_counters(args):
-    return _answer(args, "counters", _human_counters)
+    return common.answer(args, "counters", _human_counters)
 
 
 def config_leaf(answer, leaf):
@@ -291,7 +242,7 @@ def cmd_config(args):
             got = {"key": args.file, "value": value}
         common.emit(args, got, _human_config_value)
         return 0
-    return _link(args, run)
+    return common.on_table(args, run)
 
 
 def _human_config_value(o):
@@ -334,7 +285,7 @@ def _serviced(args, fn):
         finally:
             link.close_service(session)
     _need_key(args)
-    return _link(args, run)
+    return common.on_table(args, run)
 
 
 def _need_key(args):
@@ -342,7 +293,7 @@ def _need_key(args):
     if not args.sim and not getattr(args, "key", None):
         raise CliError(EXIT_INPUT, t("err.needs_key", command=args.command))
     if not args.sim:
-        read_key(args.key)
+        common.read_key(args.key)
 
 
 def cmd_rfid(args):
@@ -398,7 +349,7 @@ def cmd_selftest(args):
             console.print("%s%s%s" % (t("selftest.name"), t("punct.colon"), verdict))
         return 0 if ok else 1
     _need_key(args)
-    return _link(args, run)
+    return common.on_table(args, run)
 
 
 def cmd_dice_test(args):
@@ -580,7 +531,7 @@ def _human_counters(o):
     c.print(t("msg.counters", cycles=o["cycles"], hands=o["hands"], lifts=o["lifts"],
               fed=plain(o["tiles_fed"])), highlight=False)
     for code, n in o["faults"]:
-        c.print(t("msg.fault_count", code=code, name=_fault_name(code), n=n), highlight=False)
+        c.print(t("msg.fault_count", code=code, name=common.fault_name(code), n=n), highlight=False)
 
 
 def _human_dice(o):
