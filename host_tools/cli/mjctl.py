@@ -33,6 +33,7 @@ from host_tools.cli.common import (EXIT_INPUT, EXIT_INTERRUPTED, EXIT_NO_ANSWER,
                                    CliError, Parser, command, console, emit, fields, human_fault,
                                    lift_text, plain, seconds, state_text, t, virtual_table)
 from host_tools.cli.ops import describe_fault, run_cycle, run_hand
+from host_tools.cli import fleet, service
 
 
 def _on_sim(args, run, human, seated=None):
@@ -222,6 +223,31 @@ def human_status(out):
 
 
 
+def add_cycle(sub):
+    command(sub, "cycle", cmd_cycle, t("help.cycle"), True, "mjctl --sim --seed 3 cycle")
+
+
+def add_hand(sub):
+    p = command(sub, "hand", cmd_hand, t("help.hand"), False, "mjctl --port /dev/ttyACM0 hand\n"
+                "  mjctl --sim --seed 4 hand\n  mjctl --sim --seed 4 hand --json --power-cut 60")
+    p.add_argument("--power-cut", type=float, default=None, metavar="S",
+                   help=t("help.opt_power_cut"))
+    p.add_argument("--take-while-off", action="store_true", help=t("help.opt_take_while_off"))
+
+
+def add_serve(sub):
+    p = command(sub, "serve", cmd_serve, t("help.serve"), True,
+                "mjctl --sim serve --key keys/practice.key")
+    # `mjctl --sim serve --key FILE` as well as `mjctl --sim --key FILE serve`
+    # (SUPPRESS: absent here, the global --key stays).
+    p.add_argument("--key", metavar="FILE", default=argparse.SUPPRESS,
+                   help=t("help.opt_serve_key"))
+
+
+def add_status(sub):
+    command(sub, "status", cmd_status, t("help.status"), False, "mjctl --port /dev/ttyACM0 status")
+
+
 def version_text():
     from importlib.metadata import PackageNotFoundError, version
     from firmware.link.codec import PROTO_VERSION
@@ -256,23 +282,13 @@ def parser():
                     help="the table's service key file: for service commands; with --sim,"
                     " the virtual table's key")
     sub = ap.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    command(sub, "cycle", cmd_cycle, t("help.cycle"), True, "mjctl --sim --seed 3 cycle")
-    p = command(sub, "hand", cmd_hand, t("help.hand"), False, "mjctl --port /dev/ttyACM0 hand\n"
-                "  mjctl --sim --seed 4 hand\n  mjctl --sim --seed 4 hand --json --power-cut 60")
-    p.add_argument("--power-cut", type=float, default=None, metavar="S",
-                   help=t("help.opt_power_cut"))
-    p.add_argument("--take-while-off", action="store_true", help=t("help.opt_take_while_off"))
-    p = command(sub, "serve", cmd_serve, t("help.serve"), True,
-                "mjctl --sim serve --key keys/practice.key")
-    # `mjctl --sim serve --key FILE` as well as `mjctl --sim --key FILE serve`
-    # (SUPPRESS: absent here, the global --key stays).
-    p.add_argument("--key", metavar="FILE", default=argparse.SUPPRESS,
-                   help=t("help.opt_serve_key"))
-    command(sub, "status", cmd_status, t("help.status"), False, "mjctl --port /dev/ttyACM0 status")
-    from host_tools.cli.service import register
-    register(sub)
-    from host_tools.cli import fleet
-    fleet.register(sub)
+    # Each group adds its own commands; --help lists them in this order.
+    for add in (add_cycle, add_hand, add_serve, add_status, service.add_clear, service.add_start,
+                service.add_new_game, service.add_log, service.add_sensors, service.add_live,
+                service.add_monitor, service.add_ports, service.add_counters,
+                service.add_dice_test, service.add_config, service.add_rfid,
+                service.add_selftest, service.add_jog, fleet.add_fleet):
+        add(sub)
     return ap
 
 

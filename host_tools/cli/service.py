@@ -430,27 +430,57 @@ def cmd_jog(args):
     return _serviced(args, run)
 
 
-def register(sub):
+def add_clear(sub):
     command(sub, "clear", cmd_clear, t("help.clear"), False, "mjctl --port /dev/ttyACM0 clear")
+
+
+def add_start(sub):
     command(sub, "start", cmd_start, t("help.start"), False, "mjctl --port /dev/ttyACM0 start")
+
+
+def add_new_game(sub):
     command(sub, "new-game", cmd_new_game, t("help.new_game"), False,
             "mjctl --port /dev/ttyACM0 new-game")
+
+
+def add_log(sub):
     command(sub, "log", cmd_log, t("help.log"), False, "mjctl --port /dev/ttyACM0 log")
+
+
+def add_sensors(sub):
     command(sub, "sensors", cmd_sensors, t("help.sensors"), False,
             "mjctl --port /dev/ttyACM0 sensors")
+
+
+def add_live(sub):
     p = command(sub, "live", cmd_live, t("help.live"), False,
                 "mjctl --port /dev/ttyACM0 live --every 0.5")
     p.add_argument("--every", type=float, default=0.25, metavar="S", help=t("help.opt_every"))
     p.add_argument("--count", type=int, metavar="N", help=t("help.opt_count"))
+
+
+def add_monitor(sub):
     p = command(sub, "monitor", cmd_monitor, t("help.monitor"), False,
                 "mjctl --port /dev/ttyACM0 monitor")
     p.add_argument("--count", type=int, metavar="N", help=t("help.opt_count_events"))
+
+
+def add_ports(sub):
     command(sub, "ports", cmd_ports, t("help.ports"), False, "mjctl ports", link=False)
+
+
+def add_counters(sub):
     command(sub, "counters", cmd_counters, t("help.counters"), False,
             "mjctl --port /dev/ttyACM0 counters")
+
+
+def add_dice_test(sub):
     p = command(sub, "dice-test", cmd_dice_test, t("help.dice_test"), False,
                 "mjctl --port /dev/ttyACM0 --key keys/table-7.key dice-test 6000")
     p.add_argument("n", type=int, help=t("help.arg_rolls", max=DICE_TEST_MAX))
+
+
+def add_config(sub):
     p = command(sub, "config", cmd_config, t("help.config"), False,
                 "mjctl --port /dev/ttyACM0 config get timings.lift_up_ms\n"
                 "  mjctl --port /dev/ttyACM0 --key keys/table-7.key config set timings.lift_up_ms 4200\n"
@@ -459,11 +489,20 @@ def register(sub):
     p.add_argument("file", nargs="?", metavar="KEY|FILE")
     p.add_argument("value", nargs="?", metavar="VALUE", help="set: the new value, as JSON"
                    " (a bare word is a string); needs --key, takes effect at the next start")
+
+
+def add_rfid(sub):
     p = command(sub, "rfid", cmd_rfid, t("help.rfid"), False,
                 "mjctl --port /dev/ttyACM0 --key keys/table-7.key rfid audit")
     p.add_argument("action", choices=["audit", "learn"])
+
+
+def add_selftest(sub):
     command(sub, "selftest", cmd_selftest, t("help.selftest"), False,
             "mjctl --port /dev/ttyACM0 --key keys/table-7.key selftest")
+
+
+def add_jog(sub):
     p = command(sub, "jog", cmd_jog, t("help.jog", max=JOG_MAX_MS), False,
                 "mjctl --port /dev/ttyACM0 --key keys/table-7.key jog lane 1 500\n"
                 "  mjctl --port /dev/ttyACM0 --key keys/table-7.key jog plate 1000\n"
