@@ -32,30 +32,6 @@ JOG_MAX_MS = 2000              # the firmware's bound (firmware/link/service.py)
 DICE_TEST_MAX = 100000         # rolls per dice-test: 200 requests of the controller's 500
 
 
-def cmd_current_hand(args):
-    return common.answer(args, "hand", _human_hand)
-
-
-def cmd_clear(args):
-    return common.answer(args, "clear", lambda o: common.console().print(
-        t("msg.cleared", code=o["cleared"], name=common.fault_name(o["cleared"]))
-        if o["cleared"] else t("msg.no_fault")))
-
-
-def cmd_start(args):
-    """Start a table cycle: after `clear` of a fault that stopped the table
-    at boot (power_lost), or to build the walls now."""
-    return common.answer(args, "start", lambda o: common.console().print(t("msg.started")))
-
-
-def cmd_new_game(args):
-    """A new game (docs/hand.md, A new game): the controller draws the
-    first dealer again and the streak starts from 0; refused (`busy`)
-    during a hand, a cut one included."""
-    return common.answer(args, "new_game", lambda o: common.console().print(
-        t("msg.new_game", seat=o["dealer"])))
-
-
 def cmd_log(args):
     """The fault log and the service log, newest first; the service log's
     entries carry what was moved or changed and how it ended, and what
@@ -430,19 +406,6 @@ def cmd_jog(args):
     return _serviced(args, run)
 
 
-def add_clear(sub):
-    command(sub, "clear", cmd_clear, t("help.clear"), False, "mjctl --port /dev/ttyACM0 clear")
-
-
-def add_start(sub):
-    command(sub, "start", cmd_start, t("help.start"), False, "mjctl --port /dev/ttyACM0 start")
-
-
-def add_new_game(sub):
-    command(sub, "new-game", cmd_new_game, t("help.new_game"), False,
-            "mjctl --port /dev/ttyACM0 new-game")
-
-
 def add_log(sub):
     command(sub, "log", cmd_log, t("help.log"), False, "mjctl --port /dev/ttyACM0 log")
 
@@ -514,18 +477,6 @@ def add_jog(sub):
 
 # -- output ------------------------------------------------------------------
 
-def _human_hand(out):
-    c = common.console()
-    if not out.get("active"):
-        c.print(t("svc.no_hand"))
-        return
-    marker = out.get("marker")
-    c.print(t("svc.hand", phase="[bold]%s[/]" % word("phase", out["phase"]), wall=out["wall"],
-              reserve=out["reserve"], drawable=out["drawable"], gold=out.get("gold") or "-"))
-    c.print(t("svc.hand.stacks", marker=_stack(marker), head=_stack(out.get("head")),
-              tail=_stack(out.get("tail")), seat=out["turn"], n=out["n"]))
-
-
 def _human_sensors(o):
     c = common.console()
     on_off = (t("label.off"), t("label.on"))
@@ -583,10 +534,6 @@ def _human_dice(o):
     c.print(table)
     c.print(t("dice.chi2", chi2=o["chi2"], p=o["p"], verdict="[green]%s[/]" % t("dice.fair")
               if o["fair"] else "[red]%s[/]" % t("dice.biased")))
-
-
-def _stack(pair):
-    return "-" if pair is None else t("svc.stack", seat=pair[0], stack=pair[1])
 
 
 def _human_log(out):
