@@ -18,7 +18,6 @@ commands), what the commands share in common.py.
 """
 
 import argparse
-import json
 import signal
 import sys
 import threading
@@ -26,87 +25,9 @@ import threading
 from firmware.link.codec import LinkError
 from host_tools.image.espkit import Missing
 from host_tools.image.mpenv import MissingBuild
-from host_tools.link import mux as linkmux
-from host_tools.link.client import LinkClient
-from host_tools.texts import word
 from host_tools.cli.common import (EXIT_INPUT, EXIT_INTERRUPTED, EXIT_NO_ANSWER, EXIT_REFUSED,
-                                   CliError, Parser, command, console, emit, fields, human_fault,
-                                   lift_text, plain, seconds, state_text, t, virtual_table)
-from host_tools.cli.ops import describe_fault, run_cycle, run_hand
-from host_tools.cli import fleet, play, service
-
-
-def cmd_status(args):
-    if args.sim:
-        with virtual_table(args) as sim:
-            with LinkClient(sim.link_path) as link:
-                return _status(args, link)
-    with LinkClient(linkmux.shared(args.port)) as link:
-        return _status(args, link)
-
-
-def _status(args, link):
-    info = link.hello()
-    st = link.request("status")
-    out = {"firmware": info.get("fw"), "proto": info.get("proto"), "build": info.get("build"),
-           "runtime": info.get("runtime")}
-    out.update(fields(st))
-    if out.get("fault"):
-        out["fault"] = describe_fault(out["fault"])
-    try:
-        out["counters"] = fields(link.request("counters"))
-    except LinkError:              # stopped at boot (config, firmware): status only
-        pass
-    emit(args, out, human_status)
-    return 0
-
-
-# -- output ------------------------------------------------------------------
-
-def human_status(out):
-    from rich.table import Table
-    c = console()
-    tb = Table(show_header=False, box=None)
-    dice = out.get("dice")
-    rows = [("label.state", state_text(out.get("state"))),
-            ("label.phase", word("build", out["phase"]) if out.get("phase") else "-"),
-            ("label.cycles", plain(out.get("cycles"))),
-            ("label.dealer", t("msg.seat", n=out["dealer"]) if out.get("dealer") is not None
-             else "-"),
-            ("label.dice", "%d + %d" % tuple(dice) if dice else "-"),
-            ("label.walls", plain(out.get("tiles_per_side"))),
-            ("label.lanes", plain(out.get("lanes"))),
-            ("label.lifters", ", ".join(lift_text(s) for s in out.get("lifters") or []) or "-"),
-            ("label.uptime", seconds(out["uptime"]) if out.get("uptime") is not None else "-"),
-            ("label.firmware", plain(out.get("firmware"))),
-            ("label.proto", plain(out.get("proto"))),
-            ("label.build", plain(out.get("build")))]
-    for key, value in rows:
-        tb.add_row(t(key), value)
-    rt = out.get("runtime")
-    if rt:
-        where = rt.get("chip") or rt.get("port") or "-"     # ESP32S3, or the twin's unix port
-        tb.add_row(t("label.runtime"), t("msg.runtime", mp=rt["micropython"] or "-", where=where,
-                                         bits=rt["bits"], form=t("label.frozen") if rt["frozen"]
-                                         else t("label.files")))
-    heap = out.get("heap")
-    if heap:
-        tb.add_row(t("label.heap"), t("msg.heap", free=heap["free"], used=heap["alloc"]))
-    c_ = out.get("counters")
-    if c_:
-        faults = ", ".join("%d x%d" % (code, n) for code, n in c_["faults"]) or t("label.none")
-        tb.add_row(t("label.counters"), t("msg.status_counters", hands=c_["hands"],
-                                          lifts=c_["lifts"], fed=plain(c_["tiles_fed"]),
-                                          faults=faults))
-    c.print(tb, highlight=False)
-    if out.get("fault"):
-        human_fault(c, out["fault"])
-
-
-# -- arguments ---------------------------------------------------------------
-
-def add_status(sub):
-    command(sub, "status", cmd_status, t("help.status"), False, "mjctl --port /dev/ttyACM0 status")
+                                   CliError, Parser, t)
+from host_tools.cli import fleet, play, service, watch
 
 
 def version_text():
@@ -144,9 +65,9 @@ def parser():
                     " the virtual table's key")
     sub = ap.add_subparsers(dest="command", required=True, metavar="COMMAND")
     # Each group adds its own commands; --help lists them in this order.
-    for add in (play.add_cycle, play.add_hand, play.add_serve, add_status, play.add_clear,
-                play.add_start, play.add_new_game, service.add_log, service.add_sensors, service.add_live,
-                service.add_monitor, service.add_ports, service.add_counters,
+    for add in (play.add_cycle, play.add_hand, play.add_serve, watch.add_status, play.add_clear,
+                play.add_start, play.add_new_game, service.add_log, watch.add_sensors,
+                watch.add_live, watch.add_monitor, service.add_ports, service.add_counters,
                 service.add_dice_test, service.add_config, service.add_rfid,
                 service.add_selftest, service.add_jog, fleet.add_fleet):
         add(sub)
