@@ -27,7 +27,7 @@ from host_tools.image.espkit import Missing
 from host_tools.image.mpenv import MissingBuild
 from host_tools.cli.common import (EXIT_INPUT, EXIT_INTERRUPTED, EXIT_NO_ANSWER, EXIT_REFUSED,
                                    CliError, Parser, t)
-from host_tools.cli import fleet, play, service, watch
+from host_tools.cli import fleet, logs, play, ports, service, watch
 
 
 def version_text():
@@ -66,8 +66,8 @@ def parser():
     sub = ap.add_subparsers(dest="command", required=True, metavar="COMMAND")
     # Each group adds its own commands; --help lists them in this order.
     for add in (play.add_cycle, play.add_hand, play.add_serve, watch.add_status, play.add_clear,
-                play.add_start, play.add_new_game, service.add_log, watch.add_sensors,
-                watch.add_live, watch.add_monitor, service.add_ports, service.add_counters,
+                play.add_start, play.add_new_game, logs.add_log, watch.add_sensors,
+                watch.add_live, watch.add_monitor, ports.add_ports, logs.add_counters,
                 service.add_dice_test, service.add_config, service.add_rfid,
                 service.add_selftest, service.add_jog, fleet.add_fleet):
         add(sub)
@@ -98,8 +98,7 @@ def resolve_port(args):
     if not args.port:
         raise CliError(EXIT_INPUT, t("err.no_port_given"), usage=args.parser.format_usage())
     if args.port == "auto":
-        from host_tools.cli.ports import find_controllers
-        found = [p for p in find_controllers() if p["controller"]]
+        found = [p for p in ports.find_controllers() if p["controller"]]
         if not found:
             raise CliError(EXIT_NO_ANSWER, t("err.auto_none"))
         if len(found) > 1:

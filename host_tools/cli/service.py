@@ -1,17 +1,15 @@
-"""mjctl's service commands (docs/technician.md): what a technician runs on
-a table, with `--port DEV` or on the virtual table with `--sim`.
+"""mjctl's service-session commands (docs/technician.md): the host's side
+of firmware/link/service.py, with `--port DEV` or on the virtual table
+with `--sim`.
 
-    mjctl --port DEV [--json] hand                  the current hand's public state
-    mjctl --port DEV [--json] log                   faults and service sessions
-    mjctl --port DEV [--json] clear                 clear the active fault
-    mjctl --port DEV [--json] new-game              a new game: the first dealer drawn again
-    mjctl --port DEV [--json] sensors | counters | live | config get|validate
     mjctl --port DEV --key FILE [--json] jog plate 500
     mjctl --port DEV --key FILE [--json] jog lane 2 300
     mjctl --port DEV --key FILE [--json] jog lift_up 1 1500
-    mjctl --port DEV --key FILE [--json] selftest
     mjctl --port DEV --key FILE [--json] config set timings.lift_up_ms 4200
+    mjctl --port DEV [--json] config get [KEY]       (no key needed)
+    mjctl [--json] config validate FILE             (on this PC, no table)
     mjctl --port DEV --key FILE [--json] rfid audit | rfid learn
+    mjctl --port DEV --key FILE [--json] selftest
     mjctl --port DEV --key FILE [--json] dice-test N
 
 A command that moves, writes, reads tags or rolls the dice opens a service
@@ -20,138 +18,16 @@ runs, and closes it. Under --sim the virtual table's own key is used.
 """
 
 import json
+import sys
 
-from host_tools.texts import pad, t, word
-from firmware.link.codec import LinkError
-from host_tools.link.client import service_entry
-from host_tools.cli import common
-from host_tools.cli.common import EXIT_INPUT, EXIT_REFUSED, CliError, command, plain
+from host_tools.texts import pad, word
+from host_tools.cli.common import (EXIT_INPUT, EXIT_REFUSED, CliError, command, console, emit,
+                                   fields, on_table, plain, read_key, t)
+from host_tools.cli import selftest
 from host_tools.cli.ops import dice_stats
 
 JOG_MAX_MS = 2000              # the firmware's bound (firmware/link/service.py)
 DICE_TEST_MAX = 100000         # rolls per dice-test: 200 requests of the controller's 500
-
-
-def cmd_log(args):
-    """The fault log and the service log, newest first; the service log's
-    entries carry what was moved or changed and how it ended, and what
-    hosts without the key asked is counted by kind. Both logs are kept
-    across the controller's restarts, so their times are its own (ms since
-    the boot each was written in): this PC cannot date them."""
-    def run(link, _key):
-        faults = link.request("faults")["faults"]          # newest first already
-        counts = {}
-        service = link.service_log(counts=counts)          # oldest first: turned
-        try:
-            by_code = link.request("counters")["faults"]
-        except LinkError:          # stopped at boot: the counters are not there
-            by_code = []
-        out = {"faults": faults, "faults_by_code": [{"code": c, "name": common.fault_name(c), "count": n}
-                                                    for c, n in by_code],
-               "service": [service_entry(e) for e in reversed(service)],
-               "keyless": counts}
-        common.emit(args, out, _human_log)
-        return 0
-    return common.on_table(args, run)
-
-
-def cmd_ports(args):
-    """Every serial port of this PC; those that answer the link's handshake
-    are controllers, with their table id and build."""
-    from host_tools.cli.ports import find_controllers
-    found = find_controllers()
-
-    def human(o):
-        c = common.console()
-        if not o["ports"]:
-            c.print(t("msg.ports_none"))
-            return
-        for p in o["ports"]:
-            what = t("msg.port_controller", table=p["table"], build=p["build"], fw=p["fw"]) \
-                if p["controller"] else t("msg.port_silent")
-            c.print("%-16s %s%s" % (p["device"], what,
-                                    "  (%s)" % p["description"] if p["description"] else ""))
-    common.emit(args, {"ports": found}, human)
-    return 0
-
-
-def cmd_counters(args):
-    return common.answer(args, "counters", _human_counters)
-
-
-def config_leaf(answer, leaf):
-    """One entry of a config section's answer (`value`: [[name, value]...])."""
-    for name, value in answer["value"] if isinstance(answer["value"], list) else []:
-        if name == leaf:
-            return value
-    return _MISSING
-
-
-_MISSING = object()
-
-
-def cmd_config(args):
-    if args.action == "validate":          # on this PC, with the firmware's own checker
-        if not args.file:
-            raise CliError(EXIT_INPUT, t("err.config_validate_file"), usage=args.parser.format_usage())
-        from firmware.config import load
-        try:
-            cfg = load(args.file)
-        except ValueError as e:            # the config's own message
-            common.emit(args, {"ok": False, "error": str(e)},
-                  lambda o: common.console().print("[red]%s[/]" % o["error"]))
-            return 1
-        common.emit(args, {"ok": True, "ruleset": cfg.ruleset_name, "tile_sets": cfg.tile_sets},
-              lambda o: common.console().print("[green]%s[/]%s%s" % (t("svc.valid"), t("punct.colon"), t(
-                  "svc.valid.text", ruleset=o["ruleset"], sets=o["tile_sets"]))))
-        return 0
-
-    if args.action == "set":
-        return _config_set(args)
-
-    def run(link, _key):
-        if not args.file:
-            out = common.fields(link.request("config_get"))
-            common.emit(args, out, lambda o: common.console().print("\n".join(o["keys"])))
-            return 0
-        head, _, leaf = args.file.partition(".")
-        got = common.fields(link.request("config_get", key=head))
-        if leaf:                           # timings.NAME, pins.NAME: as config set takes them
-            value = config_leaf(got, leaf)
-            if value is _MISSING:
-                raise CliError(EXIT_REFUSED, t("err.config_no_key", name=args.file))
-            got = {"key": args.file, "value": value}
-        common.emit(args, got, _human_config_value)
-        return 0
-    return common.on_table(args, run)
-
-
-def _human_config_value(o):
-    c = common.console()
-    v = o["value"]
-    if isinstance(v, list) and v and all(isinstance(e, list) and len(e) == 2
-                                         and isinstance(e[0], str) for e in v):
-        for name, value in v:              # a section: one line per entry
-            c.print("%s.%s = %s" % (o["key"], name, plain(value)), highlight=False)
-    else:
-        c.print("%s = %s" % (o["key"], plain(v)), highlight=False)
-
-
-def _config_set(args):
-    if not args.file or args.value is None:
-        raise CliError(EXIT_INPUT, t("err.config_set_args"), usage=args.parser.format_usage())
-    try:
-        value = json.loads(args.value)     # 4200, [1, 2], "fuzhou144"
-    except ValueError:
-        value = args.value                 # a bare word: a string
-
-    def run(link, session):
-        out = link.request("config_set", session=session, key=args.file, value=value)
-        common.emit(args, {"key": out["key"], "value": out["value"], "restart": out["restart"]},
-              lambda o: common.console().print(t("msg.config_written", name=o["key"],
-                                           value=plain(o["value"])), highlight=False))
-        return 0
-    return _serviced(args, run)
 
 
 def _serviced(args, fn):
@@ -166,7 +42,7 @@ def _serviced(args, fn):
         finally:
             link.close_service(session)
     _need_key(args)
-    return common.on_table(args, run)
+    return on_table(args, run)
 
 
 def _need_key(args):
@@ -174,7 +50,115 @@ def _need_key(args):
     if not args.sim and not getattr(args, "key", None):
         raise CliError(EXIT_INPUT, t("err.needs_key", command=args.command))
     if not args.sim:
-        common.read_key(args.key)
+        read_key(args.key)
+
+
+def jog_arguments(actuator, words):
+    """(n, ms) of `jog ACTUATOR [N] MS`, each checked; CliError (usage, exit
+    1) when one is missing, extra, not a whole number or out of range.
+    The plate has no number; a lane or a lifter must be named: nothing is
+    assumed, so a wrong call moves nothing."""
+    numbered = actuator != "plate"
+    want = 2 if numbered else 1
+    if len(words) != want:
+        key = ("err.jog_numbered" if numbered else "err.jog_plate")
+        raise CliError(EXIT_INPUT, t(key, actuator=actuator, given=len(words), max=JOG_MAX_MS))
+    values = []
+    for given, what in zip(words, ("n", "ms") if numbered else ("ms",)):
+        try:
+            values.append(int(given))
+        except ValueError:
+            raise CliError(EXIT_INPUT, t("err.jog_" + what, value=given, max=JOG_MAX_MS)) from None
+    n, ms = values if numbered else (None, values[0])
+    if n is not None and not 0 <= n <= 3:
+        raise CliError(EXIT_INPUT, t("err.jog_n", value=n, max=JOG_MAX_MS))
+    if not 1 <= ms <= JOG_MAX_MS:
+        raise CliError(EXIT_INPUT, t("err.jog_ms", value=ms, max=JOG_MAX_MS))
+    return n, ms
+
+
+def cmd_jog(args):
+    try:
+        n, ms = jog_arguments(args.actuator, args.what)
+    except CliError as e:
+        e.usage = args.parser.format_usage()
+        raise
+    request = {"actuator": args.actuator, "ms": ms}
+    if n is not None:
+        request["n"] = n
+
+    def run(link, session):
+        link.request("jog", session=session, **request)
+        out = dict(ok=True, **{k: v for k, v in request.items()})
+        emit(args, out, lambda o: console().print(
+            t("msg.jogged_plate", ms=ms) if n is None else
+            t("msg.jogged", actuator=t("label." + args.actuator), n=n, ms=ms)))
+        return 0
+    return _serviced(args, run)
+
+
+def cmd_config(args):
+    if args.action == "validate":          # on this PC, with the firmware's own checker
+        if not args.file:
+            raise CliError(EXIT_INPUT, t("err.config_validate_file"), usage=args.parser.format_usage())
+        from firmware.config import load
+        try:
+            cfg = load(args.file)
+        except ValueError as e:            # the config's own message
+            emit(args, {"ok": False, "error": str(e)},
+                 lambda o: console().print("[red]%s[/]" % o["error"]))
+            return 1
+        emit(args, {"ok": True, "ruleset": cfg.ruleset_name, "tile_sets": cfg.tile_sets},
+             lambda o: console().print("[green]%s[/]%s%s" % (t("svc.valid"), t("punct.colon"), t(
+                 "svc.valid.text", ruleset=o["ruleset"], sets=o["tile_sets"]))))
+        return 0
+
+    if args.action == "set":
+        return _config_set(args)
+
+    def run(link, _key):
+        if not args.file:
+            out = fields(link.request("config_get"))
+            emit(args, out, lambda o: console().print("\n".join(o["keys"])))
+            return 0
+        head, _, leaf = args.file.partition(".")
+        got = fields(link.request("config_get", key=head))
+        if leaf:                           # timings.NAME, pins.NAME: as config set takes them
+            value = config_leaf(got, leaf)
+            if value is _MISSING:
+                raise CliError(EXIT_REFUSED, t("err.config_no_key", name=args.file))
+            got = {"key": args.file, "value": value}
+        emit(args, got, _human_config_value)
+        return 0
+    return on_table(args, run)
+
+
+def config_leaf(answer, leaf):
+    """One entry of a config section's answer (`value`: [[name, value]...])."""
+    for name, value in answer["value"] if isinstance(answer["value"], list) else []:
+        if name == leaf:
+            return value
+    return _MISSING
+
+
+_MISSING = object()
+
+
+def _config_set(args):
+    if not args.file or args.value is None:
+        raise CliError(EXIT_INPUT, t("err.config_set_args"), usage=args.parser.format_usage())
+    try:
+        value = json.loads(args.value)     # 4200, [1, 2], "fuzhou144"
+    except ValueError:
+        value = args.value                 # a bare word: a string
+
+    def run(link, session):
+        out = link.request("config_set", session=session, key=args.file, value=value)
+        emit(args, {"key": out["key"], "value": out["value"], "restart": out["restart"]},
+             lambda o: console().print(t("msg.config_written", name=o["key"],
+                                         value=plain(o["value"])), highlight=False))
+        return 0
+    return _serviced(args, run)
 
 
 def cmd_rfid(args):
@@ -185,13 +169,13 @@ def cmd_rfid(args):
         if args.json:
             done = link.wait_event(lambda e: e["ev"] == "scanned", timeout=30.0)
         else:
-            with common.console().status(t("svc.rfid_reading")):
+            with console().status(t("svc.rfid_reading")):
                 done = link.wait_event(lambda e: e["ev"] == "scanned", timeout=30.0)
         if done["sides"] < 4:
             raise SystemExit("mjctl: the scan stopped after %d sides (see mjctl status: the"
                              " reader's fault)" % done["sides"])
-        out = common.fields(link.request("rfid_" + args.action, session=session))
-        common.emit(args, out, _human_audit if args.action == "audit" else _human_learn)
+        out = fields(link.request("rfid_" + args.action, session=session))
+        emit(args, out, _human_audit if args.action == "audit" else _human_learn)
         if args.action == "audit":
             return 0 if not out["kinds"] and not out["unknown"] else 1
         return 0
@@ -199,17 +183,15 @@ def cmd_rfid(args):
 
 
 def cmd_selftest(args):
-    import sys
-    from host_tools.cli import selftest
-    console = None if args.json else common.console()
+    c = None if args.json else console()
 
     def show(r):
-        if console is not None:
+        if c is not None:
             figures = t("punct.comma").join("%s %s" % (word("selftest.fig", k), v)
                                             for k, v in r.items()
                                             if k not in ("item", "pass", "why"))
             kind, _, n = r["item"].partition(" ")
-            console.print("%s %s  %s%s" % (
+            c.print("%s %s  %s%s" % (
                 pad(t("part." + kind, n=n), 9),
                 "[green]%s[/]" % t("selftest.pass") if r["pass"] else
                 "[red]%s[/]" % t("selftest.fail"), r["why"],
@@ -223,14 +205,14 @@ def cmd_selftest(args):
         items = selftest.run(link, key, progress=show, restoring=restoring)
         ok = all(r["pass"] for r in items)
         if args.json:
-            common.emit(args, {"ok": ok, "items": items}, None)
+            emit(args, {"ok": ok, "items": items}, None)
         else:
             verdict = "[green]%s[/]" % t("selftest.all_pass") if ok else "[red]%s[/]" % t(
                 "selftest.n_fail", n=sum(not r["pass"] for r in items), of=len(items))
-            console.print("%s%s%s" % (t("selftest.name"), t("punct.colon"), verdict))
+            c.print("%s%s%s" % (t("selftest.name"), t("punct.colon"), verdict))
         return 0 if ok else 1
     _need_key(args)
-    return common.on_table(args, run)
+    return on_table(args, run)
 
 
 def cmd_dice_test(args):
@@ -262,67 +244,53 @@ def cmd_dice_test(args):
         chi2, p = dice_stats(counts)
         out = {"rolls": args.n, "faces": counts, "chi2": round(chi2, 3), "p": round(p, 4),
                "fair": p >= 0.001}
-        common.emit(args, out, _human_dice)
+        emit(args, out, _human_dice)
         return 0 if out["fair"] else 1
     return _serviced(args, run)
 
 
-def jog_arguments(actuator, words):
-    """(n, ms) of `jog ACTUATOR [N] MS`, each checked; CliError (usage, exit
-    1) when one is missing, extra, not a whole number or out of range.
-    The plate has no number; a lane or a lifter must be named: nothing is
-    assumed, so a wrong call moves nothing."""
-    numbered = actuator != "plate"
-    want = 2 if numbered else 1
-    if len(words) != want:
-        key = ("err.jog_numbered" if numbered else "err.jog_plate")
-        raise CliError(EXIT_INPUT, t(key, actuator=actuator, given=len(words), max=JOG_MAX_MS))
-    values = []
-    for word, what in zip(words, ("n", "ms") if numbered else ("ms",)):
-        try:
-            values.append(int(word))
-        except ValueError:
-            raise CliError(EXIT_INPUT, t("err.jog_" + what, value=word, max=JOG_MAX_MS)) from None
-    n, ms = values if numbered else (None, values[0])
-    if n is not None and not 0 <= n <= 3:
-        raise CliError(EXIT_INPUT, t("err.jog_n", value=n, max=JOG_MAX_MS))
-    if not 1 <= ms <= JOG_MAX_MS:
-        raise CliError(EXIT_INPUT, t("err.jog_ms", value=ms, max=JOG_MAX_MS))
-    return n, ms
+# -- output ------------------------------------------------------------------
+
+def _human_config_value(o):
+    c = console()
+    v = o["value"]
+    if isinstance(v, list) and v and all(isinstance(e, list) and len(e) == 2
+                                         and isinstance(e[0], str) for e in v):
+        for name, value in v:              # a section: one line per entry
+            c.print("%s.%s = %s" % (o["key"], name, plain(value)), highlight=False)
+    else:
+        c.print("%s = %s" % (o["key"], plain(v)), highlight=False)
 
 
-def cmd_jog(args):
-    try:
-        n, ms = jog_arguments(args.actuator, args.what)
-    except CliError as e:
-        e.usage = args.parser.format_usage()
-        raise
-    request = {"actuator": args.actuator, "ms": ms}
-    if n is not None:
-        request["n"] = n
-
-    def run(link, session):
-        link.request("jog", session=session, **request)
-        out = dict(ok=True, **{k: v for k, v in request.items()})
-        common.emit(args, out, lambda o: common.console().print(
-            t("msg.jogged_plate", ms=ms) if n is None else
-            t("msg.jogged", actuator=t("label." + args.actuator), n=n, ms=ms)))
-        return 0
-    return _serviced(args, run)
+def _human_audit(o):
+    c = console()
+    c.print(t("audit.text", tags=o["tags"], unknown=o["unknown"], kinds=o["kinds"]))
+    for code, have, want in o["tiles"]:
+        c.print("  %-3s %s  [red]%s[/]" % (code, t("audit.have", have=have, want=want),
+                                          t("audit.missing") if have < want else t("audit.extra")))
+    if o["kinds"] > len(o["tiles"]):
+        c.print("  " + t("audit.more", n=o["kinds"] - len(o["tiles"])))
+    c.print("[green]%s[/]" % t("audit.match") if not o["kinds"] and not o["unknown"]
+            else "[red]%s[/]" % t("audit.no_match"))
 
 
-def add_log(sub):
-    command(sub, "log", cmd_log, t("help.log"), False, "mjctl --port /dev/ttyACM0 log")
+def _human_learn(o):
+    console().print(t("learn.text", tags=o["tags"], new=o["new"], changed=o["changed"]))
 
 
-def add_ports(sub):
-    command(sub, "ports", cmd_ports, t("help.ports"), False, "mjctl ports", link=False)
+def _human_dice(o):
+    from rich.table import Table
+    table = Table(title=t("dice.title", n=o["rolls"]))
+    for face in range(1, 7):
+        table.add_column(str(face), justify="right")
+    table.add_row(*[str(n) for n in o["faces"]])
+    c = console()
+    c.print(table)
+    c.print(t("dice.chi2", chi2=o["chi2"], p=o["p"], verdict="[green]%s[/]" % t("dice.fair")
+              if o["fair"] else "[red]%s[/]" % t("dice.biased")))
 
 
-def add_counters(sub):
-    command(sub, "counters", cmd_counters, t("help.counters"), False,
-            "mjctl --port /dev/ttyACM0 counters")
-
+# -- the commands' arguments -------------------------------------------------
 
 def add_dice_test(sub):
     p = command(sub, "dice-test", cmd_dice_test, t("help.dice_test"), False,
@@ -360,92 +328,3 @@ def add_jog(sub):
                 usage="mjctl jog [-h] [--json] {plate MS | lane N MS | lift_up N MS | lift_down N MS}")
     p.add_argument("actuator", choices=["plate", "lane", "lift_up", "lift_down"])
     p.add_argument("what", nargs="*", metavar="[N] MS", help=t("help.arg_jog", max=JOG_MAX_MS))
-
-
-# -- output ------------------------------------------------------------------
-
-
-def _human_counters(o):
-    c = common.console()
-    c.print(t("msg.counters", cycles=o["cycles"], hands=o["hands"], lifts=o["lifts"],
-              fed=plain(o["tiles_fed"])), highlight=False)
-    for code, n in o["faults"]:
-        c.print(t("msg.fault_count", code=code, name=common.fault_name(code), n=n), highlight=False)
-
-
-def _human_dice(o):
-    from rich.table import Table
-    table = Table(title=t("dice.title", n=o["rolls"]))
-    for face in range(1, 7):
-        table.add_column(str(face), justify="right")
-    table.add_row(*[str(n) for n in o["faces"]])
-    c = common.console()
-    c.print(table)
-    c.print(t("dice.chi2", chi2=o["chi2"], p=o["p"], verdict="[green]%s[/]" % t("dice.fair")
-              if o["fair"] else "[red]%s[/]" % t("dice.biased")))
-
-
-def _human_log(out):
-    from host_tools.texts import fault_texts
-    c = common.console()
-    c.print("[bold]%s[/]" % t("label.faults_newest", n=len(out["faults"])))
-    for f in out["faults"]:
-        name, cause, fix = fault_texts(f["code"])
-        c.print(t("msg.log_fault", at=common.seconds(f["t"]), code=f["code"], name=name,
-                  detail=plain(f.get("detail") or {})), highlight=False)
-        c.print("    %s: %s" % (t("label.cause"), cause), highlight=False)
-        c.print("    %s: %s" % (t("label.fix"), fix), highlight=False)
-    if out["faults_by_code"]:
-        c.print("[bold]%s[/]" % t("label.faults_by_code"))
-        for f in out["faults_by_code"]:
-            c.print(t("msg.fault_count", code=f["code"], name=f["name"], n=f["count"]),
-                    highlight=False)
-    c.print("[bold]%s[/]" % t("label.service_newest", n=len(out["service"])))
-    for e in out["service"]:
-        c.print("  %s  %s" % (common.seconds(e["t"]), service_text(e)), highlight=False)
-    if out["keyless"]:
-        c.print("[bold]%s[/] %s" % (t("label.keyless"), ", ".join(
-            "%s %d" % (word("keyless", k), n) for k, n in sorted(out["keyless"].items()))),
-            highlight=False)
-
-
-def service_text(e):
-    """A service log entry in words: what, on which actuator or key, the
-    value, and how it ended. Names the controller wrote that this host has
-    no words for (an actuator a wrong request named) are shown as written."""
-    outcome = e.get("outcome")
-    end = "" if outcome is None else t("punct.colon") + (
-        t("label.ok") if outcome == "ok" else word("error", outcome))
-    what = e["what"]
-    if what == "jog":
-        target = word("label", e["actuator"]) if e.get("actuator") else "?"
-        if e.get("n") is not None and e.get("actuator") != "plate":
-            target += " %s" % e["n"]
-        return t("msg.log_jog", target=target, ms=e["ms"]) + end
-    if what == "config_set":
-        return t("msg.log_config", name=e["key"], value=plain(e["value"])) + end
-    if what == "opened":
-        return t("svclog.opened")
-    if isinstance(what, str) and what.startswith("closed: "):
-        return t("svclog.closed", reason=word("svclog.why", what[len("closed: "):]))
-    if what == "rejected":
-        return t("svclog.rejected", op=e.get("op"), why=word("svclog.why", e.get("why")))
-    if what == "alarm":
-        return t("svclog.alarm", n=e.get("n"))
-    return str(what) + end
-
-
-def _human_audit(o):
-    c = common.console()
-    c.print(t("audit.text", tags=o["tags"], unknown=o["unknown"], kinds=o["kinds"]))
-    for code, have, want in o["tiles"]:
-        c.print("  %-3s %s  [red]%s[/]" % (code, t("audit.have", have=have, want=want),
-                                          t("audit.missing") if have < want else t("audit.extra")))
-    if o["kinds"] > len(o["tiles"]):
-        c.print("  " + t("audit.more", n=o["kinds"] - len(o["tiles"])))
-    c.print("[green]%s[/]" % t("audit.match") if not o["kinds"] and not o["unknown"]
-            else "[red]%s[/]" % t("audit.no_match"))
-
-
-def _human_learn(o):
-    common.console().print(t("learn.text", tags=o["tags"], new=o["new"], changed=o["changed"]))
