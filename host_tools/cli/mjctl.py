@@ -12,9 +12,10 @@ frozen into the 32-bit twin as a board runs it (`--form mpy` or `source`
 for the development forms); `--port` talks to a controller, real or
 virtual, over its link.
 
-The command line only: what a command does on a table is in
-host_tools/cli/ops.py (a cycle, a hand) and service.py (the service
-commands), what the commands share in common.py.
+The command line only: its options, the order --help lists the commands
+in, and the exit code of each way a command stops. The commands are in a
+module per group (host_tools/cli/__init__.py lists them), what they do on a
+table in ops.py (a cycle, a hand), what they share in common.py.
 """
 
 import argparse
