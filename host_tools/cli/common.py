@@ -1,6 +1,7 @@
 """What every mjctl command shares: exit codes, the error a command
 stops with, its parser and output (JSON or words), values as a technician
-reads them."""
+reads them, and the table it talks to (a port or the virtual table, with
+the key file given)."""
 
 import argparse
 import json
