@@ -165,6 +165,19 @@ def table(figures, tgts, verdicts, ran):
 
 def main(argv=None, description=None):
     """`python -m host_tools.bench`; description: the package's first line."""
+    ap = _parser(description)
+    args = ap.parse_args(argv)
+    names = _chosen_groups(ap, args)
+    t0 = time.perf_counter()
+    groups = run_groups(names, args)
+    total_s = time.perf_counter() - t0
+    judged = _judged(groups)
+    _print_summary(judged, groups, total_s, gantt=not args.no_gantt)
+    _write_report(judged, groups, total_s)
+    return 1 if judged["failed"] else 0
+
+
+def _parser(description):
     ap = argparse.ArgumentParser(prog="python -m host_tools.bench", description=description)
     ap.add_argument("--only", metavar="GROUP[,GROUP]",
                     help="run only these groups: %s" % ",".join(tg.GROUPS))
@@ -175,7 +188,11 @@ def main(argv=None, description=None):
     ap.add_argument("--runs-micropython", type=int, default=0,
                     help="replay runs per hand (default 50)")
     ap.add_argument("--no-gantt", action="store_true", help="do not print the cycle's timeline")
-    args = ap.parse_args(argv)
+    return ap
+
+
+def _chosen_groups(ap, args):
+    """The groups to run: every one (esp32 only with the kit), or --only's."""
     names = tg.GROUPS
     from host_tools.image import espkit
     if not espkit.available():     # the esp32 port's figures need QEMU, from the kit
@@ -186,59 +203,62 @@ def main(argv=None, description=None):
         bad = [n for n in names if n not in tg.GROUPS]
         if bad:
             ap.error("unknown group %s (groups: %s)" % (",".join(bad), ",".join(tg.GROUPS)))
+    return names
 
-    t0 = time.perf_counter()
-    groups = run_groups(names, args)
-    total_s = time.perf_counter() - t0
 
+def _judged(groups):
+    """The figures of the groups that ran against their targets: the
+    report's first keys (figures, targets, verdicts, over, failed)."""
     figures = {}
     for key, group, *_ in tg.FIGURES:
         if group in groups:
             figures[key] = groups[group]["figures"].get(key)
     tgts = tg.targets(figures)
     verdicts = {key: tg.verdict(figures[key], tgts.get(key)) for key in figures}
-    failed = sorted(k for k, g in groups.items() if g["error"])
-    over = [k for k, v in verdicts.items() if v == "OVER"]
+    return {"figures": figures, "targets": tgts, "verdicts": verdicts,
+            "over": [k for k, v in verdicts.items() if v == "OVER"],
+            "failed": sorted(k for k, g in groups.items() if g["error"])}
 
+
+def _print_summary(judged, groups, total_s, gantt):
+    """The table, the notes, the cycle's timeline (`gantt`), the run times
+    and what went over or failed."""
     print("make bench: %s; %s %s" % (time.strftime("%Y-%m-%d %H:%M"), platform.system(),
                                      platform.machine()))
     print()
-    for row in table(figures, tgts, verdicts, groups):
+    for row in table(judged["figures"], judged["targets"], judged["verdicts"], groups):
         print(row)
     print()
     for line in notes(groups):
         print(line)
     timeline = groups.get("cycle", {}).get("details", {}).get("timeline")
-    if timeline and not args.no_gantt:
+    if timeline and gantt:
         print()
         print("one cycle (seed %d), virtual time:" % timeline["seed"])
         print(timeline["gantt"])
     print()
     print("runtime: %s; total %.1f s" % (", ".join(
         "%s %.1f s" % (k, g["runtime_s"]) for k, g in groups.items()), total_s))
-    if over:
-        print("OVER TARGET: %s" % ", ".join(over))
-    if failed:
-        print("FAILED: %s" % "; ".join("%s (%s)" % (k, groups[k]["error"]) for k in failed))
+    if judged["over"]:
+        print("OVER TARGET: %s" % ", ".join(judged["over"]))
+    if judged["failed"]:
+        print("FAILED: %s" % "; ".join("%s (%s)" % (k, groups[k]["error"])
+                                       for k in judged["failed"]))
 
-    report = {
-        "figures": figures,
-        "targets": tgts,
-        "verdicts": verdicts,
-        "over": over,
-        "failed": failed,
+
+def _write_report(judged, groups, total_s):
+    report = dict(judged, **{
         "groups": {k: {"runtime_s": g["runtime_s"], "error": g["error"], "details": g["details"]}
                    for k, g in groups.items()},
         "runtime_s": round(total_s, 1),
         "when": time.strftime("%Y-%m-%dT%H:%M:%S"),
         "host": {"system": platform.system(), "machine": platform.machine(),
                  "python": platform.python_version()},
-    }
+    })
     with open(ROOT / "bench.json", "w") as f:
         json.dump(report, f, indent=2, default=_json_default)
         f.write("\n")
     print("wrote bench.json")
-    return 1 if failed else 0
 
 
 def _json_default(o):

@@ -38,23 +38,34 @@ def cycle_spans(log, events, cap, start=None):
     request to reply, when the log has them; else last lane full to the
     `walls` event), the lifters from up on to the last at the top, the
     dealer's key (walls up to `rolling`) and the dice's roll."""
-    def first(pred):
-        for e in events:
-            if pred(e):
-                return e["t"]
-        return None
-
     if start is None:
-        start = first(lambda e: e["ev"] == "state" and e["state"] == "building")
-    end = first(lambda e: e["ev"] == "dice" and (start is None or e["t"] >= start))
+        start = _first(events, lambda e: e["ev"] == "state" and e["state"] == "building")
+    end = _first(events, lambda e: e["ev"] == "dice" and (start is None or e["t"] >= start))
     if start is None or end is None:
         raise ValueError("no cycle (building ... dice) in these events")
-    walls = first(lambda e: e["ev"] == "walls" and start <= e["t"] <= end)
-    rolling = first(lambda e: e["ev"] == "state" and e["state"] == "rolling"
-                    and start <= e["t"] <= end)
+    walls = _first(events, lambda e: e["ev"] == "walls" and start <= e["t"] <= end)
+    rolling = _first(events, lambda e: e["ev"] == "state" and e["state"] == "rolling"
+                     and start <= e["t"] <= end)
     rows = [("plate", a, b) for a, b in _on_off(log, "plate_motor", start, end)]
+    lane_rows, lane_done = _lanes(log, cap, start, end)
+    rows += lane_rows
+    rows += _audit(log, start, end, lane_done, walls)
+    rows += _lift_and_dice(log, start, end, rolling)
+    return rows
 
-    lane_done = {}
+
+def _first(events, pred):
+    """The time of the first event `pred` takes, or None."""
+    for e in events:
+        if pred(e):
+            return e["t"]
+    return None
+
+
+def _lanes(log, cap, start, end):
+    """(rows, {lane: t full}): each lane that fed, from its feed on to its
+    cap-th tile stacked (or its feed off when the log has no such tile)."""
+    rows, lane_done = [], {}
     for n in range(LANES):
         feed = _on_off(log, "lane_feed:%d" % n, start, end)
         full = None
@@ -66,9 +77,14 @@ def cycle_spans(log, events, cap, start=None):
         if feed:
             lane_done[n] = full if full is not None else feed[0][1]
             rows.append(("lane %d" % n, feed[0][0], lane_done[n]))
+    return rows, lane_done
 
+
+def _audit(log, start, end, lane_done, walls):
+    """The audit's rows: each RFID scan, request to reply; without scans in
+    the log, the last lane full to the `walls` event."""
     scans, pending = [], None
-    for t, source, index, what, *detail in log:
+    for t, source, _index, what, *detail in log:
         if source != "rfid" or not start <= t <= end:
             continue
         if what == "scan" and detail and detail[0] == 0:
@@ -77,10 +93,16 @@ def cycle_spans(log, events, cap, start=None):
             scans.append((pending, t))
             pending = None
     if scans:
-        rows.extend(("audit", a, b) for a, b in scans)
-    elif lane_done and walls is not None:
-        rows.append(("audit", max(lane_done.values()), walls))
+        return [("audit", a, b) for a, b in scans]
+    if lane_done and walls is not None:
+        return [("audit", max(lane_done.values()), walls)]
+    return []
 
+
+def _lift_and_dice(log, start, end, rolling):
+    """The lifters from up on to the last at the top, the dealer's key from
+    there to `rolling`, the dice from `rolling` to the cycle's end."""
+    rows = []
     up = [t for t, source, _i, what, *detail in log
           if source == "out" and what.startswith("lift_up:") and detail[0]
           and start <= t <= end]

@@ -1,9 +1,13 @@
 """The technician's operations and `mjctl`, the command line on top
 (docs/technician.md):
     ops.py       the operations other tools use: a cycle, a hand, a fault described
-    common.py    what every command shares: exit codes, output, texts
-    mjctl.py     the command line: its parser, `main`, the play commands
-    service.py   the service commands (log, live, config, jog, rfid, ...)
-    ports.py     which serial ports a controller answers on
+    common.py    what every command shares: exit codes, output, texts, the table it reaches
+    mjctl.py     the command line: its parser and `main`
+    play.py      the cycle and the hand (cycle, hand, serve, start, new-game, clear)
+    watch.py     the table as it is now (status, sensors, live, monitor)
+    logs.py      what the controller keeps (log, counters)
+    service.py   the service-session commands (jog, config, rfid, selftest, dice-test)
+    ports.py     which serial ports a controller answers on (ports, --port auto)
+    fleet.py     the parlour's tables (fleet)
     selftest.py  the self-test's steps and verdict
 """

@@ -1,19 +1,24 @@
 """What every mjctl command shares: exit codes, the error a command
 stops with, its parser and output (JSON or words), values as a technician
-reads them."""
+reads them, and the table it talks to (a port or the virtual table, with
+the key file given)."""
 
 import argparse
 import json
 import sys
+from pathlib import Path
 
 from host_tools import texts
 from host_tools.texts import LANGS, fault_texts, lang, pad, reason_texts, t, word
 from firmware.faults import POWER_LOST
+from host_tools.link.client import LinkClient
 
 EXIT_INPUT = 1         # a wrong call or input (also: a check that failed)
 EXIT_REFUSED = 2       # the table refused, or stopped the command
 EXIT_NO_ANSWER = 3     # no answer: no controller on the port, or the link failed
 EXIT_INTERRUPTED = 130  # Ctrl-C: what the command started is stopped first
+
+KEY_BYTES = 32                 # a table's service key (host_tools/image/deploy.py makes them)
 
 
 class CliError(Exception):
@@ -51,9 +56,49 @@ def command(sub, name, fn, text, need_sim, example=None, description=None, link=
 def sim_key(args):
     """The virtual table's service key: --key FILE's bytes, else random."""
     if getattr(args, "key", None):
-        from pathlib import Path
         return Path(args.key).read_bytes()
     return True
+
+
+def read_key(path):
+    """The bytes of a key file, or CliError with what is wrong with it."""
+    p = Path(path)
+    try:
+        key = p.read_bytes()
+    except FileNotFoundError:
+        raise CliError(EXIT_INPUT, t("err.key_missing", path=path)) from None
+    except IsADirectoryError:
+        raise CliError(EXIT_INPUT, t("err.key_folder", path=path)) from None
+    except PermissionError:
+        raise CliError(EXIT_INPUT, t("err.key_unreadable", path=path)) from None
+    except OSError as e:
+        raise CliError(EXIT_INPUT, t("err.key_bad", path=path, reason=e.strerror or e)) from None
+    if len(key) != KEY_BYTES:
+        raise CliError(EXIT_INPUT, t("err.key_size", path=path, n=len(key), want=KEY_BYTES))
+    return key
+
+
+def on_table(args, fn):
+    """fn(link, key) on the chosen controller; the key from --key, or the
+    virtual table's own under --sim."""
+    if args.sim:
+        with virtual_table(args, key=sim_key(args)) as sim:
+            with LinkClient(sim.link_path) as link:
+                link.hello()
+                return fn(link, sim.key)
+    key = read_key(args.key) if getattr(args, "key", None) else None
+    from host_tools.link import mux as linkmux
+    with LinkClient(linkmux.shared(args.port)) as link:   # shared with other windows
+        link.hello()
+        return fn(link, key)
+
+
+def answer(args, op, human):
+    """One request; its answer printed (--json: as JSON, else by `human`)."""
+    def run(link, _key):
+        emit(args, fields(link.request(op)), human)
+        return 0
+    return on_table(args, run)
 
 
 def fields(answer):
@@ -92,6 +137,10 @@ def lift_text(state):
 
 def state_text(state):
     return LANGS[lang()].TEXTS.get("state." + state, state)
+
+
+def fault_name(code):
+    return fault_texts(code)[0]
 
 
 def seconds(ms):

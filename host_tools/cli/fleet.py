@@ -22,7 +22,7 @@ from host_tools.texts import fault_texts, word
 SIM_TIMEOUT_S = 600        # wall seconds the virtual tables may take to reach --seconds
 
 
-def register(sub):
+def add_fleet(sub):
     p = command(sub, "fleet", cmd_fleet, t("help.fleet"), False,
                 "mjctl fleet\n  mjctl --sim --tables 3 fleet --seconds 60 --json", link=False)
     p.add_argument("--seconds", type=float, default=None, metavar="S",

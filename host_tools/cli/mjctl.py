@@ -12,13 +12,13 @@ frozen into the 32-bit twin as a board runs it (`--form mpy` or `source`
 for the development forms); `--port` talks to a controller, real or
 virtual, over its link.
 
-The command line only: what a command does on a table is in
-host_tools/cli/ops.py (a cycle, a hand) and service.py (the service
-commands), what the commands share in common.py.
+The command line only: its options, the order --help lists the commands
+in, and the exit code of each way a command stops. The commands are in a
+module per group (host_tools/cli/__init__.py lists them), what they do on a
+table in ops.py (a cycle, a hand), what they share in common.py.
 """
 
 import argparse
-import json
 import signal
 import sys
 import threading
@@ -26,200 +26,9 @@ import threading
 from firmware.link.codec import LinkError
 from host_tools.image.espkit import Missing
 from host_tools.image.mpenv import MissingBuild
-from host_tools.link import mux as linkmux
-from host_tools.link.client import LinkClient
-from host_tools.texts import word
 from host_tools.cli.common import (EXIT_INPUT, EXIT_INTERRUPTED, EXIT_NO_ANSWER, EXIT_REFUSED,
-                                   CliError, Parser, command, console, emit, fields, human_fault,
-                                   lift_text, plain, seconds, state_text, t, virtual_table)
-from host_tools.cli.ops import describe_fault, run_cycle, run_hand
-
-
-def _on_sim(args, run, human, seated=None):
-    """run(sim, link) on a fresh virtual table, its JSON object emitted;
-    a link that fails is the object's error, with the firmware's log.
-    `seated(table)`: what sits at the table before the firmware starts."""
-    with virtual_table(args) as sim:
-        extra = seated(sim.table) if seated is not None else None
-        with LinkClient(sim.link_path) as link:
-            try:
-                out = run(sim, link, extra)
-            except LinkError as e:
-                out = {"ok": False, "error": str(e), "faults": [],
-                       "firmware_log": sim.firmware_log()[-2000:]}
-    emit(args, out, human)
-    return 0 if out.get("ok") else 1
-
-
-def cmd_hand(args):
-    if not args.sim:                      # a real table: the hand as it stands
-        from host_tools.cli.service import cmd_current_hand
-        return cmd_current_hand(args)
-    from host_tools.sim.hand_players import HandPlayers
-
-    cut = getattr(args, "power_cut", None)
-    if cut is not None and not 0 <= cut <= 3600:
-        raise CliError(EXIT_INPUT, t("err.power_cut", s=cut))
-
-    def run(sim, link, players):
-        if not args.json:
-            print(t("msg.sim_hand_start", seed=args.seed), flush=True)
-        return run_hand(sim, link, players)
-    return _on_sim(args, run, human_hand, lambda table: HandPlayers(
-        table, seed=args.seed, cut_after_ms=None if cut is None else int(cut * 1000),
-        off_take=getattr(args, "take_while_off", False)))
-
-
-def cmd_cycle(args):
-    return _on_sim(args, lambda sim, link, _: run_cycle(sim, link), human_cycle)
-
-
-def cmd_serve(args):
-    done = threading.Event()
-    signal.signal(signal.SIGINT, lambda *_: done.set())
-    signal.signal(signal.SIGTERM, lambda *_: done.set())
-    key, shown = True, None
-    if args.key:       # practice with a key file of one's own: made when missing
-        from host_tools.image import tablekey
-        try:
-            key, made = tablekey.read_or_make(args.key)
-        except tablekey.KeyFileError as e:
-            print("mjctl: %s" % e, file=sys.stderr)
-            return 1
-        shown = {"file": args.key, "fingerprint": tablekey.fingerprint(key), "made": made}
-    with virtual_table(args, realtime=True, key=key) as sim:
-        if args.json:
-            print(json.dumps({"link": sim.link_path, "key": shown}), flush=True)
-        else:
-            if shown:
-                from host_tools.texts import t
-                print(t("sim.key", file=shown["file"], fp=shown["fingerprint"],
-                        made=t("sim.key_made") if shown["made"] else ""))
-            print("virtual table running; link on %s (Ctrl-C stops)" % sim.link_path, flush=True)
-        while not done.wait(0.2):
-            if not sim.alive:
-                print("the virtual table stopped: %s" % sim.exit_reason, file=sys.stderr)
-                return 1
-    return 0
-
-
-def cmd_status(args):
-    if args.sim:
-        with virtual_table(args) as sim:
-            with LinkClient(sim.link_path) as link:
-                return _status(args, link)
-    with LinkClient(linkmux.shared(args.port)) as link:
-        return _status(args, link)
-
-
-def _status(args, link):
-    info = link.hello()
-    st = link.request("status")
-    out = {"firmware": info.get("fw"), "proto": info.get("proto"), "build": info.get("build"),
-           "runtime": info.get("runtime")}
-    out.update(fields(st))
-    if out.get("fault"):
-        out["fault"] = describe_fault(out["fault"])
-    try:
-        out["counters"] = fields(link.request("counters"))
-    except LinkError:              # stopped at boot (config, firmware): status only
-        pass
-    emit(args, out, human_status)
-    return 0
-
-
-# -- output ------------------------------------------------------------------
-
-def human_cycle(out):
-    c = console()
-    if out.get("ok"):
-        c.print("[green]%s[/]%s%s" % (t("mj.cycle_done"), t("punct.colon"), t(
-            "mj.cycle_done.text", walls=out["walls"]["tiles_per_side"], dice=out["dice"],
-            dealer=out["dealer"])))
-        c.print(t("mj.cycle_time", s=out["table_time_s"], bound=out["lower_bound_s"],
-                  over=100.0 * (out["table_time_s"] / out["lower_bound_s"] - 1)))
-    else:
-        c.print("[red]%s[/]" % t("mj.cycle_stopped"))
-    for f in out.get("faults", []):
-        human_fault(c, f)
-    if out.get("error"):
-        c.print("[red]%s[/]" % out["error"])
-
-
-def human_hand(out):
-    c = console()
-    res = out.get("result")
-    if res is None:
-        c.print("[red]%s[/]" % t("mj.hand_stopped"))
-    elif res["draw"]:
-        c.print("[yellow]%s[/]%s%s" % (t("mj.hand_draw"), t("punct.semicolon"),
-                                       t("mj.dealer_stays", seat=res["dealer"])))
-    else:
-        c.print("[green]%s[/]%s%s" % (t("hand.won", seat=res["winner"]), t("punct.semicolon"), t(
-            "mj.next_dealer", seat=res["dealer"], streak=res["streak"])))
-    ops = {}
-    for st in out.get("observed", []):
-        ops[st["op"]] = ops.get(st["op"], 0) + 1
-    c.print(t("mj.events_followed", ops=t("punct.comma").join(
-        "%s %d" % (word("op", op), n) for op, n in sorted(ops.items()))))
-    if out.get("resumed") is not None:
-        c.print(t("mj.resumed") if out["resumed"] else
-                t("mj.fell_back", reason=out.get("fallback"), why=word("resume", out.get("fallback"))))
-        if out["resumed"]:
-            c.print(t("mj.replay_ok") if out.get("replay_ok") else
-                    "[red]%s[/]" % t("mj.replay_differs", n=len(out.get("mismatches", []))))
-    if out.get("observed"):
-        last = out["observed"][-1]
-        c.print(t("mj.last_state", phase=word("phase", last["phase"]), wall=last["wall"],
-                  reserve=last["reserve"], drawable=last["drawable"], gold=last["gold"]))
-    for f in out.get("faults", []):
-        human_fault(c, f)
-    if out.get("error"):
-        c.print("[red]%s[/]" % out["error"])
-
-
-def human_status(out):
-    from rich.table import Table
-    c = console()
-    tb = Table(show_header=False, box=None)
-    dice = out.get("dice")
-    rows = [("label.state", state_text(out.get("state"))),
-            ("label.phase", word("build", out["phase"]) if out.get("phase") else "-"),
-            ("label.cycles", plain(out.get("cycles"))),
-            ("label.dealer", t("msg.seat", n=out["dealer"]) if out.get("dealer") is not None
-             else "-"),
-            ("label.dice", "%d + %d" % tuple(dice) if dice else "-"),
-            ("label.walls", plain(out.get("tiles_per_side"))),
-            ("label.lanes", plain(out.get("lanes"))),
-            ("label.lifters", ", ".join(lift_text(s) for s in out.get("lifters") or []) or "-"),
-            ("label.uptime", seconds(out["uptime"]) if out.get("uptime") is not None else "-"),
-            ("label.firmware", plain(out.get("firmware"))),
-            ("label.proto", plain(out.get("proto"))),
-            ("label.build", plain(out.get("build")))]
-    for key, value in rows:
-        tb.add_row(t(key), value)
-    rt = out.get("runtime")
-    if rt:
-        where = rt.get("chip") or rt.get("port") or "-"     # ESP32S3, or the twin's unix port
-        tb.add_row(t("label.runtime"), t("msg.runtime", mp=rt["micropython"] or "-", where=where,
-                                         bits=rt["bits"], form=t("label.frozen") if rt["frozen"]
-                                         else t("label.files")))
-    heap = out.get("heap")
-    if heap:
-        tb.add_row(t("label.heap"), t("msg.heap", free=heap["free"], used=heap["alloc"]))
-    c_ = out.get("counters")
-    if c_:
-        faults = ", ".join("%d x%d" % (code, n) for code, n in c_["faults"]) or t("label.none")
-        tb.add_row(t("label.counters"), t("msg.status_counters", hands=c_["hands"],
-                                          lifts=c_["lifts"], fed=plain(c_["tiles_fed"]),
-                                          faults=faults))
-    c.print(tb, highlight=False)
-    if out.get("fault"):
-        human_fault(c, out["fault"])
-
-
-# -- arguments ---------------------------------------------------------------
-
+                                   CliError, Parser, t)
+from host_tools.cli import fleet, logs, play, ports, service, watch
 
 
 def version_text():
@@ -256,23 +65,13 @@ def parser():
                     help="the table's service key file: for service commands; with --sim,"
                     " the virtual table's key")
     sub = ap.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    command(sub, "cycle", cmd_cycle, t("help.cycle"), True, "mjctl --sim --seed 3 cycle")
-    p = command(sub, "hand", cmd_hand, t("help.hand"), False, "mjctl --port /dev/ttyACM0 hand\n"
-                "  mjctl --sim --seed 4 hand\n  mjctl --sim --seed 4 hand --json --power-cut 60")
-    p.add_argument("--power-cut", type=float, default=None, metavar="S",
-                   help=t("help.opt_power_cut"))
-    p.add_argument("--take-while-off", action="store_true", help=t("help.opt_take_while_off"))
-    p = command(sub, "serve", cmd_serve, t("help.serve"), True,
-                "mjctl --sim serve --key keys/practice.key")
-    # `mjctl --sim serve --key FILE` as well as `mjctl --sim --key FILE serve`
-    # (SUPPRESS: absent here, the global --key stays).
-    p.add_argument("--key", metavar="FILE", default=argparse.SUPPRESS,
-                   help=t("help.opt_serve_key"))
-    command(sub, "status", cmd_status, t("help.status"), False, "mjctl --port /dev/ttyACM0 status")
-    from host_tools.cli.service import register
-    register(sub)
-    from host_tools.cli import fleet
-    fleet.register(sub)
+    # Each group adds its own commands; --help lists them in this order.
+    for add in (play.add_cycle, play.add_hand, play.add_serve, watch.add_status, play.add_clear,
+                play.add_start, play.add_new_game, logs.add_log, watch.add_sensors,
+                watch.add_live, watch.add_monitor, ports.add_ports, logs.add_counters,
+                service.add_dice_test, service.add_config, service.add_rfid,
+                service.add_selftest, service.add_jog, fleet.add_fleet):
+        add(sub)
     return ap
 
 
@@ -300,8 +99,7 @@ def resolve_port(args):
     if not args.port:
         raise CliError(EXIT_INPUT, t("err.no_port_given"), usage=args.parser.format_usage())
     if args.port == "auto":
-        from host_tools.cli.ports import find_controllers
-        found = [p for p in find_controllers() if p["controller"]]
+        found = [p for p in ports.find_controllers() if p["controller"]]
         if not found:
             raise CliError(EXIT_NO_ANSWER, t("err.auto_none"))
         if len(found) > 1:

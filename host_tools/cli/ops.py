@@ -72,12 +72,12 @@ def run_hand(sim, link, players, timeout_s=HAND_WALL_TIMEOUT_S, cuts=None):
     With `players.cut_after_ms` set, the players cut the power that long
     after the deal began (or when `players.cut_on` says; `cuts`: True for a
     cut made otherwise, False for none; host_tools/sim/hand_players.py):
-    `observed` then
-    holds the states published before the cut, the resumed state (op
-    "resumed") and those after, each with its `n`; `"resumed"` says
-    whether the table brought the hand back, `"fallback"` the reason it
-    gave when it did not (power_lost's detail), and `"replay_ok"` whether
-    every state after the resume is the replay's (engine_core.replay)."""
+    `observed` then holds the states published before the cut, the
+    resumed state (op "resumed") and those after, each with its `n`;
+    `"resumed"` says whether the table brought the hand back, `"fallback"`
+    the reason it gave when it did not (power_lost's detail), and
+    `"replay_ok"` whether every state after the resume is the replay's
+    (engine_core.replay)."""
     cycle = run_cycle(sim, link)
     cutting = cuts if cuts is not None else (
         getattr(players, "cut_after_ms", None) is not None
@@ -88,6 +88,20 @@ def run_hand(sim, link, players, timeout_s=HAND_WALL_TIMEOUT_S, cuts=None):
         return out
     if cutting:
         out.update({"resumed": None, "fallback": None, "replay_ok": None})
+    _follow_hand(link, out, cutting, timeout_s)
+    out["scenario"] = players.scenario
+    out["players"] = {"result": players.result, "skipped": len(players.skipped),
+                      "abandoned": players.abandoned}
+    if cutting:
+        out["players"]["cuts"] = [list(c) for c in players.cuts]
+        out["players"]["taken_while_off"] = [s for _, s in players.off_taken]
+    _judge_hand(out, players, cutting)
+    return out
+
+
+def _follow_hand(link, out, cutting, timeout_s):
+    """The hand's events into `out` until its result, a fault, or
+    `timeout_s` (LinkError); a cut's resume or fall-back as well."""
     deadline = time.monotonic() + timeout_s
     while True:
         # Every event is taken off the queue (the next set's, state changes
@@ -112,22 +126,21 @@ def run_hand(sim, link, players, timeout_s=HAND_WALL_TIMEOUT_S, cuts=None):
             out["resumed"] = False
             out["fallback"] = ev.get("detail", {}).get("reason")
             out["faults"].append(describe_fault(ev))
-            break
+            return
         elif ev["ev"] == "fault":
             out["faults"].append(describe_fault(ev))
-            break
+            return
         elif ev["ev"] == "result":
             out["result"] = {"winner": ev["winner"], "draw": ev["winner"] is None,
                              "dealer": ev["dealer"], "wins_in_row": ev["wins_in_row"],
                              "streak": ev["streak"]}
-            break
-    out["scenario"] = players.scenario
-    out["players"] = {"result": players.result, "skipped": len(players.skipped),
-                      "abandoned": players.abandoned}
-    if cutting:
-        out["players"]["cuts"] = [list(c) for c in players.cuts]
-        out["players"]["taken_while_off"] = [s for _, s in players.off_taken]
+            return
 
+
+def _judge_hand(out, players, cutting):
+    """out["ok"] (and, after a resume, the replay's verdict): the hand ran
+    to its result, every scenario event followed, no fault, no player left
+    out."""
     if cutting and out["resumed"]:
         out["mismatches"] = resumed_mismatches(out["observed"], players.scenario)
         out["replay_ok"] = not out["mismatches"]
@@ -136,14 +149,13 @@ def run_hand(sim, link, players, timeout_s=HAND_WALL_TIMEOUT_S, cuts=None):
         out["ok"] = (not out["faults"] and out["result"] is not None and out["replay_ok"]
                      and n_last == len(players.scenario["events"])
                      and not players.skipped and not players.abandoned)
-        return out
+        return
     if cutting and out["resumed"] is False:
-        return out
+        return
     # No cut in the hand (or one before its dice: rolled again): as ever.
     out["ok"] = (not out["faults"] and out["result"] is not None and players.scenario is not None
                  and len(out["observed"]) == len(players.scenario["events"])
                  and not players.skipped and not players.abandoned)
-    return out
 
 
 def resumed_mismatches(observed, scenario, from_start=False):

@@ -1,17 +1,15 @@
-"""mjctl's service commands (docs/technician.md): what a technician runs on
-a table, with `--port DEV` or on the virtual table with `--sim`.
+"""mjctl's service-session commands (docs/technician.md): the host's side
+of firmware/link/service.py, with `--port DEV` or on the virtual table
+with `--sim`.
 
-    mjctl --port DEV [--json] hand                  the current hand's public state
-    mjctl --port DEV [--json] log                   faults and service sessions
-    mjctl --port DEV [--json] clear                 clear the active fault
-    mjctl --port DEV [--json] new-game              a new game: the first dealer drawn again
-    mjctl --port DEV [--json] sensors | counters | live | config get|validate
     mjctl --port DEV --key FILE [--json] jog plate 500
     mjctl --port DEV --key FILE [--json] jog lane 2 300
     mjctl --port DEV --key FILE [--json] jog lift_up 1 1500
-    mjctl --port DEV --key FILE [--json] selftest
     mjctl --port DEV --key FILE [--json] config set timings.lift_up_ms 4200
+    mjctl --port DEV [--json] config get [KEY]       (no key needed)
+    mjctl [--json] config validate FILE             (on this PC, no table)
     mjctl --port DEV --key FILE [--json] rfid audit | rfid learn
+    mjctl --port DEV --key FILE [--json] selftest
     mjctl --port DEV --key FILE [--json] dice-test N
 
 A command that moves, writes, reads tags or rolls the dice opens a service
@@ -20,306 +18,16 @@ runs, and closes it. Under --sim the virtual table's own key is used.
 """
 
 import json
-from pathlib import Path
+import sys
 
-from host_tools.texts import pad, t, word
-from firmware.link.codec import LinkError
-from host_tools.link.client import LinkClient, service_entry
-from host_tools.cli import common
-from host_tools.cli.common import EXIT_INPUT, EXIT_REFUSED, CliError, command, plain, sim_key
+from host_tools.texts import pad, word
+from host_tools.cli.common import (EXIT_INPUT, EXIT_REFUSED, CliError, command, console, emit,
+                                   fields, on_table, plain, read_key, t)
+from host_tools.cli import selftest
 from host_tools.cli.ops import dice_stats
 
-KEY_BYTES = 32                 # a table's service key (host_tools/image/deploy.py makes them)
 JOG_MAX_MS = 2000              # the firmware's bound (firmware/link/service.py)
 DICE_TEST_MAX = 100000         # rolls per dice-test: 200 requests of the controller's 500
-
-
-def _link(args, fn):
-    """fn(link, key) on the chosen controller; the key from --key, or the
-    virtual table's own under --sim."""
-    if args.sim:
-        from host_tools.cli.common import virtual_table
-        with virtual_table(args, key=sim_key(args)) as sim:
-            with LinkClient(sim.link_path) as link:
-                link.hello()
-                return fn(link, sim.key)
-    key = read_key(args.key) if getattr(args, "key", None) else None
-    from host_tools.link import mux as linkmux
-    with LinkClient(linkmux.shared(args.port)) as link:   # shared with other windows
-        link.hello()
-        return fn(link, key)
-
-
-def read_key(path):
-    """The bytes of a key file, or CliError with what is wrong with it."""
-    p = Path(path)
-    try:
-        key = p.read_bytes()
-    except FileNotFoundError:
-        raise CliError(EXIT_INPUT, t("err.key_missing", path=path)) from None
-    except IsADirectoryError:
-        raise CliError(EXIT_INPUT, t("err.key_folder", path=path)) from None
-    except PermissionError:
-        raise CliError(EXIT_INPUT, t("err.key_unreadable", path=path)) from None
-    except OSError as e:
-        raise CliError(EXIT_INPUT, t("err.key_bad", path=path, reason=e.strerror or e)) from None
-    if len(key) != KEY_BYTES:
-        raise CliError(EXIT_INPUT, t("err.key_size", path=path, n=len(key), want=KEY_BYTES))
-    return key
-
-
-def _answer(args, op, human):
-    """One request; its answer printed (--json: as JSON, else by `human`)."""
-    def run(link, _key):
-        common.emit(args, common.fields(link.request(op)), human)
-        return 0
-    return _link(args, run)
-
-
-def cmd_current_hand(args):
-    return _answer(args, "hand", _human_hand)
-
-
-def cmd_clear(args):
-    return _answer(args, "clear", lambda o: common.console().print(
-        t("msg.cleared", code=o["cleared"], name=_fault_name(o["cleared"]))
-        if o["cleared"] else t("msg.no_fault")))
-
-
-def cmd_start(args):
-    """Start a table cycle: after `clear` of a fault that stopped the table
-    at boot (power_lost), or to build the walls now."""
-    return _answer(args, "start", lambda o: common.console().print(t("msg.started")))
-
-
-def cmd_new_game(args):
-    """A new game (docs/hand.md, A new game): the controller draws the
-    first dealer again and the streak starts from 0; refused (`busy`)
-    during a hand, a cut one included."""
-    return _answer(args, "new_game", lambda o: common.console().print(
-        t("msg.new_game", seat=o["dealer"])))
-
-
-def _fault_name(code):
-    from host_tools.texts import fault_texts
-    return fault_texts(code)[0]
-
-
-def cmd_log(args):
-    """The fault log and the service log, newest first; the service log's
-    entries carry what was moved or changed and how it ended, and what
-    hosts without the key asked is counted by kind. Both logs are kept
-    across the controller's restarts, so their times are its own (ms since
-    the boot each was written in): this PC cannot date them."""
-    def run(link, _key):
-        faults = link.request("faults")["faults"]          # newest first already
-        counts = {}
-        service = link.service_log(counts=counts)          # oldest first: turned
-        try:
-            by_code = link.request("counters")["faults"]
-        except LinkError:          # stopped at boot: the counters are not there
-            by_code = []
-        out = {"faults": faults, "faults_by_code": [{"code": c, "name": _fault_name(c), "count": n}
-                                                    for c, n in by_code],
-               "service": [service_entry(e) for e in reversed(service)],
-               "keyless": counts}
-        common.emit(args, out, _human_log)
-        return 0
-    return _link(args, run)
-
-
-def cmd_sensors(args):
-    return _answer(args, "sensors", _human_sensors)
-
-
-def cmd_live(args):
-    """status and sensors every `--every` s, redrawn in place (--json: one
-    line per refresh); `--count N` stops after N refreshes, else Ctrl-C
-    (exit 130, like any command it stops)."""
-    import time
-    if not args.every > 0:
-        raise CliError(EXIT_INPUT, t("err.every", value=args.every), usage=args.parser.format_usage())
-    if args.count is not None and args.count < 1:
-        raise CliError(EXIT_INPUT, t("err.count", value=args.count), usage=args.parser.format_usage())
-
-    def snapshot(link):
-        st = link.request("status")
-        se = common.fields(link.request("sensors"))
-        return {"state": st["state"], "phase": st["phase"], "fault": st["fault"],
-                "uptime": st["uptime"], "sensors": se}
-
-    def run(link, _key):
-        n = 0
-        live = None
-        if not args.json:
-            from rich.live import Live
-            live = Live(auto_refresh=False)
-            live.start()
-        try:
-            while args.count is None or n < args.count:
-                snap = snapshot(link)
-                n += 1
-                if live is None:
-                    print(json.dumps(snap), flush=True)
-                else:
-                    live.update(_live_view(snap), refresh=True)
-                if args.count is None or n < args.count:
-                    time.sleep(args.every)
-        finally:
-            if live is not None:
-                live.stop()
-        return 0
-    return _link(args, run)
-
-
-def cmd_monitor(args):
-    """The controller's events and faults as they come, one plain line each
-    (tableview's --plain lines; a fault with its cause and fix), until
-    Ctrl-C or --count events."""
-    import sys
-
-    def run(link, _key):
-        st = link.request("status")
-        if not args.json:
-            print("# %s" % t("msg.monitor_start", port=args.port or t("label.virtual_table"),
-                             state=common.state_text(st["state"]), uptime=common.seconds(st["uptime"])),
-                  flush=True)
-            if st["fault"]:
-                for line in monitor_lines(dict(st["fault"], ev="fault", t=st["uptime"])):
-                    print(line)
-        return follow_events(link, args.json, args.count, sys.stdout)
-    return _link(args, run)
-
-
-def follow_events(link, as_json, count, out):
-    """Print each event as it arrives (count: stop after that many)."""
-    n = 0
-    while count is None or n < count:
-        ev = link.next_event(timeout=None)
-        if ev is None:                 # the link closed
-            from firmware.link.codec import LinkError as _LinkError
-            raise _LinkError("closed", "the port closed")
-        n += 1
-        if as_json:
-            out.write(json.dumps(ev) + "\n")
-        else:
-            for line in monitor_lines(ev):
-                out.write(line + "\n")
-        out.flush()
-    return 0
-
-
-def monitor_lines(ev):
-    """An event as tableview's plain lines: `t  name  fields`, and for a
-    fault its cause and fix in the chosen language."""
-    from host_tools.texts.events import plain_lines
-    from host_tools.texts import fault_texts
-    fields = {k: v for k, v in ev.items() if k not in ("ev", "t")}
-    extra = []
-    if ev["ev"] == "fault" and "code" in ev:
-        _, cause, fix = fault_texts(ev["code"])
-        extra = [(t("label.cause"), cause), (t("label.fix"), fix)]
-    return plain_lines({"t": ev.get("t", 0), "name": ev["ev"], "host": False, "fields": fields},
-                       extra)
-
-
-def cmd_ports(args):
-    """Every serial port of this PC; those that answer the link's handshake
-    are controllers, with their table id and build."""
-    from host_tools.cli.ports import find_controllers
-    found = find_controllers()
-
-    def human(o):
-        c = common.console()
-        if not o["ports"]:
-            c.print(t("msg.ports_none"))
-            return
-        for p in o["ports"]:
-            what = t("msg.port_controller", table=p["table"], build=p["build"], fw=p["fw"]) \
-                if p["controller"] else t("msg.port_silent")
-            c.print("%-16s %s%s" % (p["device"], what,
-                                    "  (%s)" % p["description"] if p["description"] else ""))
-    common.emit(args, {"ports": found}, human)
-    return 0
-
-
-def cmd_counters(args):
-    return _answer(args, "counters", _human_counters)
-
-
-def config_leaf(answer, leaf):
-    """One entry of a config section's answer (`value`: [[name, value]...])."""
-    for name, value in answer["value"] if isinstance(answer["value"], list) else []:
-        if name == leaf:
-            return value
-    return _MISSING
-
-
-_MISSING = object()
-
-
-def cmd_config(args):
-    if args.action == "validate":          # on this PC, with the firmware's own checker
-        if not args.file:
-            raise CliError(EXIT_INPUT, t("err.config_validate_file"), usage=args.parser.format_usage())
-        from firmware.config import load
-        try:
-            cfg = load(args.file)
-        except ValueError as e:            # the config's own message
-            common.emit(args, {"ok": False, "error": str(e)},
-                  lambda o: common.console().print("[red]%s[/]" % o["error"]))
-            return 1
-        common.emit(args, {"ok": True, "ruleset": cfg.ruleset_name, "tile_sets": cfg.tile_sets},
-              lambda o: common.console().print("[green]%s[/]%s%s" % (t("svc.valid"), t("punct.colon"), t(
-                  "svc.valid.text", ruleset=o["ruleset"], sets=o["tile_sets"]))))
-        return 0
-
-    if args.action == "set":
-        return _config_set(args)
-
-    def run(link, _key):
-        if not args.file:
-            out = common.fields(link.request("config_get"))
-            common.emit(args, out, lambda o: common.console().print("\n".join(o["keys"])))
-            return 0
-        head, _, leaf = args.file.partition(".")
-        got = common.fields(link.request("config_get", key=head))
-        if leaf:                           # timings.NAME, pins.NAME: as config set takes them
-            value = config_leaf(got, leaf)
-            if value is _MISSING:
-                raise CliError(EXIT_REFUSED, t("err.config_no_key", name=args.file))
-            got = {"key": args.file, "value": value}
-        common.emit(args, got, _human_config_value)
-        return 0
-    return _link(args, run)
-
-
-def _human_config_value(o):
-    c = common.console()
-    v = o["value"]
-    if isinstance(v, list) and v and all(isinstance(e, list) and len(e) == 2
-                                         and isinstance(e[0], str) for e in v):
-        for name, value in v:              # a section: one line per entry
-            c.print("%s.%s = %s" % (o["key"], name, plain(value)), highlight=False)
-    else:
-        c.print("%s = %s" % (o["key"], plain(v)), highlight=False)
-
-
-def _config_set(args):
-    if not args.file or args.value is None:
-        raise CliError(EXIT_INPUT, t("err.config_set_args"), usage=args.parser.format_usage())
-    try:
-        value = json.loads(args.value)     # 4200, [1, 2], "fuzhou144"
-    except ValueError:
-        value = args.value                 # a bare word: a string
-
-    def run(link, session):
-        out = link.request("config_set", session=session, key=args.file, value=value)
-        common.emit(args, {"key": out["key"], "value": out["value"], "restart": out["restart"]},
-              lambda o: common.console().print(t("msg.config_written", name=o["key"],
-                                           value=plain(o["value"])), highlight=False))
-        return 0
-    return _serviced(args, run)
 
 
 def _serviced(args, fn):
@@ -334,7 +42,7 @@ def _serviced(args, fn):
         finally:
             link.close_service(session)
     _need_key(args)
-    return _link(args, run)
+    return on_table(args, run)
 
 
 def _need_key(args):
@@ -345,6 +53,114 @@ def _need_key(args):
         read_key(args.key)
 
 
+def jog_arguments(actuator, words):
+    """(n, ms) of `jog ACTUATOR [N] MS`, each checked; CliError (usage, exit
+    1) when one is missing, extra, not a whole number or out of range.
+    The plate has no number; a lane or a lifter must be named: nothing is
+    assumed, so a wrong call moves nothing."""
+    numbered = actuator != "plate"
+    want = 2 if numbered else 1
+    if len(words) != want:
+        key = ("err.jog_numbered" if numbered else "err.jog_plate")
+        raise CliError(EXIT_INPUT, t(key, actuator=actuator, given=len(words), max=JOG_MAX_MS))
+    values = []
+    for given, what in zip(words, ("n", "ms") if numbered else ("ms",)):
+        try:
+            values.append(int(given))
+        except ValueError:
+            raise CliError(EXIT_INPUT, t("err.jog_" + what, value=given, max=JOG_MAX_MS)) from None
+    n, ms = values if numbered else (None, values[0])
+    if n is not None and not 0 <= n <= 3:
+        raise CliError(EXIT_INPUT, t("err.jog_n", value=n, max=JOG_MAX_MS))
+    if not 1 <= ms <= JOG_MAX_MS:
+        raise CliError(EXIT_INPUT, t("err.jog_ms", value=ms, max=JOG_MAX_MS))
+    return n, ms
+
+
+def cmd_jog(args):
+    try:
+        n, ms = jog_arguments(args.actuator, args.what)
+    except CliError as e:
+        e.usage = args.parser.format_usage()
+        raise
+    request = {"actuator": args.actuator, "ms": ms}
+    if n is not None:
+        request["n"] = n
+
+    def run(link, session):
+        link.request("jog", session=session, **request)
+        out = dict(ok=True, **{k: v for k, v in request.items()})
+        emit(args, out, lambda o: console().print(
+            t("msg.jogged_plate", ms=ms) if n is None else
+            t("msg.jogged", actuator=t("label." + args.actuator), n=n, ms=ms)))
+        return 0
+    return _serviced(args, run)
+
+
+def cmd_config(args):
+    if args.action == "validate":          # on this PC, with the firmware's own checker
+        if not args.file:
+            raise CliError(EXIT_INPUT, t("err.config_validate_file"), usage=args.parser.format_usage())
+        from firmware.config import load
+        try:
+            cfg = load(args.file)
+        except ValueError as e:            # the config's own message
+            emit(args, {"ok": False, "error": str(e)},
+                 lambda o: console().print("[red]%s[/]" % o["error"]))
+            return 1
+        emit(args, {"ok": True, "ruleset": cfg.ruleset_name, "tile_sets": cfg.tile_sets},
+             lambda o: console().print("[green]%s[/]%s%s" % (t("svc.valid"), t("punct.colon"), t(
+                 "svc.valid.text", ruleset=o["ruleset"], sets=o["tile_sets"]))))
+        return 0
+
+    if args.action == "set":
+        return _config_set(args)
+
+    def run(link, _key):
+        if not args.file:
+            out = fields(link.request("config_get"))
+            emit(args, out, lambda o: console().print("\n".join(o["keys"])))
+            return 0
+        head, _, leaf = args.file.partition(".")
+        got = fields(link.request("config_get", key=head))
+        if leaf:                           # timings.NAME, pins.NAME: as config set takes them
+            value = config_leaf(got, leaf)
+            if value is _MISSING:
+                raise CliError(EXIT_REFUSED, t("err.config_no_key", name=args.file))
+            got = {"key": args.file, "value": value}
+        emit(args, got, _human_config_value)
+        return 0
+    return on_table(args, run)
+
+
+def config_leaf(answer, leaf):
+    """One entry of a config section's answer (`value`: [[name, value]...])."""
+    for name, value in answer["value"] if isinstance(answer["value"], list) else []:
+        if name == leaf:
+            return value
+    return _MISSING
+
+
+_MISSING = object()
+
+
+def _config_set(args):
+    if not args.file or args.value is None:
+        raise CliError(EXIT_INPUT, t("err.config_set_args"), usage=args.parser.format_usage())
+    try:
+        value = json.loads(args.value)     # 4200, [1, 2], "fuzhou144"
+    except ValueError:
+        value = args.value                 # a bare word: a string
+
+    def run(link, session):
+        out = link.request("config_set", session=session, key=args.file, value=value)
+        emit(args, {"key": out["key"], "value": out["value"], "restart": out["restart"]},
+             lambda o: console().print(t("msg.config_written", name=o["key"],
+                                         value=plain(o["value"])), highlight=False))
+        return 0
+    return _serviced(args, run)
+
+
 def cmd_rfid(args):
     """rfid audit | learn: scan the walls in the lanes (every side), then
     compare with the ruleset, or learn the tag table from a reference set."""
@@ -353,13 +169,13 @@ def cmd_rfid(args):
         if args.json:
             done = link.wait_event(lambda e: e["ev"] == "scanned", timeout=30.0)
         else:
-            with common.console().status(t("svc.rfid_reading")):
+            with console().status(t("svc.rfid_reading")):
                 done = link.wait_event(lambda e: e["ev"] == "scanned", timeout=30.0)
         if done["sides"] < 4:
             raise SystemExit("mjctl: the scan stopped after %d sides (see mjctl status: the"
                              " reader's fault)" % done["sides"])
-        out = common.fields(link.request("rfid_" + args.action, session=session))
-        common.emit(args, out, _human_audit if args.action == "audit" else _human_learn)
+        out = fields(link.request("rfid_" + args.action, session=session))
+        emit(args, out, _human_audit if args.action == "audit" else _human_learn)
         if args.action == "audit":
             return 0 if not out["kinds"] and not out["unknown"] else 1
         return 0
@@ -367,17 +183,15 @@ def cmd_rfid(args):
 
 
 def cmd_selftest(args):
-    import sys
-    from host_tools.cli import selftest
-    console = None if args.json else common.console()
+    c = None if args.json else console()
 
     def show(r):
-        if console is not None:
+        if c is not None:
             figures = t("punct.comma").join("%s %s" % (word("selftest.fig", k), v)
                                             for k, v in r.items()
                                             if k not in ("item", "pass", "why"))
             kind, _, n = r["item"].partition(" ")
-            console.print("%s %s  %s%s" % (
+            c.print("%s %s  %s%s" % (
                 pad(t("part." + kind, n=n), 9),
                 "[green]%s[/]" % t("selftest.pass") if r["pass"] else
                 "[red]%s[/]" % t("selftest.fail"), r["why"],
@@ -391,14 +205,14 @@ def cmd_selftest(args):
         items = selftest.run(link, key, progress=show, restoring=restoring)
         ok = all(r["pass"] for r in items)
         if args.json:
-            common.emit(args, {"ok": ok, "items": items}, None)
+            emit(args, {"ok": ok, "items": items}, None)
         else:
             verdict = "[green]%s[/]" % t("selftest.all_pass") if ok else "[red]%s[/]" % t(
                 "selftest.n_fail", n=sum(not r["pass"] for r in items), of=len(items))
-            console.print("%s%s%s" % (t("selftest.name"), t("punct.colon"), verdict))
+            c.print("%s%s%s" % (t("selftest.name"), t("punct.colon"), verdict))
         return 0 if ok else 1
     _need_key(args)
-    return _link(args, run)
+    return on_table(args, run)
 
 
 def cmd_dice_test(args):
@@ -430,227 +244,26 @@ def cmd_dice_test(args):
         chi2, p = dice_stats(counts)
         out = {"rolls": args.n, "faces": counts, "chi2": round(chi2, 3), "p": round(p, 4),
                "fair": p >= 0.001}
-        common.emit(args, out, _human_dice)
+        emit(args, out, _human_dice)
         return 0 if out["fair"] else 1
     return _serviced(args, run)
 
 
-def jog_arguments(actuator, words):
-    """(n, ms) of `jog ACTUATOR [N] MS`, each checked; CliError (usage, exit
-    1) when one is missing, extra, not a whole number or out of range.
-    The plate has no number; a lane or a lifter must be named: nothing is
-    assumed, so a wrong call moves nothing."""
-    numbered = actuator != "plate"
-    want = 2 if numbered else 1
-    if len(words) != want:
-        key = ("err.jog_numbered" if numbered else "err.jog_plate")
-        raise CliError(EXIT_INPUT, t(key, actuator=actuator, given=len(words), max=JOG_MAX_MS))
-    values = []
-    for word, what in zip(words, ("n", "ms") if numbered else ("ms",)):
-        try:
-            values.append(int(word))
-        except ValueError:
-            raise CliError(EXIT_INPUT, t("err.jog_" + what, value=word, max=JOG_MAX_MS)) from None
-    n, ms = values if numbered else (None, values[0])
-    if n is not None and not 0 <= n <= 3:
-        raise CliError(EXIT_INPUT, t("err.jog_n", value=n, max=JOG_MAX_MS))
-    if not 1 <= ms <= JOG_MAX_MS:
-        raise CliError(EXIT_INPUT, t("err.jog_ms", value=ms, max=JOG_MAX_MS))
-    return n, ms
-
-
-def cmd_jog(args):
-    try:
-        n, ms = jog_arguments(args.actuator, args.what)
-    except CliError as e:
-        e.usage = args.parser.format_usage()
-        raise
-    request = {"actuator": args.actuator, "ms": ms}
-    if n is not None:
-        request["n"] = n
-
-    def run(link, session):
-        link.request("jog", session=session, **request)
-        out = dict(ok=True, **{k: v for k, v in request.items()})
-        common.emit(args, out, lambda o: common.console().print(
-            t("msg.jogged_plate", ms=ms) if n is None else
-            t("msg.jogged", actuator=t("label." + args.actuator), n=n, ms=ms)))
-        return 0
-    return _serviced(args, run)
-
-
-def register(sub):
-    command(sub, "clear", cmd_clear, t("help.clear"), False, "mjctl --port /dev/ttyACM0 clear")
-    command(sub, "start", cmd_start, t("help.start"), False, "mjctl --port /dev/ttyACM0 start")
-    command(sub, "new-game", cmd_new_game, t("help.new_game"), False,
-            "mjctl --port /dev/ttyACM0 new-game")
-    command(sub, "log", cmd_log, t("help.log"), False, "mjctl --port /dev/ttyACM0 log")
-    command(sub, "sensors", cmd_sensors, t("help.sensors"), False,
-            "mjctl --port /dev/ttyACM0 sensors")
-    p = command(sub, "live", cmd_live, t("help.live"), False,
-                "mjctl --port /dev/ttyACM0 live --every 0.5")
-    p.add_argument("--every", type=float, default=0.25, metavar="S", help=t("help.opt_every"))
-    p.add_argument("--count", type=int, metavar="N", help=t("help.opt_count"))
-    p = command(sub, "monitor", cmd_monitor, t("help.monitor"), False,
-                "mjctl --port /dev/ttyACM0 monitor")
-    p.add_argument("--count", type=int, metavar="N", help=t("help.opt_count_events"))
-    command(sub, "ports", cmd_ports, t("help.ports"), False, "mjctl ports", link=False)
-    command(sub, "counters", cmd_counters, t("help.counters"), False,
-            "mjctl --port /dev/ttyACM0 counters")
-    p = command(sub, "dice-test", cmd_dice_test, t("help.dice_test"), False,
-                "mjctl --port /dev/ttyACM0 --key keys/table-7.key dice-test 6000")
-    p.add_argument("n", type=int, help=t("help.arg_rolls", max=DICE_TEST_MAX))
-    p = command(sub, "config", cmd_config, t("help.config"), False,
-                "mjctl --port /dev/ttyACM0 config get timings.lift_up_ms\n"
-                "  mjctl --port /dev/ttyACM0 --key keys/table-7.key config set timings.lift_up_ms 4200\n"
-                "  mjctl config validate firmware/config.json")
-    p.add_argument("action", choices=["get", "set", "validate"])
-    p.add_argument("file", nargs="?", metavar="KEY|FILE")
-    p.add_argument("value", nargs="?", metavar="VALUE", help="set: the new value, as JSON"
-                   " (a bare word is a string); needs --key, takes effect at the next start")
-    p = command(sub, "rfid", cmd_rfid, t("help.rfid"), False,
-                "mjctl --port /dev/ttyACM0 --key keys/table-7.key rfid audit")
-    p.add_argument("action", choices=["audit", "learn"])
-    command(sub, "selftest", cmd_selftest, t("help.selftest"), False,
-            "mjctl --port /dev/ttyACM0 --key keys/table-7.key selftest")
-    p = command(sub, "jog", cmd_jog, t("help.jog", max=JOG_MAX_MS), False,
-                "mjctl --port /dev/ttyACM0 --key keys/table-7.key jog lane 1 500\n"
-                "  mjctl --port /dev/ttyACM0 --key keys/table-7.key jog plate 1000\n"
-                "  mjctl --port /dev/ttyACM0 --key keys/table-7.key jog lift_up 2 1500",
-                usage="mjctl jog [-h] [--json] {plate MS | lane N MS | lift_up N MS | lift_down N MS}")
-    p.add_argument("actuator", choices=["plate", "lane", "lift_up", "lift_down"])
-    p.add_argument("what", nargs="*", metavar="[N] MS", help=t("help.arg_jog", max=JOG_MAX_MS))
-
-
 # -- output ------------------------------------------------------------------
 
-def _human_hand(out):
-    c = common.console()
-    if not out.get("active"):
-        c.print(t("svc.no_hand"))
-        return
-    marker = out.get("marker")
-    c.print(t("svc.hand", phase="[bold]%s[/]" % word("phase", out["phase"]), wall=out["wall"],
-              reserve=out["reserve"], drawable=out["drawable"], gold=out.get("gold") or "-"))
-    c.print(t("svc.hand.stacks", marker=_stack(marker), head=_stack(out.get("head")),
-              tail=_stack(out.get("tail")), seat=out["turn"], n=out["n"]))
-
-
-def _human_sensors(o):
-    c = common.console()
-    on_off = (t("label.off"), t("label.on"))
-    c.print(t("msg.sensors_plate", level=o["plate"][0], revs=o["plate"][1],
-              motor=on_off[bool(o["motors"][0])]), highlight=False)
-    for n, (level, count) in enumerate(o["lanes"]):
-        c.print(t("msg.sensors_lane", n=n, level=level, count=count,
-                  motor=on_off[bool(o["motors"][1 + n])]), highlight=False)
-    for n, (top, bottom) in enumerate(o["lifters"]):
-        c.print(t("msg.sensors_lifter", n=n, top=top, bottom=bottom,
-                  moving=common.lift_text(o["moving"][n])), highlight=False)
-    c.print(t("msg.sensors_rest", keys=plain(o["keys"]), buzzer=on_off[bool(o["buzzer"])]),
-            highlight=False)
-
-
-def _live_view(snap):
-    from rich.table import Table
-    se = snap["sensors"]
-    from host_tools.texts import fault_texts
-    fault = snap["fault"]
-    table = Table(title=t("live.title", state=word("state", snap["state"]),
-                          phase=word("build", snap["phase"]), s=snap["uptime"] / 1000.0)
-                  + ("  " + t("live.fault", code=fault["code"], name=fault_texts(fault["code"])[0])
-                     if fault else ""))
-    table.add_column("")
-    table.add_column(t("part.plate"))
-    for n in range(4):
-        table.add_column(t("part.lane", n=n))
-    table.add_row(t("live.motor"), *[t("switch.on") if m else "-" for m in se["motors"]])
-    table.add_row(t("live.sensor"), str(se["plate"][0]), *[str(level) for level, _ in se["lanes"]])
-    table.add_row(t("live.count"), t("live.rev", n=se["plate"][1]),
-                  *[str(count) for _, count in se["lanes"]])
-    table.add_row(t("label.lifter"), "", *["%s %s%s" % (word("lift", m), "T" if top else "",
-                                                       "B" if bottom else "")
-                                          for m, (top, bottom) in zip(se["moving"], se["lifters"])])
-    table.add_row(t("live.key"), "", *[str(k) for k in se["keys"]])
-    return table
-
-
-def _human_counters(o):
-    c = common.console()
-    c.print(t("msg.counters", cycles=o["cycles"], hands=o["hands"], lifts=o["lifts"],
-              fed=plain(o["tiles_fed"])), highlight=False)
-    for code, n in o["faults"]:
-        c.print(t("msg.fault_count", code=code, name=_fault_name(code), n=n), highlight=False)
-
-
-def _human_dice(o):
-    from rich.table import Table
-    table = Table(title=t("dice.title", n=o["rolls"]))
-    for face in range(1, 7):
-        table.add_column(str(face), justify="right")
-    table.add_row(*[str(n) for n in o["faces"]])
-    c = common.console()
-    c.print(table)
-    c.print(t("dice.chi2", chi2=o["chi2"], p=o["p"], verdict="[green]%s[/]" % t("dice.fair")
-              if o["fair"] else "[red]%s[/]" % t("dice.biased")))
-
-
-def _stack(pair):
-    return "-" if pair is None else t("svc.stack", seat=pair[0], stack=pair[1])
-
-
-def _human_log(out):
-    from host_tools.texts import fault_texts
-    c = common.console()
-    c.print("[bold]%s[/]" % t("label.faults_newest", n=len(out["faults"])))
-    for f in out["faults"]:
-        name, cause, fix = fault_texts(f["code"])
-        c.print(t("msg.log_fault", at=common.seconds(f["t"]), code=f["code"], name=name,
-                  detail=plain(f.get("detail") or {})), highlight=False)
-        c.print("    %s: %s" % (t("label.cause"), cause), highlight=False)
-        c.print("    %s: %s" % (t("label.fix"), fix), highlight=False)
-    if out["faults_by_code"]:
-        c.print("[bold]%s[/]" % t("label.faults_by_code"))
-        for f in out["faults_by_code"]:
-            c.print(t("msg.fault_count", code=f["code"], name=f["name"], n=f["count"]),
-                    highlight=False)
-    c.print("[bold]%s[/]" % t("label.service_newest", n=len(out["service"])))
-    for e in out["service"]:
-        c.print("  %s  %s" % (common.seconds(e["t"]), service_text(e)), highlight=False)
-    if out["keyless"]:
-        c.print("[bold]%s[/] %s" % (t("label.keyless"), ", ".join(
-            "%s %d" % (word("keyless", k), n) for k, n in sorted(out["keyless"].items()))),
-            highlight=False)
-
-
-def service_text(e):
-    """A service log entry in words: what, on which actuator or key, the
-    value, and how it ended. Names the controller wrote that this host has
-    no words for (an actuator a wrong request named) are shown as written."""
-    outcome = e.get("outcome")
-    end = "" if outcome is None else t("punct.colon") + (
-        t("label.ok") if outcome == "ok" else word("error", outcome))
-    what = e["what"]
-    if what == "jog":
-        target = word("label", e["actuator"]) if e.get("actuator") else "?"
-        if e.get("n") is not None and e.get("actuator") != "plate":
-            target += " %s" % e["n"]
-        return t("msg.log_jog", target=target, ms=e["ms"]) + end
-    if what == "config_set":
-        return t("msg.log_config", name=e["key"], value=plain(e["value"])) + end
-    if what == "opened":
-        return t("svclog.opened")
-    if isinstance(what, str) and what.startswith("closed: "):
-        return t("svclog.closed", reason=word("svclog.why", what[len("closed: "):]))
-    if what == "rejected":
-        return t("svclog.rejected", op=e.get("op"), why=word("svclog.why", e.get("why")))
-    if what == "alarm":
-        return t("svclog.alarm", n=e.get("n"))
-    return str(what) + end
+def _human_config_value(o):
+    c = console()
+    v = o["value"]
+    if isinstance(v, list) and v and all(isinstance(e, list) and len(e) == 2
+                                         and isinstance(e[0], str) for e in v):
+        for name, value in v:              # a section: one line per entry
+            c.print("%s.%s = %s" % (o["key"], name, plain(value)), highlight=False)
+    else:
+        c.print("%s = %s" % (o["key"], plain(v)), highlight=False)
 
 
 def _human_audit(o):
-    c = common.console()
+    c = console()
     c.print(t("audit.text", tags=o["tags"], unknown=o["unknown"], kinds=o["kinds"]))
     for code, have, want in o["tiles"]:
         c.print("  %-3s %s  [red]%s[/]" % (code, t("audit.have", have=have, want=want),
@@ -662,4 +275,56 @@ def _human_audit(o):
 
 
 def _human_learn(o):
-    common.console().print(t("learn.text", tags=o["tags"], new=o["new"], changed=o["changed"]))
+    console().print(t("learn.text", tags=o["tags"], new=o["new"], changed=o["changed"]))
+
+
+def _human_dice(o):
+    from rich.table import Table
+    table = Table(title=t("dice.title", n=o["rolls"]))
+    for face in range(1, 7):
+        table.add_column(str(face), justify="right")
+    table.add_row(*[str(n) for n in o["faces"]])
+    c = console()
+    c.print(table)
+    c.print(t("dice.chi2", chi2=o["chi2"], p=o["p"], verdict="[green]%s[/]" % t("dice.fair")
+              if o["fair"] else "[red]%s[/]" % t("dice.biased")))
+
+
+# -- the commands' arguments -------------------------------------------------
+
+def add_dice_test(sub):
+    p = command(sub, "dice-test", cmd_dice_test, t("help.dice_test"), False,
+                "mjctl --port /dev/ttyACM0 --key keys/table-7.key dice-test 6000")
+    p.add_argument("n", type=int, help=t("help.arg_rolls", max=DICE_TEST_MAX))
+
+
+def add_config(sub):
+    p = command(sub, "config", cmd_config, t("help.config"), False,
+                "mjctl --port /dev/ttyACM0 config get timings.lift_up_ms\n"
+                "  mjctl --port /dev/ttyACM0 --key keys/table-7.key config set timings.lift_up_ms 4200\n"
+                "  mjctl config validate firmware/config.json")
+    p.add_argument("action", choices=["get", "set", "validate"])
+    p.add_argument("file", nargs="?", metavar="KEY|FILE")
+    p.add_argument("value", nargs="?", metavar="VALUE", help="set: the new value, as JSON"
+                   " (a bare word is a string); needs --key, takes effect at the next start")
+
+
+def add_rfid(sub):
+    p = command(sub, "rfid", cmd_rfid, t("help.rfid"), False,
+                "mjctl --port /dev/ttyACM0 --key keys/table-7.key rfid audit")
+    p.add_argument("action", choices=["audit", "learn"])
+
+
+def add_selftest(sub):
+    command(sub, "selftest", cmd_selftest, t("help.selftest"), False,
+            "mjctl --port /dev/ttyACM0 --key keys/table-7.key selftest")
+
+
+def add_jog(sub):
+    p = command(sub, "jog", cmd_jog, t("help.jog", max=JOG_MAX_MS), False,
+                "mjctl --port /dev/ttyACM0 --key keys/table-7.key jog lane 1 500\n"
+                "  mjctl --port /dev/ttyACM0 --key keys/table-7.key jog plate 1000\n"
+                "  mjctl --port /dev/ttyACM0 --key keys/table-7.key jog lift_up 2 1500",
+                usage="mjctl jog [-h] [--json] {plate MS | lane N MS | lift_up N MS | lift_down N MS}")
+    p.add_argument("actuator", choices=["plate", "lane", "lift_up", "lift_down"])
+    p.add_argument("what", nargs="*", metavar="[N] MS", help=t("help.arg_jog", max=JOG_MAX_MS))

@@ -397,7 +397,7 @@ def test_config_get_takes_every_key_config_set_takes(table, capsys):
 
 
 def test_monitor_streams_events_as_plain_lines(table):
-    from host_tools.cli.service import follow_events
+    from host_tools.cli.watch import follow_events
     import io
     link, key = table
     out = io.StringIO()

@@ -22,34 +22,6 @@ def snapshot(table, view):
 
 def _snapshot(table, view):
     now = table.now
-    cap = 2 * table.stacks
-    plate = table.plate
-    lanes = [{"seat": l.side, "tiles": len(l.wall.tiles), "cap": cap, "feed": bool(l.feed),
-              "stacking": l.stacking(), "chute": l.chute is not None, "jammed": l.jammed}
-             for l in table.lanes]
-    lifters = []
-    for lf in table.lifters:
-        d = lf.direction()
-        moving = "up" if d > 0 and lf.pos < lf.top else "down" if d < 0 and lf.pos > 0 else None
-        lifters.append({"side": lf.side, "pos": lf.pos / lf.top, "moving": moving,
-                        "at_top": lf.at_top, "at_bottom": lf.at_bottom, "stuck": lf.stuck,
-                        "driven": bool(lf.up or lf.down), "trips": lf.cycles})
-    disp = table.display
-    gold = None
-    if disp.gold != 255:
-        gold = tiles.CODES[disp.gold] if disp.gold < len(tiles.CODES) else "?%d" % disp.gold
-    presses = list(table.players.presses)
-    keys = []
-    for seat, pin in enumerate(table.players.pins):
-        last = None
-        for t, s in reversed(presses):
-            if s == seat:
-                last = t
-                break
-        keys.append({"seat": seat, "down": bool(table.reported.get(pin)), "last_press": last})
-    buzz = list(table.buzzer)
-    beeps = [t for t, value in buzz if value]
-    fault = dict(view.fault) if view.fault else None
     walls = _walls_in_play(table)
     return {
         "now_ms": now,
@@ -67,23 +39,74 @@ def _snapshot(table, view):
         "hands": view.hands,
         "draws": view.draws,
         "fix_in_ms": None if view.fix_at is None else max(0, view.fix_at - now),
-        "lanes": lanes,
-        "plate": {"turning": plate.turning, "duty": plate.duty, "stalled": plate.stalled,
-                  "revolutions": plate.revolutions, "phase": plate.phase / plate.rev_units,
-                  "tiles": len(plate.queue)},
-        "lifters": lifters,
+        "lanes": _lanes(table),
+        "plate": _plate(table.plate),
+        "lifters": _lifters(table),
         "in_play": [sum(w) for w in walls],
         "walls": walls,
-        "display": {"gold": gold, "dice": disp.dice, "dealer": disp.dealer_seat,
-                    "streak": disp.dealer[1], "text": disp.text, "unplugged": disp.unplugged,
-                    "count": disp.count, "alert": disp.alert},
-        "keys": keys,
-        "buzzer": {"on": bool(buzz and buzz[-1][1]), "beeps": len(beeps),
-                   "last_beep": beeps[-1] if beeps else None},
-        "fault": fault,
+        "display": _display(table.display),
+        "keys": _keys(table),
+        "buzzer": _buzzer(table),
+        "fault": dict(view.fault) if view.fault else None,
         "injected": table.active_faults,
         "events": [dict(e) for e in view.events],
     }
+
+
+def _lanes(table):
+    cap = 2 * table.stacks
+    return [{"seat": l.side, "tiles": len(l.wall.tiles), "cap": cap, "feed": bool(l.feed),
+             "stacking": l.stacking(), "chute": l.chute is not None, "jammed": l.jammed}
+            for l in table.lanes]
+
+
+def _plate(plate):
+    return {"turning": plate.turning, "duty": plate.duty, "stalled": plate.stalled,
+            "revolutions": plate.revolutions, "phase": plate.phase / plate.rev_units,
+            "tiles": len(plate.queue)}
+
+
+def _lifters(table):
+    """Each lifter: where it is (0 bottom .. 1 top), which way it moves
+    (None at an end it is driven against), its switches and trips."""
+    lifters = []
+    for lf in table.lifters:
+        d = lf.direction()
+        moving = "up" if d > 0 and lf.pos < lf.top else "down" if d < 0 and lf.pos > 0 else None
+        lifters.append({"side": lf.side, "pos": lf.pos / lf.top, "moving": moving,
+                        "at_top": lf.at_top, "at_bottom": lf.at_bottom, "stuck": lf.stuck,
+                        "driven": bool(lf.up or lf.down), "trips": lf.cycles})
+    return lifters
+
+
+def _display(disp):
+    gold = None
+    if disp.gold != 255:                   # 255: no gold tile shown
+        gold = tiles.CODES[disp.gold] if disp.gold < len(tiles.CODES) else "?%d" % disp.gold
+    return {"gold": gold, "dice": disp.dice, "dealer": disp.dealer_seat,
+            "streak": disp.dealer[1], "text": disp.text, "unplugged": disp.unplugged,
+            "count": disp.count, "alert": disp.alert}
+
+
+def _keys(table):
+    """Each seat's key: held down now, and when it was last pressed."""
+    presses = list(table.players.presses)
+    keys = []
+    for seat, pin in enumerate(table.players.pins):
+        last = None
+        for t, s in reversed(presses):
+            if s == seat:
+                last = t
+                break
+        keys.append({"seat": seat, "down": bool(table.reported.get(pin)), "last_press": last})
+    return keys
+
+
+def _buzzer(table):
+    buzz = list(table.buzzer)
+    beeps = [t for t, value in buzz if value]
+    return {"on": bool(buzz and buzz[-1][1]), "beeps": len(beeps),
+            "last_beep": beeps[-1] if beeps else None}
 
 
 def _walls_in_play(table):
