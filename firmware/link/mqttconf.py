@@ -1,9 +1,8 @@
 """The telemetry's settings (docs/fleet.md): `config_set mqtt.KEY VALUE`
 in a service session checks the value and writes the secret `mqtt.json`
 (hal.secret: encrypted NVS on a production board, with the service key),
-which link/telemetry.py reads when the table starts, and when a visit
-ends. A module of its own, loaded for the request only (link/service.py
-forgets it): the telemetry that runs carries none of it."""
+which link/telemetry.py reads (`settings`) when the table starts and at
+each connect."""
 
 try:
     from micropython import const  # pyright: ignore[reportAssignmentType]  (CPython defines it below)
@@ -13,6 +12,8 @@ except ImportError:  # CPython (host-side tests)
 
 import json
 
+# The settings the telemetry needs, each a non-empty text.
+_NEEDED = const(("host", "site", "table", "user", "password"))
 # What `config_set mqtt.KEY VALUE` may set, each with its check.
 _KEYS = const(("host", "port", "site", "table", "user", "password", "wifi_ssid",
                "wifi_password", "tls", "clear"))
@@ -73,3 +74,22 @@ def _name(s):
         if not (ch.isalpha() or ch.isdigit() or ch in "_-") or ord(ch) > 127:
             return False
     return True
+
+
+def settings(hal):
+    """The settings as stored, or None when absent, not JSON or short of
+    a needed key."""
+    try:
+        with hal.secret("mqtt.json") as f:
+            conf = json.load(f)
+    except (OSError, ValueError):
+        return None
+    for k in _NEEDED:
+        if type(conf.get(k)) is not str or not conf[k]:
+            return None
+    return conf
+
+
+def root(conf):
+    """The table's topics' root: parlour/SITE/table/TABLE/."""
+    return "parlour/%s/table/%s/" % (conf["site"], conf["table"])

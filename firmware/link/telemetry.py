@@ -55,7 +55,8 @@ from firmware import faults
 from firmware.controller.states import NAMES, RESUMING
 from firmware.faults import AUDIT_FAULTS as _AUDIT_FAULTS
 from firmware.hal import ticks_diff
-from firmware.link.codec import SECRET_KEYS
+from firmware.link import mqttconf
+from firmware.link.protocol import SECRET_KEYS
 
 try:
     from umqtt import simple as umqtt  # pyright: ignore[reportMissingImports]  (frozen: manifest.py)
@@ -77,7 +78,6 @@ _SILENT_MS = const(75000)      # nothing from the broker this long: the link is 
 _HEALTH_MS = const(5000)       # counters and health this often (offline within 10 s: docs/fleet.md)
 _QUIET_MS = const(10000)       # back this long after the last session or resume
 _PUBLISHED = const(("state", "fault", "cleared", "result"))
-_KEYS = const(("host", "site", "table", "user", "password"))
 _HEALTH = const('{"uptime": %d, "heap_free": %d, "boots": %d, "link": {"errors": %d, '
                 '"dropped": %d, "overruns": %d}, "mqtt": {"dropped": %d, "errors": %d, '
                 '"refused": %d, "connects": %d, "sent": %d, "skipped": %d}}')
@@ -119,7 +119,7 @@ class Telemetry:
     def configured(link, ctl):
         """The telemetry when the table holds valid settings (the secret
         `mqtt.json`), else None."""
-        if _settings(link.hal) is None:
+        if mqttconf.settings(link.hal) is None:
             return None
         return Telemetry(link, ctl, link.hal.ticks_ms(), _boot(link.hal.store + "mqtt.boots"))
 
@@ -287,11 +287,11 @@ class Telemetry:
         # The settings are read again at each connect: held, their dict
         # and strings would cost the heap 272 B for good, and a change made
         # in a visit applies from the next connect.
-        conf = _settings(self.hal)
+        conf = mqttconf.settings(self.hal)
         if conf is None:           # gone or damaged: the telemetry is off
             self._off()
             return
-        self.root = _root(conf)
+        self.root = mqttconf.root(conf)
         mqtt = umqtt
         if mqtt is None:           # CPython without a test's stand-in
             self._off()
@@ -337,11 +337,11 @@ class Telemetry:
         if sock is None:
             return
         if self.root is None:
-            conf = _settings(self.hal)
+            conf = mqttconf.settings(self.hal)
             if conf is None:
                 self._off()
                 return
-            self.root = _root(conf)
+            self.root = mqttconf.root(conf)
         n = sock.readinto(bytearray(16))
         if n == 0:                 # the broker closed it
             raise OSError(0)
@@ -382,23 +382,6 @@ class Telemetry:
 
 def _sooner(now, a, b):
     return a if ticks_diff(a, now) <= ticks_diff(b, now) else b
-
-
-def _settings(hal):
-    """The settings as stored, or None when absent, not JSON or short of a key."""
-    try:
-        with hal.secret("mqtt.json") as f:
-            conf = json.load(f)
-    except (OSError, ValueError):
-        return None
-    for k in _KEYS:
-        if type(conf.get(k)) is not str or not conf[k]:
-            return None
-    return conf
-
-
-def _root(conf):
-    return "parlour/%s/table/%s/" % (conf["site"], conf["table"])
 
 
 def _close(c):
