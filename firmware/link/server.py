@@ -21,7 +21,7 @@ from firmware import faults
 from firmware.faults import AUDIT_FAULTS as _AUDIT_FAULTS
 from firmware.hal import ticks_diff
 from firmware import frame
-from firmware.link import codec
+from firmware.link import codec, protocol
 from firmware.link.protocol import LOCK_MAX_MS, NONCE_MS, SESSION_MS
 
 _RX = const(32)
@@ -296,7 +296,7 @@ class LinkServer:
     def hello(self, ctl, now, args):
         """The firmware, its build and what it runs on, the table's name (a
         host of another protocol is refused before: codec.decode_request)."""
-        return {"ok": True, "proto": codec.PROTO_VERSION, "fw": self.fw_version,
+        return {"ok": True, "proto": protocol.PROTO_VERSION, "fw": self.fw_version,
                 "build": self.build, "table": self.table, "runtime": self.runtime()}
 
     def status(self, ctl, now, args):

@@ -21,11 +21,11 @@ if len(sys.argv) > 1:
 import mp_ticks  # noqa: E402
 from firmware import frame  # noqa: E402
 from firmware.link.handlers import HANDLERS
-from firmware.link import codec  # noqa: E402
+from firmware.link import protocol  # noqa: E402
 from firmware.link.server import LinkServer  # noqa: E402
 
 N = 200
-REQUEST = 0x10                 # the REQUEST frame kind (link/codec.py's, compiled away)
+REQUEST = protocol.REQUEST
 
 
 class Line:
@@ -89,7 +89,7 @@ def main():
            "tick_building": per_step(lambda: mp_ticks.Building(True)),
            "tick_hand": per_step(mp_ticks.Following),
            "status": status(), "hand_event": hand_event(),
-           "n": N, "proto": codec.PROTO_VERSION,
+           "n": N, "proto": protocol.PROTO_VERSION,
            "platform": sys.platform, "version": "%d.%d.%d" % sys.implementation.version[:3]}
     print("CPU " + json.dumps(out))
 

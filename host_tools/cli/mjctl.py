@@ -33,7 +33,7 @@ from host_tools.cli import fleet, logs, play, ports, service, watch
 
 def version_text():
     from importlib.metadata import PackageNotFoundError, version
-    from firmware.link.codec import PROTO_VERSION
+    from firmware.link.protocol import PROTO_VERSION
     try:
         v = version("mahjong-table")
     except PackageNotFoundError:          # run from a tree that was not installed

@@ -24,7 +24,7 @@ import time
 import serial
 
 from firmware import frame
-from firmware.link import codec
+from firmware.link import protocol
 from firmware.link.codec import LinkError
 from host_tools.link import codec as link_codec
 from host_tools.link.service_session import (REQUEST_MAX, ServiceRequests, ServiceSession,
@@ -74,7 +74,7 @@ class LinkClient(ServiceRequests):
     def hello(self, timeout=None):
         """The handshake: both ends must speak PROTO_VERSION. Returns the
         controller's {"proto", "fw", "build", "table"} (also kept in .info)."""
-        ours = codec.PROTO_VERSION
+        ours = protocol.PROTO_VERSION
         try:
             info = self.request("hello", timeout=timeout, proto=ours)
         except LinkError as e:

@@ -12,7 +12,7 @@ taken for the answer to the valid request that follows.
 import json
 
 from firmware import frame
-from firmware.link import codec
+from firmware.link import protocol
 from host_tools.link import codec as link_codec
 
 # What a mutant is, by kind: (name, weight).
@@ -21,7 +21,7 @@ KINDS = (("flipped", 3), ("truncated", 2), ("length", 2), ("oversized", 1),
          ("noise", 1))
 KIND_NAMES = [k for k, _ in KINDS]
 KIND_WEIGHTS = [w for _, w in KINDS]
-OPS = [{"op": "status"}, {"op": "hello", "proto": codec.PROTO_VERSION},
+OPS = [{"op": "status"}, {"op": "hello", "proto": protocol.PROTO_VERSION},
        {"op": "faults", "n": 2}, {"op": "config_get", "key": "timings"},
        {"op": "counters"}, {"op": "hand"}]
 # Requests that only read: a mutant never makes the table act, even if a
@@ -61,7 +61,7 @@ def _almost_request(rng):
         op = rng.choice([n for n in names if n.startswith(("service_", "rfid_", "jog",
                                                           "config_set"))])
         return json.dumps({"op": op, "session": rng.choice(["", "00" * 8, "zz"])})
-    return json.dumps({"op": "hello", "proto": rng.choice([0, -1, codec.PROTO_VERSION + 1,
+    return json.dumps({"op": "hello", "proto": rng.choice([0, -1, protocol.PROTO_VERSION + 1,
                                                            "4", 4.0, None])})
 
 

@@ -20,7 +20,7 @@ import random
 import time
 
 from firmware import frame
-from firmware.link import codec
+from firmware.link import protocol
 from host_tools.link import codec as link_codec
 from host_tools.qa.linkfuzz.mutants import KIND_NAMES, mutants, raw_request
 
@@ -191,7 +191,7 @@ class BurstChecks:
         was, with `ok`, else 0 and the problem."""
         self.seq = (self.seq + 1) & 0xFF
         seq = self.seq
-        req = self.rng.choice([{"op": "status"}, {"op": "hello", "proto": codec.PROTO_VERSION}])
+        req = self.rng.choice([{"op": "status"}, {"op": "hello", "proto": protocol.PROTO_VERSION}])
         line = self.target.line
         self.target.send(raw_request(seq, req))
         mark = len(line.out)
