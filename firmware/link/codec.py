@@ -265,40 +265,42 @@ def _value(buf, i, v, mode, spec=None, lo=0, e=0, head=None):
     or secret keys are "not_public" at once; ill-typed values and missing
     fields "bad_value" once every key passed the guard."""
     t = type(v)
-    if t is str:
+    if t is str or t is int:
         return _item(buf, i, v, mode)
     if v is None or t is bool:
         b = _utf8("null" if v is None else "true" if v else "false")
         for j in range(len(b)):
             buf[i + j] = b[j]
         return i + len(b)
-    if t is int:
-        return _item(buf, i, v, mode)
-    start = i                          # no comma before the first item
     if t is list or t is tuple:
-        buf[i] = _OPEN_LIST
-        for j in range(len(v)):
-            if i != start:
-                buf[i] = _COMMA
-            i = _item(buf, i + 1, v[j], mode)
-        buf[i + (i == start)] = _CLOSE_LIST
-        return i + 1 + (i == start)
+        return _list(buf, i, v, mode)
     if t is not dict:
         raise LinkError("bad_value", "a %s cannot go on the link" % t.__name__)
+    return _object(buf, i, v, mode, spec, lo, e, head)
+
+
+def _list(buf, i, v, mode):
+    """A list or tuple at buf[i:]; its end."""
+    start = i                          # no comma before the first item
+    buf[i] = _OPEN_LIST
+    for j in range(len(v)):
+        if i != start:
+            buf[i] = _COMMA
+        i = _item(buf, i + 1, v[j], mode)
+    buf[i + (i == start)] = _CLOSE_LIST
+    return i + 1 + (i == start)
+
+
+def _object(buf, i, v, mode, spec, lo, e, head):
+    """A dict at buf[i:], its keys sorted and guarded (_value); its end."""
+    start = i                          # no comma before the first key
     if head is None:
         buf[i] = _OPEN_OBJECT
     else:                              # a message: a comma before each key
         start = -1
     prev, req, bad = None, 0, False
     while True:
-        k = None                       # the next key: the least one after prev
-        for key in v:
-            if type(key) is not str:
-                if mode != _ANY_KEYS:
-                    raise LinkError("not_public", "field %s is not declared" % repr(key)[:32])
-                raise LinkError("bad_value", "a %s key cannot go on the link" % type(key).__name__)
-            if key != head and (prev is None or key > prev) and (k is None or key < k):
-                k = key
+        k = _next_key(v, prev, head, mode)
         if k is None:
             break
         prev = k
@@ -325,6 +327,21 @@ def _value(buf, i, v, mode, spec=None, lo=0, e=0, head=None):
         check(v, spec, lo, e, head, "bad_value")     # raises: what is wrong
     buf[i + (i == start)] = _CLOSE_OBJECT
     return i + 1 + (i == start)
+
+
+def _next_key(v, prev, head, mode):
+    """The least key of v after `prev` (None: the first), the head left
+    out; None when there is no more. Keys are put in order by selection,
+    not sorted into a list: nothing is made."""
+    k = None
+    for key in v:
+        if type(key) is not str:
+            if mode != _ANY_KEYS:
+                raise LinkError("not_public", "field %s is not declared" % repr(key)[:32])
+            raise LinkError("bad_value", "a %s key cannot go on the link" % type(key).__name__)
+        if key != head and (prev is None or key > prev) and (k is None or key < k):
+            k = key
+    return k
 
 
 def write(buf, kind, seq, obj, spec, key, head, value, reveal, code):
