@@ -46,13 +46,13 @@ _SCANNING = const(4)           # in _side: a read of that side is out
 # after it (255: none)).
 REC_A = const(0)                # the dice of the hand
 REC_B = const(1)
-REC_GOLD_DICE = const(2)        # the gold roll's sum (dice method), 0: none
-REC_N = const(3)                # entries
-REC_NOTED = const(4)            # 1: the record changed, to be written (TableController.write)
-REC_FULL = const(5)             # 1: an entry did not fit (the record cannot bring the hand back)
-REC_HEAD = const(6)
-REC_MAX = const(26)             # entries: more than any hand seen holds (the buffer's 84
-                               # bytes fit the heap block its 85 took before)
+REC_GOLD_A = const(2)           # the gold roll's faces (dice method), 0: none
+REC_GOLD_B = const(3)
+REC_N = const(4)                # entries
+REC_NOTED = const(5)            # 1: the record changed, to be written (TableController.write)
+REC_FULL = const(6)             # 1: an entry did not fit (the record cannot bring the hand back)
+REC_HEAD = const(7)
+REC_MAX = const(26)             # entries: more than any hand seen holds
 
 
 class HandFollower(HandEvents):
@@ -82,12 +82,15 @@ class HandFollower(HandEvents):
 
     def begin(self, now, dealer, a, b, tile_ids):
         """The walls in play hold `tile_ids` (by slot, from the audit); the
-        dice showed a and b."""
+        dice settled on a and b. The record is noted for the flash; the
+        display is the caller's (`show_again`), once the record is
+        written."""
         self.hand.reset(dealer, a + b, tile_ids)
         rec = self.rec
         rec[REC_A] = a
         rec[REC_B] = b
-        rec[REC_GOLD_DICE] = 0
+        rec[REC_GOLD_A] = 0
+        rec[REC_GOLD_B] = 0
         rec[REC_N] = 0
         rec[REC_FULL] = 0
         rec[REC_NOTED] |= 1                   # a new hand: its record
@@ -103,7 +106,6 @@ class HandFollower(HandEvents):
             self._pending[s] = 0
         self._side = 0
         self._snapshot(QUEUE, OP_DEAL, 0, 0)     # the walls as they stand: no gold
-        self.show_again(now)
 
     def end(self):
         """No more following; a read still on its way is taken and dropped
@@ -144,15 +146,18 @@ class HandFollower(HandEvents):
         return (self.active and (hand.phase == DEALT or hand.phase == REPLACED)
                 and hand.rules.gold_method == "dice")
 
-    def gold_dice(self, now, total):
-        """The gold roll settled on `total`: turn the gold up (its tiles are
-        then awaited like any event's). None, or why not."""
+    def gold_dice(self, now, a, b):
+        """The gold roll settled on a and b: turn the gold up (its tiles are
+        then awaited like any event's), the faces into the record. None,
+        or why not."""
         if not self.wants_gold_dice():
             return "no gold roll is due"
         if self.hand.phase == DEALT:
             self._auto(now)                      # the flower rounds come first
-        if not self._apply(now, OP_GOLD, total, 0):
-            return "fewer than %d stacks left to count" % total
+        if not self._apply(now, OP_GOLD, a + b, 0):
+            return "fewer than %d stacks left to count" % (a + b)
+        self.rec[REC_GOLD_A] = a
+        self.rec[REC_GOLD_B] = b
         return None
 
     # -- the tick -------------------------------------------------------------
@@ -322,7 +327,6 @@ class HandFollower(HandEvents):
         hand = self.hand
         rec = self.rec
         if op == OP_GOLD:
-            rec[REC_GOLD_DICE] = arg
             rec[REC_NOTED] |= 1
         if hand.reserve != reserve or op == OP_TAKE or op == OP_BACK:
             n = rec[REC_N]

@@ -7,14 +7,18 @@ position after, 255: none).
 
 The controller writes it (hand.json, through persist.py: whole, atomic,
 with its CRC; controller/saved_state.py, between ticks) when the dice
-settle, when the gold is turned up and at every reserve change:
+settle, when the gold is turned up and at every reserve change. What a
+cut must not change (the dice, so the break; the gold's roll; the
+dealer) is written before any channel shows it: the dice are shown on
+the tick after they settle (controller/table.py), the record between.
 
-    {"v": 2, "n": 12, "ruleset": "fuzhou144", "dealer": 2, "wins_in_row": 1,
+    {"v": 3, "n": 12, "ruleset": "fuzhou144", "dealer": 2, "wins_in_row": 1,
      "dice": [3, 5], "gold": "5m", "gold_dice": null, "reserve": 17,
      "changes": [["kong", 1, 1, 17]], "heads": [80],
      "takes": [["take", 37, 82, 1]], "full": 0, "tiles": "0a1b..."}
 
-`heads`: the head position after each change (-1: none left); `takes`:
+`gold_dice`: the gold roll's faces (rulesets that find the gold by the
+dice), null before it; `heads`: the head position after each change (-1: none left); `takes`:
 the irregular takes and tiles put back, [op, slot, head after, changes
 before it]; `full`: 1 when an entry did not fit the follower's buffer;
 `tiles`: the walls' tile ids by slot, two hex digits each.
@@ -24,7 +28,8 @@ The boot reads it back through controller/record_check.py.
 
 from binascii import hexlify
 
-from firmware.controller.follower import REC_A, REC_B, REC_FULL, REC_GOLD_DICE, REC_HEAD, REC_N
+from firmware.controller.follower import (REC_A, REC_B, REC_FULL, REC_GOLD_A, REC_GOLD_B,
+                                         REC_HEAD, REC_N)
 from firmware.controller.hand_events import OPS
 
 
@@ -57,9 +62,9 @@ def make(follower, n, wins_in_row):
     ids = bytearray(len(wall.tile))
     for p in range(len(ids)):
         ids[slot_of[p]] = wall.tile[p]
-    return {"v": 2, "n": n, "ruleset": hand.rules.name, "dealer": hand.dealer,
+    return {"v": 3, "n": n, "ruleset": hand.rules.name, "dealer": hand.dealer,
             "wins_in_row": wins_in_row, "dice": [rec[REC_A], rec[REC_B]],
             "gold": hand.gold_code,
-            "gold_dice": rec[REC_GOLD_DICE] or None, "reserve": hand.reserve,
+            "gold_dice": [rec[REC_GOLD_A], rec[REC_GOLD_B]] if rec[REC_GOLD_A] else None, "reserve": hand.reserve,
             "changes": changes, "heads": heads, "takes": takes, "full": rec[REC_FULL],
             "tiles": hexlify(ids).decode()}  # pyright: ignore[reportArgumentType]  (any buffer)

@@ -10,8 +10,8 @@ drivers/panel.py's Keys).
     refuse       a key pressed when it means nothing: a beep and an event
 
 The controller's tick calls these (TableController.step); what they
-change is the controller's own (its commands and `gold_rolling`): the
-state changes stay the cycle's (table.py).
+change is the controller's own (its commands, `gold_rolling` and
+`dice_unshown`): the state changes stay the cycle's (table.py).
 """
 
 from engine_core.hand import DRAW
@@ -37,11 +37,14 @@ def in_hand(ctl, now):
     d = ctl.devices
     f = ctl.follower
     dealer = ctl.dealership.dealer
-    if ctl.gold_rolling and d.dice.done(now):
-        ctl.gold_rolling = False
+    if ctl.dice_unshown:                  # the gold roll, written since the last tick
+        ctl.dice_unshown = False
         d.display.show_dice(now, d.dice.a, d.dice.b, False)
         ctl.emit("dice", {"a": d.dice.a, "b": d.dice.b, "dealer": dealer, "gold": True})
-        f.gold_dice(now, d.dice.a + d.dice.b)
+    if ctl.gold_rolling and d.dice.done(now):
+        ctl.gold_rolling = False
+        f.gold_dice(now, d.dice.a, d.dice.b)     # into the hand's record: shown next tick
+        ctl.dice_unshown = True
     for seat in range(4):
         pressed = d.keys.take_press(seat)
         g = d.keys.take_gesture(seat)      # presses are read as gestures here

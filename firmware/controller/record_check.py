@@ -55,18 +55,16 @@ def check(rec, rules):
     if keys != list(_KEYS):
         raise ValueError("the hand's record is not this firmware's (its fields: %s)"
                          % " ".join(keys))
-    if rec["v"] != 2:
-        raise ValueError("the hand's record is of version %r, this firmware reads 2" % (rec["v"],))
+    if rec["v"] != 3:
+        raise ValueError("the hand's record is of version %r, this firmware reads 3" % (rec["v"],))
     if rec["ruleset"] != rules.name:
         raise ValueError("the hand's record is of ruleset %r, the table plays %s"
                          % (rec["ruleset"], rules.name))
     _int(rec, "n", 1, 1 << 30)
     _int(rec, "dealer", 0, 3)
     _int(rec, "wins_in_row", 0, 1 << 30)
-    dice = rec["dice"]
-    if not (type(dice) is list and len(dice) == 2 and is_int(dice[0], 1, 6)
-            and is_int(dice[1], 1, 6)):
-        raise ValueError("the hand's record: dice must be two faces 1..6, not %r" % (dice,))
+    if not _faces(rec["dice"]):
+        raise ValueError("the hand's record: dice must be two faces 1..6, not %r" % (rec["dice"],))
     _check_gold(rec, rules)
     reserve = _check_changes(rec["changes"], rules.reserve_base)
     _check_positions(rec, rules.n_tiles)
@@ -95,7 +93,9 @@ def _check_gold(rec, rules):
         if not by_dice:
             raise ValueError("the hand's record: a gold roll, but %s turns the gold from the tail"
                              % rules.name)
-        _int(rec, "gold_dice", 2, 12)
+        if not _faces(rec["gold_dice"]):
+            raise ValueError("the hand's record: gold_dice must be two faces 1..6, not %r"
+                             % (rec["gold_dice"],))
     if by_dice and (gold is None) != (rec["gold_dice"] is None):
         raise ValueError("the hand's record: the gold and its roll go together")
 
@@ -146,6 +146,10 @@ def _check_positions(rec, n):
     ids = rec["tiles"]
     if not (type(ids) is str and len(ids) == 2 * n):
         raise ValueError("the hand's record: tiles must be %d hex digits" % (2 * n))
+
+
+def _faces(dice):
+    return type(dice) is list and len(dice) == 2 and is_int(dice[0], 1, 6) and is_int(dice[1], 1, 6)
 
 
 def _int(rec, key, lo, hi):

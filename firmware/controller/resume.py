@@ -339,12 +339,23 @@ def _rebuild(ctl, now, r, rec):
     if rec["gold"] is not None and made["gold"] != rec["gold"]:
         f.end()
         return "mismatch"
-    ctl.devices.display.show_dealer(now, rec["dealer"], ctl.dealership.streak)
+    display = ctl.devices.display
+    display.show_dealer(now, rec["dealer"], ctl.dealership.streak)
+    # The last roll, shown whether or not it was before the cut: a cut
+    # between the record's write and the roll's frame shows it first now.
+    # A gold roll due and none kept shows no dice: the dealer rolls for it.
+    gd = rec["gold_dice"]
+    if gd is not None:
+        display.show_dice(now, gd[0], gd[1], False)
+    elif not f.wants_gold_dice():
+        display.show_dice(now, rec["dice"][0], rec["dice"][1], False)
     f.buzzer = quiet
     f.show_again(now)                  # no beep: the alert is not new
     f.buzzer = shown[2]
     fields = f._fields(QUEUE * ROW)
     fields["n"] = f.events
+    fields["dice"] = rec["dice"]
+    fields["gold_dice"] = gd
     del fields["op"]
     ctl.emit("hand_resumed", fields)
     # `hand_cut` stays set to the hand's end: nothing moves unasked after a
@@ -353,6 +364,7 @@ def _rebuild(ctl, now, r, rec):
     # The keys are not cleared: a press made while the walls were read (a
     # kong's) is taken by the hand as it would have been.
     ctl.gold_rolling = False
+    ctl.dice_unshown = False
     return IN_HAND
 
 
@@ -409,7 +421,7 @@ def _explain(f, now, r, rec, head):
     if phase == DEALT or phase == REPLACED:
         gd = rec["gold_dice"]
         if gd and f.wants_gold_dice():
-            return f.gold_dice(now, gd) is None
+            return f.gold_dice(now, gd[0], gd[1]) is None
         t = wall.tail_pos()
         if phase == DEALT or hand.rules.gold_method == "tail":
             if t >= 0 and not r.seen[slot_of[t]] and not f._pending[t]:

@@ -1,7 +1,7 @@
 """The table's cycle: one explicit state machine over the drivers.
 
     IDLE --start--> BUILDING --walls ready--> LIFTING --all up--> DEALER
-    DEALER --dealer's key--> ROLLING --dice shown--> IN_HAND
+    DEALER --dealer's key--> ROLLING --dice settled, written, shown--> IN_HAND
     IN_HAND --hand_end (a win key, the link, a draw)--> LIFTING (next set
                                         already built) or BUILDING
     any --fault--> FAULT (every motor off) --clear--> where it stopped
@@ -47,7 +47,7 @@ from firmware.controller import builder, keys, safe_stop, saved_state, service_w
 from firmware.controller.states import (BOOT, BUILDING, CYCLE_FLAG, DEALER, FAULT, GAVE_UP_FLAG,
                                         HAND_FLAG, IDLE, IN_HAND, LIFTING, NAMES, RESUMING,
                                         ROLLING)
-from firmware.controller.follower import HandFollower
+from firmware.controller.follower import REC_NOTED, HandFollower
 from firmware.drivers import panel
 from firmware.drivers import motion
 from engine_core.dealer import Dealership
@@ -55,8 +55,7 @@ from engine_core.dice import random_seat
 from engine_core.tiles import NO_TILE
 
 # What awaits writing (`unwritten`, set in the tick, written by `write`);
-# the hand's record is the follower's note, follower.rec[_NOTED] (1).
-_NOTED = const(4)
+# the hand's record is the follower's note, follower.rec[REC_NOTED] (1).
 _W_RECORD = const(1)
 _W_COUNTERS = const(2)
 _W_HAND_ON = const(4)                 # the flag `hand` set
@@ -102,6 +101,9 @@ class TableController:
                                      cfg.timings["draw_grace_ms"])
         self.in_play = bytearray(cfg.n_tiles)    # tile id per slot of the walls lifted
         self.gold_rolling = False  # the dealer's second roll: the gold by the dice
+        # Dice settled and noted for the flash, shown on the next tick:
+        # whatever a cut must not change is written before anyone sees it.
+        self.dice_unshown = False
         self.hands = 0
         self.lifts = 0             # sets of walls lifted
         self.tiles_fed = [0, 0, 0, 0]     # by lane, walls audited
@@ -161,12 +163,13 @@ class TableController:
             return "the winner must be a seat 0..3, or null for a draw"
         self.follower.end()
         self.gold_rolling = False
+        self.dice_unshown = False
         ds = self.dealership
         ds.hand_ended(winner)
         self.hands += 1
         # The new dealer and the hand counted, in one write; the hand's own
         # record is done with (the count says it ended).
-        self.follower.rec[_NOTED] = 0
+        self.follower.rec[REC_NOTED] = 0
         self.unwritten = (self.unwritten & ~_W_HAND_ON) | _W_HAND_OFF | _W_COUNTERS
         self.emit("result", {"winner": winner, "dealer": ds.dealer, "wins_in_row": ds.wins_in_row,
                              "streak": ds.streak})
@@ -269,7 +272,9 @@ class TableController:
                 d.display.show_dice(now, 0, 0, True)
                 self._enter(now, ROLLING)
         elif state == ROLLING:
-            if d.dice.done(now):
+            if self.dice_unshown:
+                self._show_dice(now)
+            elif d.dice.done(now):
                 self._dice_settled(now)
         elif state == IN_HAND:
             keys.in_hand(self, now)
@@ -302,17 +307,28 @@ class TableController:
             self.hal.tripped = -1
 
     def _dice_settled(self, now):
-        """The dice shown and told; the hand begins."""
+        """The dice settled: the hand begins in its record (the dice, so
+        the break, and the dealer), written between this tick and the
+        next (`write`); nothing shows them yet. A cut before the write
+        rolls again, and no one saw this roll; a cut after it resumes the
+        hand with these dice (controller/resume.py)."""
+        d = self.devices
+        self.follower.begin(now, self.dealership.dealer, d.dice.a, d.dice.b,
+                            self.in_play)      # notes the hand's record
+        self.cycles += 1
+        self.unwritten |= _W_COUNTERS
+        self.dice_unshown = True
+
+    def _show_dice(self, now):
+        """The dice written: shown and told; the hand is on."""
         d = self.devices
         dice = d.dice
+        self.dice_unshown = False
         d.display.show_dice(now, dice.a, dice.b, False)
         self.emit("dice", {"a": dice.a, "b": dice.b, "dealer": self.dealership.dealer})
-        self.cycles += 1
         d.keys.clear()                 # the dice press is not a gesture
         self._enter(now, IN_HAND)
-        self.follower.begin(now, self.dealership.dealer, dice.a, dice.b,
-                            self.in_play)      # notes the hand's record
-        self.unwritten |= _W_COUNTERS
+        self.follower.show_again(now)  # the counts, the gold's place blank
         self._lower_all(now)           # platforms back down for the next set
         if self.cfg.tile_sets == 1:
             self.unwritten |= _W_MARK_OFF
@@ -389,11 +405,11 @@ class TableController:
         the sleep before the next tick (or overruns it, counted). Never
         raises: a failed write is counted in `unsaved`."""
         rec = self.follower.rec
-        w = self.unwritten | rec[_NOTED] | more
+        w = self.unwritten | rec[REC_NOTED] | more
         if not w:
             return
         self.unwritten = 0
-        rec[_NOTED] = 0
+        rec[REC_NOTED] = 0
         try:
             if w & (_W_HAND_ON | _W_HAND_OFF):
                 self.hal.set_flag(HAND_FLAG, (w & _W_HAND_ON) != 0)

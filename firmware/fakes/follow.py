@@ -119,6 +119,7 @@ class Top:
         # The rules' own view, to know which slots each event takes.
         self.shadow = Hand(self.rules, dealer, dice[0] + dice[1], self.ids)
         self.follower.begin(0, dealer, dice[0], dice[1], self.ids)
+        self.follower.show_again(0)             # as the table does once the record is written
 
     def emit(self, name, fields):
         self.events.append((name, fields))

@@ -43,12 +43,3 @@ def kong(link, ctl, now, args):
         raise LinkError("refused", why)
     ctl.write()                # the reserve change into the hand's record
     return {"ok": True, "state": "in_hand"}
-
-
-def new_game(link, ctl, now, args):
-    """A new game: the first dealer drawn again, the streak 0 (docs/hand.md,
-    A new game). Never during a hand, a cut one included: the parlour
-    asks for it when new players sit down."""
-    if ctl.in_hand():
-        raise LinkError("busy", "a hand is on: a new game begins between hands")
-    return {"dealer": ctl.new_game(), "ok": True}

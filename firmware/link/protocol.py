@@ -16,7 +16,7 @@ except ImportError:  # CPython
     def const(x):
         return x
 
-PROTO_VERSION = 9          # bumped by any change of what the tables below put on the wire
+PROTO_VERSION = 10         # bumped by any change of what the tables below put on the wire
 # The service sessions' times (the answers tell the host: ttl_ms,
 # expires_ms). link/service.py checks them per request, and the server's
 # tick ends what outlived them too, so that no expiry waits for a request
@@ -63,7 +63,6 @@ REQUESTS = const(
     "config_get anyone readouts key:str* > key:str* keys:list* op:str value:any*\n"
     "hand_end anyone commands winner:int?* > op:str state:str\n"
     "kong anyone commands kind:str seat:int > op:str state:str\n"
-    "new_game anyone commands > dealer:int op:str\n"
     "service_open anyone service > nonce:str op:str ttl_ms:int\n"
     "service_auth no_hand service mac:str nonce:str > expires_ms:int op:str session:str\n"
     "service_close session service ctr:int* mac:str* session:str* > closed:bool op:str\n"
@@ -77,6 +76,7 @@ REQUESTS = const(
     "sensors anyone readouts > buzzer:int keys:list lanes:list lifters:list motors:list"
     " moving:list op:str plate:list\n"
     "dice_test session service ctr:int* mac:str* n:int session:str* > counts:list op:str\n"
+    "new_game session service ctr:int* mac:str* session:str* > dealer:int op:str\n"
     "config_set session service ctr:int* key:str mac:str* session:str* value:any > key:str op:str"
     " restart:bool value:any\n"
     "rfid_scan session service ctr:int* mac:str* session:str* > op:str state:str\n"
@@ -96,8 +96,8 @@ EVENTS = const(           # "t": ms since boot; the other fields are public fact
     "refused reason:str seat:int t:int\n"
     "hand drawable:int gold:str? head:list? kind:str* marker:list? n:int op:str phase:str"
     " reserve:int seat:int* slot:int* t:int tail:list? wall:int\n"
-    "hand_resumed drawable:int gold:str? head:list? marker:list? n:int phase:str reserve:int"
-    " t:int tail:list? wall:int\n"
+    "hand_resumed dice:list drawable:int gold:str? gold_dice:list? head:list? marker:list? n:int"
+    " phase:str reserve:int t:int tail:list? wall:int\n"
     "irregular reason:str slot:int t:int\n"
     "result dealer:int streak:int t:int winner:int? wins_in_row:int\n"
     "jog lane:int ms:int name:str t:int\n"

@@ -168,6 +168,15 @@ def dice_test(link, ctl, now, args):
 
 # -- what the table does ------------------------------------------------------
 
+def new_game(link, ctl, now, args):
+    """A new game: the first dealer drawn again, the streak 0 (docs/hand.md,
+    A new game). In a session: drawn again at will, the first dealer
+    would be anyone's who asks until his seat comes up, and a streak
+    anyone's to end (docs/security.md, Requests open to anyone). Never
+    during a hand, a cut one included (the session's own rule)."""
+    return {"dealer": ctl.new_game(), "ok": True}
+
+
 def config_set(link, ctl, now, args):
     """One key of the config file changed, checked whole by the validator,
     written atomically: a new

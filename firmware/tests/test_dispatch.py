@@ -21,8 +21,8 @@ KEY = bytes(range(32))
 # Every request of the codec's table (a private constant, compiled away
 # under MicroPython; test_cpy_dispatch.py checks this copy).
 OPS = ("hello", "status", "start", "clear", "faults", "config_get", "hand_end", "kong",
-       "new_game", "service_open", "service_auth", "service_close", "service_log", "jog", "hand",
-       "counters", "sensors", "dice_test", "config_set", "rfid_scan", "rfid_audit",
+       "service_open", "service_auth", "service_close", "service_log", "jog", "hand",
+       "counters", "sensors", "dice_test", "new_game", "config_set", "rfid_scan", "rfid_audit",
        "rfid_learn")
 # Arguments each request is well formed with (the table's; the rest take none).
 ARGS = {"hello": {"proto": codec.PROTO_VERSION}, "kong": {"kind": "exposed", "seat": 1},

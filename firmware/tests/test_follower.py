@@ -204,13 +204,13 @@ def test_the_gold_by_the_dice_waits_for_the_roll_then_is_followed():
     assert top.follower.wants_gold_dice()
     assert top.follower.kong(top.now, 1, False)          # not in play yet: refused
     gold = {"op": "reveal_gold", "dice": [2, 5]}
-    assert top.follower.gold_dice(top.now, 7) is None
+    assert top.follower.gold_dice(top.now, 2, 5) is None
     assert not top.follower.wants_gold_dice()
     top.play(gold)                       # the shadow turns the same tiles up
     top.read_rounds(2)
     assert same(top.states(), top.replayed(OPENING[:2] + [gold]))
     assert top.follower.phase == PLAY and top.states()[-1]["gold"] is not None
-    assert top.follower.gold_dice(top.now, 7) == "no gold roll is due"
+    assert top.follower.gold_dice(top.now, 2, 5) == "no gold roll is due"
 
 
 def test_a_gold_roll_before_the_flower_tiles_were_seen_go_is_not_lost():
@@ -221,7 +221,7 @@ def test_a_gold_roll_before_the_flower_tiles_were_seen_go_is_not_lost():
     top.read_rounds(1)                   # its tile seen missing once only
     assert top.follower.wants_gold_dice()
     gold = {"op": "reveal_gold", "dice": [3, 3]}
-    assert top.follower.gold_dice(top.now, 6) is None
+    assert top.follower.gold_dice(top.now, 3, 3) is None
     top.play(gold)
     top.read_rounds(2)
     assert same(top.states(), top.replayed([{"op": "deal"}, {"op": "replace_flowers"}, gold]))
@@ -289,7 +289,7 @@ def test_a_full_queue_never_publishes_a_gold_before_its_tile_has_gone():
     for ev in OPENING[:2]:
         top.play(ev)
         top.read_rounds(2)
-    assert top.follower.gold_dice(top.now, 7) is None
+    assert top.follower.gold_dice(top.now, 2, 5) is None
     kongs = [{"op": "kong", "seat": k % 4, "kind": "exposed"} for k in range(8)]
     # The core's order (the gold, then the kongs) tells each kong's
     # replacement; a seat takes its first one before its second kong.

@@ -11,6 +11,7 @@ import json
 from engine_core.replay import PUBLIC_KEYS, from_wire
 from firmware.controller import hand_record
 from firmware.controller import resume
+from firmware.controller.follower import REC_NOTED
 from firmware.controller.states import NAMES
 from firmware.fakes.follow import Top
 
@@ -21,12 +22,19 @@ PLAY = [{"op": "draw", "seat": 1}, {"op": "draw", "seat": 2},
 
 
 class _Shows:
+    def __init__(self):
+        self.dice = None
+
     def show_dealer(self, now, seat, streak):
         pass
 
+    def show_dice(self, now, a, b, rolling):
+        self.dice = (a, b, rolling)
+
 
 class _Devices:
-    display = _Shows()
+    def __init__(self):
+        self.display = _Shows()
 
 
 class _Dealership:
@@ -42,6 +50,7 @@ class _Table:
         self.devices = _Devices()
         self.dealership = _Dealership()
         self.gold_rolling = False
+        self.dice_unshown = False
         self.hand_cut = True
         self.events = []
 
@@ -88,8 +97,32 @@ def test_a_hand_in_play_comes_back_as_the_follower_that_saw_it_all():
     assert from_wire(fields) == from_wire(want) and fields["n"] == want["n"], (fields, want)
     f = ctl.follower
     assert f.turn == top.follower.turn and f.active
-    assert bytes(f.rec[6:]) == bytes(top.follower.rec[6:])
+    mine, seen = bytearray(f.rec), bytearray(top.follower.rec)
+    mine[REC_NOTED] = seen[REC_NOTED] = 0
+    assert mine == seen
     assert ctl.hand_cut                      # nothing moves unasked to the hand's end
+    # The hand's dice shown again (a cut may have come before their frame).
+    assert ctl.devices.display.dice == (3, 4, False)
+    assert fields["dice"] == [3, 4] and fields["gold_dice"] is None
+
+
+def test_a_gold_rolled_before_the_cut_comes_back_with_its_roll_shown():
+    top = Top(ruleset="luoyuan144", dealer=0, dice=(3, 4))
+    for ev in OPENING[:2]:
+        top.play(ev)
+        top.read_rounds(3)
+    assert top.follower.gold_dice(top.now, 2, 6) is None
+    rec = json.loads(json.dumps(hand_record.make(top.follower, 1, 0)))
+    assert rec["gold_dice"] == [2, 6]
+    # Cut before the gold's tile was turned up: the roll is the record's.
+    fresh = Top(ruleset="luoyuan144", dealer=0, dice=(3, 4))
+    ctl = _Table(fresh)
+    to = resume._rebuild(ctl, top.now, _Read(top.reader), rec)
+    assert to == NAMES.index("in_hand"), to
+    assert not ctl.follower.wants_gold_dice()        # not rolled again
+    assert ctl.devices.display.dice == (2, 6, False)
+    (name, fields), = ctl.events
+    assert fields["gold_dice"] == [2, 6] and fields["dice"] == [3, 4]
 
 
 def test_a_cut_in_the_deal_leaves_the_deal_waiting_for_its_tiles():

@@ -518,3 +518,29 @@ def test_the_service_log_is_read_in_pages_that_fit_a_frame():
     assert len(s.answer(link, _Ctl(), 20, "service_log", {})["entries"]) == 4
     assert s.answer(link, _Ctl(), 20, "service_log", {"start": 1 << 40})["entries"] == []
     assert _refused(s.answer, link, _Ctl(), 20, "service_log", {"n": 5})[0] == "bad_request"
+
+
+class _Dealer(_Ctl):
+    """A controller between hands whose new game draws seat 2."""
+    def __init__(self, hand=False):
+        self.hand = hand
+        self.games = 0
+
+    def in_hand(self):
+        return self.hand
+
+    def new_game(self):
+        self.games += 1
+        return 2
+
+
+@_cleaned
+def test_a_new_game_needs_a_session_and_never_comes_in_a_hand():
+    link = _Link(KEY)
+    ctl = _Dealer()
+    assert _send(link, 0, b'{"op":"new_game"}', ctl)[0] == "no_session"
+    assert ctl.games == 0                          # drawn again by no one's word
+    tech = _Tech(link, 5)
+    assert _send(link, 10, tech.payload("new_game"), ctl) == {"dealer": 2, "ok": True}
+    assert ctl.games == 1 and _log(link)[-1] == [10, "new_game", "ok"]
+    assert _send(link, 20, tech.payload("new_game"), _Dealer(hand=True))[0] == "busy"

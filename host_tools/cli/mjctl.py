@@ -67,9 +67,9 @@ def parser():
     sub = ap.add_subparsers(dest="command", required=True, metavar="COMMAND")
     # Each group adds its own commands; --help lists them in this order.
     for add in (play.add_cycle, play.add_hand, play.add_serve, watch.add_status, play.add_clear,
-                play.add_start, play.add_new_game, logs.add_log, watch.add_sensors,
+                play.add_start, logs.add_log, watch.add_sensors,
                 watch.add_live, watch.add_monitor, ports.add_ports, logs.add_counters,
-                service.add_dice_test, service.add_config, service.add_rfid,
+                service.add_dice_test, service.add_new_game, service.add_config, service.add_rfid,
                 service.add_selftest, service.add_jog, fleet.add_fleet):
         add(sub)
     return ap

@@ -103,14 +103,6 @@ def cmd_start(args):
     return common.answer(args, "start", lambda o: console().print(t("msg.started")))
 
 
-def cmd_new_game(args):
-    """A new game (docs/hand.md, A new game): the controller draws the
-    first dealer again and the streak starts from 0; refused (`busy`)
-    during a hand, a cut one included."""
-    return common.answer(args, "new_game", lambda o: console().print(
-        t("msg.new_game", seat=o["dealer"])))
-
-
 def cmd_clear(args):
     return common.answer(args, "clear", lambda o: console().print(
         t("msg.cleared", code=o["cleared"], name=common.fault_name(o["cleared"]))
@@ -208,11 +200,6 @@ def add_serve(sub):
 
 def add_start(sub):
     command(sub, "start", cmd_start, t("help.start"), False, "mjctl --port /dev/ttyACM0 start")
-
-
-def add_new_game(sub):
-    command(sub, "new-game", cmd_new_game, t("help.new_game"), False,
-            "mjctl --port /dev/ttyACM0 new-game")
 
 
 def add_clear(sub):

@@ -11,10 +11,11 @@ with `--sim`.
     mjctl --port DEV --key FILE [--json] rfid audit | rfid learn
     mjctl --port DEV --key FILE [--json] selftest
     mjctl --port DEV --key FILE [--json] dice-test N
+    mjctl --port DEV --key FILE [--json] new-game
 
-A command that moves, writes, reads tags or rolls the dice opens a service
-session with the table's key (HMAC challenge-response, docs/protocol.md),
-runs, and closes it. Under --sim the virtual table's own key is used.
+A command that moves, writes, reads tags, rolls the dice or draws the
+first dealer again opens a service session with the table's key (HMAC
+challenge-response, docs/protocol.md), runs, and closes it. Under --sim the virtual table's own key is used.
 """
 
 import json
@@ -249,6 +250,17 @@ def cmd_dice_test(args):
     return _serviced(args, run)
 
 
+def cmd_new_game(args):
+    """A new game (docs/hand.md, A new game): the controller draws the
+    first dealer again and the streak starts from 0; refused (`busy`)
+    during a hand, a cut one included."""
+    def run(link, session):
+        emit(args, fields(link.request("new_game", session=session)),
+             lambda o: console().print(t("msg.new_game", seat=o["dealer"])))
+        return 0
+    return _serviced(args, run)
+
+
 # -- output ------------------------------------------------------------------
 
 def _human_config_value(o):
@@ -291,6 +303,11 @@ def _human_dice(o):
 
 
 # -- the commands' arguments -------------------------------------------------
+
+def add_new_game(sub):
+    command(sub, "new-game", cmd_new_game, t("help.new_game"), False,
+            "mjctl --port /dev/ttyACM0 --key keys/table-7.key new-game")
+
 
 def add_dice_test(sub):
     p = command(sub, "dice-test", cmd_dice_test, t("help.dice_test"), False,

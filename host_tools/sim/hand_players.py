@@ -81,6 +81,7 @@ class HandPlayers(HandPlan, PowerCutPlayers):
         if self.rules.gold_method == "dice" and gold_dice is None and not self.watching:
             self.gold_dice = list(roll(rand))   # no table to roll them (host tests)
         self.awaiting_gold = False  # the dealer has pressed for the gold dice (§7 dice)
+        self.gold_again_at = None   # after a cut: roll for the gold again then, unless shown
         self.kong_rate = kong_rate
         self.take_rate = take_rate
         self.win_rate = win_rate
@@ -125,6 +126,7 @@ class HandPlayers(HandPlan, PowerCutPlayers):
         or, the gold by the dice, the dealer's second roll turns the gold."""
         if self.awaiting_gold and not self.abandoned:
             self.awaiting_gold = False
+            self.gold_again_at = None
             self.gold_dice = [a, b]
             self._t = max(self._t, now)
             self._play({"op": "reveal_gold", "dice": [a, b]}, self.gold_ms, self.tail_ms)
@@ -168,6 +170,8 @@ class HandPlayers(HandPlan, PowerCutPlayers):
         if self.cut_at is not None and (nxt is None or self.cut_at <= nxt) \
                 and not self.done and not self.abandoned:
             return self.cut_at
+        if self.gold_again_at is not None and (nxt is None or self.gold_again_at < nxt):
+            return self.gold_again_at
         return nxt
 
     def _press_kong(self, index, at):
@@ -189,6 +193,10 @@ class HandPlayers(HandPlan, PowerCutPlayers):
             if not self.done and not self.abandoned:
                 table.power_cut()
                 return
+        if self.gold_again_at is not None and now >= self.gold_again_at:
+            self.gold_again_at = None
+            if self.awaiting_gold and not self.abandoned:
+                table.players.press(self.dealer, at=now, hold_ms=self.tap_ms)
         while (not self.abandoned and self._next < len(self.timeline)
                and self.timeline[self._next][0] <= now):
             t, index, slot, kind = self.timeline[self._next]

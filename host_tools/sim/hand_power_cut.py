@@ -4,7 +4,8 @@ The table's `power_off`, and its `power_on` at the firmware's boot, pause
 the players: nothing is taken or pressed while the power is off, and what
 was planned goes on that much later; a roll the cut stopped (the break's
 dice, the gold's) is rolled again: the dealer presses once the table shows
-the dealer again; a kong's key or a win's the controller cannot have read
+the dealer again, or, for the gold, when no roll is shown a while after
+the boot (a roll the table kept before the cut is shown again); a kong's key or a win's the controller cannot have read
 whole before the cut is pressed again after it. `cut_after_ms`: the
 players cut the power themselves that long after the deal began (`mjctl
 hand --power-cut`); `cut_on(players)`: the time of the cut from the plan
@@ -68,7 +69,9 @@ class PowerCutPlayers:
         if self.walls_up_at is not None and self.scenario is None and not self.abandoned:
             keys.armed_at = now         # the break's dice again, once the lamp shows
         elif self.awaiting_gold and not self.abandoned:
-            keys.press(self.dealer, at=now + self.reroll_ms, hold_ms=self.tap_ms)
+            # The gold's roll shown after the boot was kept before the cut
+            # (dice_shown takes it); none shown by then: roll again.
+            self.gold_again_at = now + self.reroll_ms
 
     def _press_in_flight(self, now):
         """The last kong key pressed before `now` if the controller cannot

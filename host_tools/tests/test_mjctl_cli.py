@@ -177,6 +177,7 @@ def test_the_bad_input_matrix(table, capsys, tmp_path, silent_pty, garbage_pty):
         (["--port", link, "--key", str(folder), "jog", "plate", "100"], 1, "is a folder"),
         (["--port", link, "--key", str(short), "jog", "plate", "100"], 1, "not a table key"),
         (["--port", link, "selftest"], 1, "needs the table's key: add --key FILE"),
+        (["--port", link, "new-game"], 1, "new-game needs the table's key: add --key FILE"),
         (["--port", link, "dice-test", "0"], 1, "dice-test rolls 1..100000 times, not 0"),
         (["--port", link, "dice-test", "-5"], 1, "not -5"),
         (["--port", link, "live", "--every", "0"], 1, "--every must be more than 0"),
@@ -421,7 +422,8 @@ def test_start_and_the_makefile_run_arguments():
 
 
 def test_new_game_as_typed_draws_a_first_dealer_in_both_languages():
-    # A fresh virtual table is idle: between hands, so a new game begins.
+    # A fresh virtual table is idle: between hands, so a new game begins
+    # (a service session, with the virtual table's own key under --sim).
     p = subprocess.run(MJCTL + ["--sim", "new-game", "--json"], cwd=ROOT, capture_output=True,
                        text=True, timeout=60)
     assert p.returncode == 0, p.stderr
@@ -437,3 +439,4 @@ def test_new_game_as_typed_draws_a_first_dealer_in_both_languages():
     p = subprocess.run(MJCTL + ["new-game", "--help"], cwd=ROOT, capture_output=True,
                        text=True, timeout=60)
     assert p.returncode == 0 and "the first dealer drawn again" in p.stdout, p
+    assert "--key keys/table-7.key new-game" in p.stdout, p.stdout

@@ -452,7 +452,7 @@ TEXTS = {
     "help.status": "the controller's state, active fault with cause and fix, counters, versions",
     "help.clear": "clear the active fault: the table resumes where it stopped",
     "help.start": "start a table cycle (after clear of a fault at boot, such as power_lost)",
-    "help.new_game": "begin a new game: the first dealer drawn again, the streak 0 (between hands only)",
+    "help.new_game": "begin a new game: the first dealer drawn again, the streak 0 (between hands only; needs the table's key)",
     "help.log": "fault history, counts by fault code and the service log, newest first",
     "help.sensors": "every input and motor as it is now",
     "help.live": "state, sensors and motors, refreshed in place (Ctrl-C stops)",
