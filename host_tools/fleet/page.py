@@ -48,6 +48,9 @@ class Dashboard:
         self.version = 0           # bumped at each change
         self.on_fault = on_fault
         self.host, self.port = host, port
+        # The project's broker replaces the id with the user's name (one
+        # connection per user: docs/fleet.md, Who may read what); on a
+        # broker that does not, a distinct id keeps two screens apart.
         self.c = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id="dashboard-%d" % id(self))
         self.c.username_pw_set(*user)
         self.c.reconnect_delay_set(1, 8)
