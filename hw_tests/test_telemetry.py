@@ -29,9 +29,10 @@ ROOT = "parlour/%s/table/" % SITE
 
 @pytest.fixture
 def broker():
-    """Mosquitto with three tables' users (t1, t2, t3) and the dashboard."""
+    """Mosquitto with three tables' users (t1, t2, t3), the dashboard and
+    another screen's user ("office")."""
     with Broker(tables=[(SITE, "t1", "pw-one"), (SITE, "t2", "pw-two"),
-                        (SITE, "t3", "pw-three")]) as b:
+                        (SITE, "t3", "pw-three")], screens=["office"]) as b:
         yield b
 
 
@@ -202,6 +203,39 @@ def test_the_acl_keeps_a_table_to_its_own_topics(broker, tables):
         info.wait_for_publish(10)
         assert info.is_published()
         assert not [m for m in ln.seen if m.topic.startswith(ROOT + "t3/")], ln.seen
+
+
+def test_no_other_user_can_take_a_tables_connection(broker, tables):
+    """The dashboard's user and table t2's each connect with the client id
+    t1's firmware sends: t1 keeps its connection (a health formatted well
+    after counts one connect and no error; a lost one would be retried
+    within 1 s), and no last-will of it is published."""
+    import threading
+
+    import paho.mqtt.client as mqtt
+    with Listener(broker.port, broker.screens["office"]) as ln:
+        t = tables()
+        ln.wait(lambda m: _at(m, "t1", "health"), what="the first health")
+        intruders = []
+        try:
+            for user in (broker.dashboard, (table_user(SITE, "t2"), "pw-two")):
+                accepted = threading.Event()
+                c = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id="parlour-hall-table-t1")
+                c.username_pw_set(*user)
+                c.on_connect = lambda *a, ev=accepted: ev.set()
+                c.connect("127.0.0.1", broker.port)
+                c.loop_start()
+                intruders.append(c)
+                assert accepted.wait(10), user[0]
+            since = t.link.request("status")["uptime"]
+            h = ln.wait(lambda m: _at(m, "t1", "health") and m.data["uptime"] > since + 6000,
+                        what="a health 6 s after the intruders")
+        finally:
+            for c in intruders:
+                c.disconnect()
+                c.loop_stop()
+    assert h.data["mqtt"]["connects"] == 1 and h.data["mqtt"]["errors"] == 0, h.data
+    assert not [m for m in ln.seen if _at(m, "t1", "online") and m.payload == b"false"]
 
 
 def _walk(obj, path, found):

@@ -298,6 +298,9 @@ class Telemetry:
             return
         if wifi is not None and not wifi.up(conf):
             return
+        # The client id is not the table's identity: the parlour's broker
+        # replaces it with the user's name (docs/fleet.md, The broker), so
+        # only this table's password can take this table's connection.
         c = mqtt.MQTTClient(self.root[:-1].replace("/", "-"), conf["host"], conf.get("port", 1883),
                           conf["user"], conf["password"], _KEEPALIVE_S,
                           wifi.tls(self.hal, conf) if wifi is not None else None)

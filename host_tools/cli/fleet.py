@@ -129,10 +129,14 @@ def render(snap):
     """The view as rich renderables: a table of the tables, the faults of
     the active ones with cause and fix, the fault history."""
     from rich.console import Group
+    from rich.markup import escape
     from rich.table import Table
-    tb = Table(title="%s · %s · %s" % (
+    title = "%s · %s · %s" % (
         t("fleet.title"), t("fleet.broker_up") if snap["broker"] else t("fleet.broker_down"),
-        t("fleet.messages", n=snap["messages"])), title_justify="left")
+        t("fleet.messages", n=snap["messages"]))
+    if snap["bad"] or snap["dropped"]:
+        title += " · " + t("fleet.malformed", bad=snap["bad"], dropped=snap["dropped"])
+    tb = Table(title=title, title_justify="left")
     for key in ("fleet.table", "fleet.online", "fleet.state", "fleet.dealer", "fleet.hands_today",
                 "fleet.in_use", "fleet.fault", "fleet.counters"):
         tb.add_column(t(key, id="").strip())
@@ -141,7 +145,9 @@ def render(snap):
         f = x["fault"]
         name = fault_texts(f["code"])[0] if f else ""
         c = x["counters"] or {}
-        tb.add_row(x["id"], _offline(x), word("state", x["state"]) if x["state"] else "-",
+        # A state the texts do not know is the table's own text: shown
+        # as it is, never read as rich's markup.
+        tb.add_row(x["id"], _offline(x), escape(word("state", x["state"])) if x["state"] else "-",
                    t("fleet.seat", n=x["dealer"]) if x["dealer"] is not None else "-",
                    "-" if x["hands_today"] is None else str(x["hands_today"]), _hms(x["in_use_s"]),
                    "[red]%d %s[/]" % (f["code"], name) if f else "",

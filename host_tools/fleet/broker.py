@@ -8,10 +8,12 @@ Debian's `mosquitto` package, installed when missing and root can
 (`python -m host_tools.fleet.broker --install`, what `make broker` runs),
 as the Makefile installs gcc-multilib for the twin. The broker runs from a
 folder of its own: its config, a password file made by mosquitto_passwd
-and an ACL. Nobody connects without a password; a table may publish only
-under `parlour/<site>/table/<id>/#` (its last-will too); the dashboard
-user may only read `parlour/#`. Nothing is kept on disk (persistence off):
-what is retained lives as long as the broker does.
+and an ACL. Nobody connects without a password; a connection's client id
+is its user's name, so no user can take another's connection; a table
+may publish only under `parlour/<site>/table/<id>/#` (its last-will too);
+each screen (the page's `dashboard`, and one user per other screen) may
+only read `parlour/#`. Nothing is kept on disk (persistence off): what is
+retained lives as long as the broker does.
 """
 
 import os
@@ -39,6 +41,12 @@ def table_user(site, table):
     """The broker user of a table: one per table, so the ACL can bind it
     to its own topics."""
     return "table-%s-%s" % (site, table)
+
+
+def screen_user(name):
+    """The read-only user of a screen other than the page: one per screen,
+    since a user holds one connection at a time (use_username_as_clientid)."""
+    return "%s-%s" % (DASHBOARD, name)
 
 
 def topic_root(site, table):
@@ -74,11 +82,14 @@ def free_port():
 
 class Broker:
     """Mosquitto on 127.0.0.1, on a free port, with a password file and an
-    ACL made for `tables`: (site, id, password) each."""
+    ACL made for `tables`: (site, id, password) each. `dashboard` is the
+    page's (user, password); `screens` names the other screens, each given
+    its own read-only user in `self.screens[name]`."""
 
-    def __init__(self, tables=(), port=None):
+    def __init__(self, tables=(), port=None, screens=()):
         self.tables = list(tables)
         self.dashboard = (DASHBOARD, secrets.token_hex(8))
+        self.screens = {name: (screen_user(name), secrets.token_hex(8)) for name in screens}
         self.port = port or free_port()
         self.dir = None
         self.proc = None
@@ -98,7 +109,8 @@ class Broker:
         d = self.dir
         pw = os.path.join(d, "passwd")
         open(pw, "w").close()
-        users = [(table_user(s, t), p) for s, t, p in self.tables] + [self.dashboard]
+        readers = [self.dashboard] + list(self.screens.values())
+        users = [(table_user(s, t), p) for s, t, p in self.tables] + readers
         for user, password in users:
             subprocess.run([PASSWD, "-b", pw, user, password], check=True,
                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
@@ -106,12 +118,23 @@ class Broker:
         with open(os.path.join(d, "acl"), "w") as f:
             for s, t, _ in self.tables:
                 f.write("user %s\ntopic write %s/#\n\n" % (table_user(s, t), topic_root(s, t)))
-            f.write("user %s\ntopic read parlour/#\n" % DASHBOARD)
+            for user, _ in readers:
+                f.write("user %s\ntopic read parlour/#\n\n" % user)
         with open(os.path.join(d, "mosquitto.conf"), "w") as f:
             # Run as the user that started it (as root, mosquitto would
             # change to its own user, who cannot read this private folder).
             f.write("user %s\n" % pwd.getpwuid(os.geteuid()).pw_name)
             f.write("listener %d 127.0.0.1\n" % self.port)
+            # Mosquitto lets any client take a connection by its client id
+            # (the old one is closed and its last-will published): here the
+            # id is replaced by the user's name, so only the holder of a
+            # table's password can take that table's. Mosquitto 2.0 has
+            # nothing simpler that does it: its ACL rules topics, not ids;
+            # the dynamic-security plugin binds a user to an id but leaves
+            # the id free to others; clientid_prefixes is one global
+            # prefix, deprecated. A listener's option: a parlour sets it on
+            # each listener (docs/fleet.md, The broker).
+            f.write("use_username_as_clientid true\n")
             f.write("allow_anonymous false\n")
             f.write("password_file %s\n" % pw)
             f.write("acl_file %s\n" % os.path.join(d, "acl"))

@@ -30,6 +30,7 @@ from host_tools.image.mpenv import ROOT
 
 SITE = "hall"
 CONNECTION = ROOT / "build" / "fleet" / "dashboard.json"   # for `mjctl fleet`, while it runs
+MJCTL_SCREEN = "mjctl"     # its screen: its own read-only user, dashboard-mjctl
 
 
 class FleetError(Exception):
@@ -71,7 +72,11 @@ class Fleet:
     # -- start, stop ------------------------------------------------------------------
 
     def start(self):
-        self.broker = Broker(tables=[(self.site, tid, self.passwords[tid]) for tid in self.ids])
+        # `mjctl fleet` is a screen of its own: with the page's user it
+        # would take the page's connection (the broker binds a connection
+        # to its user).
+        self.broker = Broker(tables=[(self.site, tid, self.passwords[tid]) for tid in self.ids],
+                             screens=[MJCTL_SCREEN])
         self.broker.start()
         self.dashboard = Dashboard(self.broker.port, self.broker.dashboard,
                                    expect=[(self.site, tid) for tid in self.ids],
@@ -176,13 +181,14 @@ class Fleet:
         self.stop()
 
     def write_connection(self):
-        """The broker's address and the dashboard's read-only user for
-        `mjctl fleet` (build/fleet/dashboard.json, this user's only)."""
+        """The broker's address and `mjctl fleet`'s read-only user
+        (build/fleet/dashboard.json, this user's only)."""
         CONNECTION.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(str(CONNECTION), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        user, password = self.broker.screens[MJCTL_SCREEN]
         with os.fdopen(fd, "w") as f:
             json.dump({"host": "127.0.0.1", "port": self.broker.port,
-                       "user": self.broker.dashboard[0], "password": self.broker.dashboard[1],
+                       "user": user, "password": password,
                        "site": self.site, "tables": self.ids,
                        "url": self.page.url if self.page else None}, f)
 

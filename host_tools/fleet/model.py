@@ -13,11 +13,18 @@ of them. That interval is the longer of the last one seen and HEALTH_MS
 of the table's clock at its pace, the table's time (the `t` and `uptime`
 of its messages) against the wall clock over the last PACE_S seconds.
 Until a table has shown its pace, it has BOOT_STALE_S.
+
+Every payload is checked where it comes in (payload.py): a message that is
+not a table's topic, not JSON or not an object is refused (`bad`); a field
+of the wrong kind is dropped (`dropped`) and the message's other fields
+kept. The view holds only the kinds the page and `mjctl fleet` expect.
 """
 
 import json
 import re
 import time
+
+from host_tools.fleet.payload import SCHEMAS, clean
 
 STALE_S = 8.0            # seconds without a message: offline (health every 5 s of the table's time)
 STALE_HEALTH = 1.5       # ... or this many health intervals, when longer
@@ -28,18 +35,12 @@ PACE_MIN_S = 1.0         # ... measured over at least this long
 BOOT_STALE_S = 30.0      # a table's timeout until its pace is known: a fleet's start is the machine's busiest
 HISTORY = 200            # faults kept in the history, the newest
 IN_USE = ("building", "lifting", "dealer", "rolling", "in_hand")   # a table in use
+NAME = re.compile(r"[A-Za-z0-9_-]{1,32}\Z")   # a site's or a table's, as mqttconf.py checks them
 
 
 def natural(key):
     """t2 before t10."""
     return [int(p) if p.isdigit() else p for p in re.split(r"(\d+)", key)]
-
-
-def _code(v, none=False):
-    """A fault code as the table sends it: an int (None where allowed)."""
-    if (v is None and none) or (type(v) is int):
-        return v
-    raise ValueError("not a fault code: %r" % (v,))
 
 
 class TableView:
@@ -59,6 +60,8 @@ class TableView:
         self.health = None
         self.build = None
         self.messages = 0
+        self.bad = 0               # its messages refused whole
+        self.dropped = 0           # its fields of the wrong kind, dropped
         self.faults_seen = {}      # code -> fault messages seen
         self.day = None            # the local date hands_base and in_use_s count from
         self.hands_base = None
@@ -73,7 +76,8 @@ class FleetModel:
         self.tables = {}
         self.history = []          # newest last
         self.messages = 0
-        self.bad = 0               # messages under parlour/ that are not a table's topic or not JSON
+        self.bad = 0               # messages refused whole: not a table's topic, not JSON, not an object
+        self.dropped = 0           # fields of the wrong kind, dropped from messages otherwise taken
         self.broker = False        # the dashboard's connection to the broker is up
         self.bridges = {}          # site -> its bridge is up (a chain's head office)
         self.stale_s = stale_s
@@ -98,13 +102,14 @@ class FleetModel:
         now = self.clock() if now is None else now
         parts = topic.split("/")
         if len(parts) == 3 and parts[0] == "parlour" and parts[2] == "bridge" and \
-                payload in (b"0", b"1"):
+                NAME.match(parts[1]) and payload in (b"0", b"1"):
             # A parlour's bridge to this broker (docs/fleet.md, A chain of
             # parlours): "0", its tables are out of sight, not offline.
             self.messages += 1
             self.bridges[parts[1]] = payload == b"1"
             return True
-        if len(parts) != 5 or parts[0] != "parlour" or parts[2] != "table":
+        if len(parts) != 5 or parts[0] != "parlour" or parts[2] != "table" or \
+                not NAME.match(parts[1]) or not NAME.match(parts[3]):
             self.bad += 1
             return False
         tv = self._table(parts[1], parts[3])
@@ -113,29 +118,32 @@ class FleetModel:
         tv.messages += 1
         self._roll(tv, now)
         if leaf == "online":
+            if payload not in (b"true", b"false"):
+                return self._refused(tv)
             tv.online = payload == b"true"
             tv.last_rx = now
             return True
         try:
             data = json.loads(payload)
-        except ValueError:
-            self.bad += 1
-            return False
-        if not isinstance(data, dict):
-            self.bad += 1
-            return False
+        except (ValueError, RecursionError):    # not JSON, or nested deeper than Python parses
+            return self._refused(tv)
+        if type(data) is not dict:
+            return self._refused(tv)
         tv.last_rx = now
         if tv.online is None:
             tv.online = True       # it speaks: its retained `online` may come later
+        data, dropped = clean(leaf, data)
+        self.dropped += dropped
+        tv.dropped += dropped
         self._clock(tv, data.get("uptime", data.get("t")), now)
-        handler = getattr(self, "_" + leaf, None)
-        if handler is not None:
-            try:
-                handler(tv, data, now)
-            except (TypeError, ValueError):     # a field of the wrong kind: counted, not shown
-                self.bad += 1
-                return False
+        if leaf in SCHEMAS:        # a payload's leaf only: a topic never names another method
+            getattr(self, "_" + leaf)(tv, data, now)
         return True
+
+    def _refused(self, tv):
+        self.bad += 1
+        tv.bad += 1
+        return False
 
     def _clock(self, tv, ms, now):
         if type(ms) is not int:
@@ -154,17 +162,22 @@ class FleetModel:
         return (c[-1][1] - c[0][1]) / 1000.0 / (c[-1][0] - c[0][0])
 
     def _state(self, tv, d, now):
-        tv.state = d.get("state")
+        if "state" in d:
+            tv.state = d["state"]
         tv.state_rx = now
-        code = _code(d.get("fault"), none=True)
+        if "fault" not in d:       # dropped: what the table's fault is, unknown
+            return
+        code = d["fault"]
         if code is None:
             tv.fault = None
         elif tv.fault is None or tv.fault["code"] != code:
-            tv.fault = self._fault_of(tv, {"code": code, "t": d.get("t")}, now)
+            tv.fault = self._fault_of({"code": code, "t": d.get("t")}, now)
+            self._new_entry(tv, tv.fault)     # from the state alone: its history entry now
 
     def _fault(self, tv, d, now):
-        _code(d.get("code"))
-        f = self._fault_of(tv, d, now)
+        if "code" not in d:        # a fault without its code says nothing
+            return
+        f = self._fault_of(d, now)
         tv.faults_seen[f["code"]] = tv.faults_seen.get(f["code"], 0) + 1
         if tv.fault is not None and tv.fault["code"] == f["code"] and tv.fault.get("entry"):
             tv.fault["entry"].update(name=f["name"], detail=f["detail"], t=f["t"])
@@ -174,12 +187,9 @@ class FleetModel:
             self._new_entry(tv, f)
         tv.fault = f
 
-    def _fault_of(self, tv, d, now):
-        f = {"code": d.get("code"), "name": d.get("name"), "detail": d.get("detail"),
-             "t": d.get("t"), "since": self.wall(), "rx": now}
-        if "name" not in d:        # from the state alone: its history entry now
-            self._new_entry(tv, f)
-        return f
+    def _fault_of(self, d, now):
+        return {"code": d["code"], "name": d.get("name"), "detail": d.get("detail"),
+                "t": d.get("t"), "since": self.wall(), "rx": now}
 
     def _new_entry(self, tv, f):
         entry = {"site": tv.site, "table": tv.id, "code": f["code"], "name": f["name"],
@@ -189,7 +199,6 @@ class FleetModel:
         del self.history[:-HISTORY]
 
     def _cleared(self, tv, d, now):
-        _code(d.get("code"), none=True)
         f = tv.fault
         if f is not None and f.get("entry") is not None:
             f["entry"]["cleared_at"] = self.wall()
@@ -197,13 +206,14 @@ class FleetModel:
 
     def _hand(self, tv, d, now):
         tv.last_hand = d
-        tv.dealer = d.get("dealer")
-        if isinstance(d.get("hands"), int):
+        if "dealer" in d:
+            tv.dealer = d["dealer"]
+        if "hands" in d:
             self._hands(tv, d["hands"])
 
     def _counters(self, tv, d, now):
         tv.counters = d
-        if isinstance(d.get("hands"), int):
+        if "hands" in d:
             self._hands(tv, d["hands"])
 
     def _hands(self, tv, n):
@@ -277,11 +287,12 @@ class FleetModel:
                 "hands_today": None if tv.hands is None else tv.hands - (tv.hands_base or 0),
                 "in_use_s": round(tv.in_use_s), "last_hand": tv.last_hand,
                 "counters": tv.counters, "health": tv.health, "build": tv.build,
-                "messages": tv.messages,
+                "messages": tv.messages, "bad": tv.bad, "dropped": tv.dropped,
                 "faults_seen": {str(k): n for k, n in sorted(tv.faults_seen.items(),
                                                               key=lambda kv: str(kv[0]))}})
         return {"now": self.wall(), "started": self.started, "broker": self.broker,
                 "bridges": dict(self.bridges),
-                "messages": self.messages, "bad": self.bad, "stale_s": self.stale_s,
+                "messages": self.messages, "bad": self.bad, "dropped": self.dropped,
+                "stale_s": self.stale_s,
                 "tables": out,
                 "history": [dict(e) for e in reversed(self.history[-50:])]}

@@ -48,6 +48,9 @@ class Dashboard:
         self.version = 0           # bumped at each change
         self.on_fault = on_fault
         self.host, self.port = host, port
+        # The project's broker replaces the id with the user's name (one
+        # connection per user: docs/fleet.md, Who may read what); on a
+        # broker that does not, a distinct id keeps two screens apart.
         self.c = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id="dashboard-%d" % id(self))
         self.c.username_pw_set(*user)
         self.c.reconnect_delay_set(1, 8)
@@ -70,7 +73,12 @@ class Dashboard:
     def _on_message(self, client, userdata, msg):
         now = time.monotonic()
         with self.lock:
-            if self.model.feed(msg.topic, msg.payload, now):
+            try:
+                changed = self.model.feed(msg.topic, msg.payload, now)
+            except Exception:      # a bug in the model: one message lost, not paho's thread
+                self.model.bad += 1
+                changed = False
+            if changed:
                 self._bump()
         if self.on_fault is not None and msg.topic.endswith("/fault"):
             self.on_fault(msg.topic.split("/")[3], msg.payload, now)

@@ -154,16 +154,6 @@ def test_any_message_is_taken_or_counted_bad_never_a_crash(topic, payload):
     assert snap["messages"] + snap["bad"] >= 2
 
 
-@given(st.sampled_from(["state", "fault", "cleared", "hand", "counters", "health", "build"]),
-       st.dictionaries(st.sampled_from(["state", "fault", "code", "hands", "dealer", "t", "name"]),
-                       st.one_of(st.none(), st.integers(), st.text(max_size=5),
-                                 st.lists(st.integers(), max_size=2)), max_size=4))
-def test_fields_of_the_wrong_kind_are_counted_bad_never_a_crash(leaf, data):
-    m, _ = model()
-    feed(m, "t1", leaf, data)
-    json.dumps(m.snapshot())
-
-
 def test_the_pages_health_interval_is_the_firmwares():
     """The page's timeout rests on how often a table sends its health:
     8 s must be at least 1.5 of the firmware's intervals."""
