@@ -56,14 +56,15 @@ def run(hal, config_path, tags, root="", required=False, table="esp32"):
     except ValueError as e:                # the config's or the tags': named
         return _boot_fault(hal, LinkServer(hal, _FW_VERSION, build, table, None, frozen),
                            _CONFIG_INVALID, str(e))
-    link = LinkServer(hal, _FW_VERSION, build, table, _service_key(hal), frozen)
+    key = _service_key(hal)
+    link = LinkServer(hal, _FW_VERSION, build, table, key, frozen)
     # The controller's modules only now, after the manifest's check: a
     # file missing would otherwise be an ImportError, with no link to say
     # so.
     from firmware.controller.table import TableController
     from firmware.devices import Devices
     from firmware.link.handlers import HANDLERS
-    ctl = TableController(hal, cfg, Devices(hal, cfg, tag_ids), link.emit)
+    ctl = TableController(hal, cfg, Devices(hal, cfg, tag_ids), link.emit, key)
     link.attach(ctl, HANDLERS)
     telemetry = _telemetry(hal, link, ctl)
     ctl.observer = telemetry  # pyright: ignore[reportAttributeAccessIssue]  (None or an object with event())
@@ -110,7 +111,8 @@ def _loop(hal, link, ctl, telemetry, tick):
 def _service_key(hal):
     """The table's service key (32 bytes, make flash ERASE=1 or make
     deploy provisions it), or None: then the link refuses every service
-    session, saying why."""
+    session, saying why, and the controller keeps no hand's tiles in the
+    flash (firmware/sealed.py)."""
     try:
         with hal.secret("service.key") as f:
             key = f.read()

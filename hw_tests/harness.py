@@ -20,6 +20,7 @@ key, read its state) run in the bus thread between two TICKs
 """
 
 import json
+import os
 import queue
 import threading
 import time
@@ -27,6 +28,8 @@ from collections import Counter
 
 from host_tools.texts import faults as fault_table
 from firmware import frame
+from firmware.controller.saved_state import RECORD_FILE
+from firmware.sealed import Sealer
 from host_tools.link import codec as link_codec
 from host_tools.link.client import LinkClient, LinkError
 from host_tools.cli.ops import HAND_WALL_TIMEOUT_S, describe_fault, public_state
@@ -586,6 +589,30 @@ def boot_after(target, cut_t):
              if t >= cut_t and source == "table" and what == "boot"]
     assert boots, "no boot after %d" % cut_t
     return boots[-1]
+
+
+# -- the files of the virtual table's flash that name tiles ----------------------
+
+def seal_of(sim, kind):
+    """A Sealer (firmware/sealed.py) with the virtual table's key: what the
+    firmware seals its `kind` of file with (b"hand", b"walls"), to read a
+    file or to write one as someone holding the key would."""
+    return Sealer(sim.key, os.urandom, kind)
+
+
+def saved_record(sim):
+    """The hand's record as the firmware last sealed it; None if there is
+    none; a str saying why if it does not check."""
+    try:
+        data = seal_of(sim, b"hand").load(os.path.join(sim.store, RECORD_FILE))
+    except ValueError as e:
+        return "refused: %s" % e
+    return None if data is None else json.loads(bytes(data))
+
+
+def save_record(sim, rec):
+    """`rec` sealed as the hand's record, as the firmware would."""
+    seal_of(sim, b"hand").save(os.path.join(sim.store, RECORD_FILE), json.dumps(rec).encode())
 
 
 # -- assertions shared by the test files -----------------------------------------

@@ -9,15 +9,14 @@ On the virtual table (the real firmware under MicroPython; virtual time,
 nothing sleeps)."""
 
 import json
-import os
 
 import pytest
 
-from firmware import persist
 from host_tools.cli.ops import run_hand
 from host_tools.sim.config import DEFAULT_PATH
 from host_tools.sim.display import SHOW_DICE
 from host_tools.sim.hand_players import HandPlayers
+from hw_tests.harness import saved_record
 
 AFTER_READ = 1             # cuts past the hand's first read of the walls
 
@@ -26,13 +25,6 @@ def _settled(table, since):
     """The settled dice the display showed from virtual time `since` on."""
     return [tuple(v[:2]) for t, what, v in table.display.history
             if what == "dice" and not v[2] and t >= since]
-
-
-def _record(store):
-    try:
-        return persist.load(os.path.join(store, "hand.json"))
-    except ValueError as e:
-        return "damaged: %s" % e
 
 
 class _Cutter:
@@ -85,7 +77,7 @@ class _Cutter:
         table = self.table
         self.plan = None
         self.at_cut = {"t": table.now, "shown": _settled(table, self.rolled_at or 0),
-                       "record": _record(self.target.sim.store),
+                       "record": saved_record(self.target.sim),
                        "dealer": table.display.dealer,
                        "read": self.reads_at_show is not None
                        and table.rfid.replies > self.reads_at_show}
@@ -119,7 +111,8 @@ def _one_cut(target, cutter, plan, hands):
         # Neither seen nor written: the dealer's key again, a new roll.
         assert boot["ev"] == "state", (plan, cut, boot)
         table = target.table
-        target.in_table(lambda: table.players.press(table.display.dealer_seat))
+        target.when_table(lambda: table.display.dealer_seat is not None,     # the lamp lit
+                          lambda: table.players.press(table.display.dealer_seat))
         target.wait_event(lambda e: e["ev"] == "dice" and e["t"] > cut["t"], "the roll again")
     assert target.status()["dealer"] == cut["dealer"][0], (plan, cut)
     return cut
@@ -176,7 +169,7 @@ def test_a_cut_as_a_gold_roll_frame_leaves_keeps_the_roll_written(make_target, t
                   if cmd == SHOW_DICE and bool(body[2]) == rolling]
         rolls = [v for _t, what, v in display.history if what == "dice" and not v[2]]
         if frames and len(rolls) == 1 and not cut:      # the second roll: the gold's
-            cut.update(t=table.now, frame=tuple(frames[0][:2]), record=_record(target.sim.store))
+            cut.update(t=table.now, frame=tuple(frames[0][:2]), record=saved_record(target.sim))
             table.power_cut()
     display.receive = receive
     out = run_hand(target.sim, target.link, players[0], cuts=True, timeout_s=target.hand_wall_s)

@@ -11,15 +11,18 @@ the dealer's key again, the walls checked whole. Each reason the hand
 cannot come back, made on purpose while the power is off: power_lost with
 that reason, never a guess."""
 
+import json
 import os
 
 import pytest
 
 from engine_core.replay import build, state
-from firmware import persist
+from firmware.controller.saved_state import RECORD_FILE
+from firmware.sealed import Sealer
 from host_tools.cli.ops import run_hand
 from host_tools.sim.hand_players import HandPlayers
 from host_tools.sim.tileset import Tile
+from hw_tests.harness import save_record, saved_record
 
 
 def _tile_times(players, op, k=0):
@@ -128,13 +131,25 @@ def _sorted_and_idle(target):
     target.wait_state("idle")
 
 
-def _record_with(store, **changes):
+def _record_with(sim, **changes):
+    """The record changed by someone holding the table's key: sealed
+    again, so only its contents can be refused."""
     def edit(table):
-        path = os.path.join(store, "hand.json")
-        rec = persist.load(path)
+        rec = saved_record(sim)
         rec.update(changes)
-        persist.save(path, rec)
+        save_record(sim, rec)
     return edit
+
+
+def _forged(sim):
+    """The record rewritten by someone without the table's key: its tiles
+    changed, sealed with another key (what a flash reader could make)."""
+    def forge(table):
+        rec = saved_record(sim)
+        rec["tiles"] = rec["tiles"][2:] + rec["tiles"][:2]
+        Sealer(bytes(32), os.urandom, b"hand").save(os.path.join(sim.store, RECORD_FILE),
+                                                   json.dumps(rec).encode())
+    return forge
 
 
 def _file(store, name):
@@ -179,9 +194,10 @@ def test_each_reason_a_hand_cannot_come_back_is_named(make_target):
         ("unexplained", "in_hand", _take_middle),
         ("mismatch", "in_hand", _swap_two),
         ("reader", "in_hand", lambda t: t.inject("rfid_timeout")),
-        ("record_full", "in_hand", _record_with(store, full=1)),
-        ("put_back", "in_hand", _record_with(store, takes=[["put_back", 3, 0, 0]])),
-        ("record", "in_hand", _record_with(store, n=99)),
+        ("record_full", "in_hand", _record_with(target.sim, full=1)),
+        ("put_back", "in_hand", _record_with(target.sim, takes=[["put_back", 3, 0, 0]])),
+        ("record", "in_hand", _record_with(target.sim, n=99)),
+        ("record", "in_hand", _forged(target.sim)),
         ("unknown_tag", "in_hand", _unknown_tile),   # last: a tile of the set is gone for it
     ]
     for reason, where, while_off in cases:
@@ -199,7 +215,7 @@ def test_each_reason_a_hand_cannot_come_back_is_named(make_target):
             table.power_cut()
             if while_off is not None:
                 while_off(table)
-            saved.append(_file(store, "hand.json"))
+            saved.append(_file(store, RECORD_FILE))
         target.in_table(cut)
         ev = target.wait_event(lambda e: e["ev"] in ("fault", "hand_resumed") or (
             e["ev"] == "state" and e["state"] == "idle"), "the boot after the cut")
@@ -207,7 +223,7 @@ def test_each_reason_a_hand_cannot_come_back_is_named(make_target):
         assert (ev["ev"], ev.get("name"), ev.get("detail", {}).get("reason")) == (
             "fault", "power_lost", reason), (reason, ev)
         assert target.status()["dealer"] == dealer, reason
-        assert _file(store, "hand.json") == saved[0], reason      # the record as it was
+        assert _file(store, RECORD_FILE) == saved[0], reason      # the record as it was
         if reason == "reader":
             target.in_table(lambda: table.clear_fault("rfid_timeout"))
         if reason != "unknown_tag":

@@ -14,6 +14,7 @@ import os
 
 import pytest
 
+from firmware.controller.saved_state import WALLS_FILE
 from host_tools.cli.ops import resumed_mismatches
 from host_tools.sim.hand_players import HandPlayers
 from hw_tests.harness import boot_after, cut_power_when, hand_to_result
@@ -98,7 +99,7 @@ def test_a_lift_that_comes_up_other_than_it_went_falls_back_with_its_reason(make
     table = target.table
     want = table.config.tile_sets * table.rules.n_tiles
     def _no_walls_file(_table):
-        os.remove(os.path.join(target.sim.store, "walls.bin"))
+        os.remove(os.path.join(target.sim.store, WALLS_FILE))
 
     for reason, while_off in (("not_whole", _take_one), ("mismatch", _swap_two),
                               ("record", _no_walls_file)):

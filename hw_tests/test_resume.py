@@ -1,9 +1,9 @@
 """What a hand needs to come back after a power cut, on the virtual table
 (the real firmware under MicroPython; virtual time, nothing sleeps): the
 dealer and the streak survive power cuts in a row; the hand's record
-(hand.json) follows the hand as engine_core.replay does, written a few
-times a hand and never in the tick; a damaged record of a cut hand is
-reported at boot, not guessed."""
+(hand.rec, sealed) follows the hand as engine_core.replay does, written a
+few times a hand and never in the tick, and is erased at its end; a
+damaged record of a cut hand is reported at boot, not guessed."""
 
 import os
 
@@ -16,9 +16,10 @@ from firmware.controller import record_check
 from firmware.fakes.follow import reserve_changes
 from host_tools.cli.ops import run_hand
 from host_tools.sim.hand_players import HandPlayers, Parlour
-from hw_tests.harness import HEAP_BUDGET
+from firmware.controller.saved_state import RECORD_FILE
+from hw_tests.harness import HEAP_BUDGET, saved_record, seal_of
 
-FILES = ("counters.json", "hand.json", "hand", "cycle")
+FILES = ("counters.json", RECORD_FILE, "hand", "cycle")
 
 
 class Writes:
@@ -26,10 +27,11 @@ class Writes:
     the firmware, whose writes are done by then): every write of a file
     is a new file (persist.py's rename; a flag made or removed), so a
     change of its inode, size or time is one write. `log`: (t, name, the
-    record's contents for hand.json)."""
+    record's contents for the hand's record, opened with the table's key)."""
 
     def __init__(self, target):
         self.store = target.sim.store
+        self.sim = target.sim
         self.table = target.table
         self.seen = {name: self._stat(name) for name in FILES}
         self.log = []
@@ -49,8 +51,8 @@ class Writes:
             if now != self.seen[name]:
                 self.seen[name] = now
                 rec = None
-                if name == "hand.json" and now is not None:
-                    rec = persist.load(os.path.join(self.store, name))
+                if name == RECORD_FILE and now is not None:
+                    rec = saved_record(self.sim)
                 self.log.append((self.table.now, name, rec))
         return self._inner(t)
 
@@ -85,7 +87,7 @@ def test_the_hands_record_follows_the_replay_and_is_written_a_few_times_a_hand(m
     flag = [(t, rec) for t, name, rec in writes.log if name == "hand"]
     assert len(flag) == 2, writes.log
     hand_writes = writes.between(flag[0][0], flag[1][0])
-    records = [rec for _, name, rec in hand_writes if name == "hand.json"]
+    records = [rec for _, name, rec in hand_writes if name == RECORD_FILE and rec is not None]
     # Each record written: this hand's, checked by the boot's reader, its
     # changes the replay's so far; the gold the replay's once turned up.
     assert records, hand_writes
@@ -106,12 +108,15 @@ def test_the_hands_record_follows_the_replay_and_is_written_a_few_times_a_hand(m
     for _, name, _ in hand_writes:
         counts[name] = counts.get(name, 0) + 1
     # The counters (the dealer with them) at the lift, the dice and the
-    # hand's end; the flag `hand` set at the lift, cleared at the end.
+    # hand's end; the flag `hand` set at the lift, cleared at the end, the
+    # record erased with it.
     assert counts.get("counters.json") == 3 and counts.get("hand") == 2, counts
+    assert writes.log[-1][1:] == (RECORD_FILE, None) or not os.path.exists(
+        os.path.join(writes.store, RECORD_FILE)), writes.log[-3:]
     total = sum(counts.values())
     print("flash writes in hand (lift to result): %d %r; reserve changes %d"
           % (total, counts, len(changes)))
-    assert total <= 7 + len(after_gold), counts
+    assert total <= 8 + len(after_gold), counts
 
 
 def _cut(target, table, while_off=None):
@@ -169,8 +174,9 @@ def test_the_dealer_and_the_streak_survive_three_power_cuts_in_a_row(make_target
         if k == 0:
             assert ev["ev"] == "hand_resumed", ev
             # The cut hand's record: this hand's, readable at boot.
-            rec = record_check.cut_hand(os.path.join(store, "hand.json"),
-                                   load_ruleset("fuzhou144"), hands)
+            rec = record_check.cut_hand(seal_of(target.sim, b"hand"),
+                                        os.path.join(store, RECORD_FILE),
+                                        load_ruleset("fuzhou144"), hands)
             assert rec is not None and rec["dice"] == [dice["a"], dice["b"]], rec
             assert (rec["dealer"], rec["wins_in_row"]) == kept
         if k == 1:
@@ -207,7 +213,7 @@ def test_a_damaged_record_of_a_cut_hand_is_reported_at_boot(make_target):
     target.link.request("start")
     dice = target.link.wait_event(lambda e: e["ev"] == "dice", timeout=120)
     target.wait_virtual(dice["t"] + 15000)
-    path = os.path.join(target.sim.store, "hand.json")
+    path = os.path.join(target.sim.store, RECORD_FILE)
 
     def damage():
         with open(path, "rb") as f:
@@ -218,7 +224,7 @@ def test_a_damaged_record_of_a_cut_hand_is_reported_at_boot(make_target):
     ev = _cut(target, table, while_off=damage)           # the boot reads it
     assert ev["ev"] == "fault" and ev["detail"]["reason"] == "record", ev
     c = target.request("counters")
-    assert "the hand's record" in c["lost"] and "damaged" in c["lost"], c
+    assert "the hand's record" in c["lost"] and "does not check" in c["lost"], c
     assert c["cycles"] >= 1 and target.status()["dealer"] == dice["dealer"]
     target.in_table(table.technician_sorts_the_sets)
     target.drain()

@@ -5,8 +5,9 @@ entry of 3 bytes per reserve change or irregular take, op | concealed << 3
 | (seat + 1, 0: none) << 4, the reserve after or a take's slot, the head
 position after, 255: none).
 
-The controller writes it (hand.json, through persist.py: whole, atomic,
-with its CRC; controller/saved_state.py, between ticks) when the dice
+The controller writes it (hand.rec, sealed with the table's key:
+firmware/sealed.py, whole and atomic; controller/saved_state.py, between
+ticks) when the dice
 settle, when the gold is turned up and at every reserve change. What a
 cut must not change (the dice, so the break; the gold's roll; the
 dealer) is written before any channel shows it: the dice are shown on
@@ -34,14 +35,14 @@ from firmware.controller.hand_events import OPS
 
 
 def make(follower, n, wins_in_row):
-    """The hand's record as saved (hand.json), from the follower's `rec`:
+    """The hand's record as saved (hand.rec, its JSON sealed), from the follower's `rec`:
     `n` the hand's number (the hands counted before it + 1), `wins_in_row`
     the dealer's streak it began with. Between ticks only: it allocates.
 
     `tiles` is the walls' tile ids by slot as the audit found them (two hex
-    digits each): kept on the controller's own flash, which nothing on the
-    link reads, so that a resume knows the tiles gone while it was off
-    (docs/reliability.md, Resuming a hand)."""
+    digits each): kept on the controller's own flash, sealed, which nothing
+    on the link reads, so that a resume knows the tiles gone while it was
+    off (docs/reliability.md, Resuming a hand); erased at the hand's end."""
     rec = follower.rec
     hand = follower.hand
     changes = []

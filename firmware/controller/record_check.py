@@ -4,9 +4,10 @@ shape and this table's ruleset, every value in its range and the changes
 coherent; anything else is a ValueError that says what is wrong, never a
 guess. Imported by the boot's resume only (controller/resume.py)."""
 
+import json
+
 from engine_core import tiles
 from engine_core.tiles import is_int
-from firmware import persist
 
 _KEYS = ("changes", "dealer", "dice", "full", "gold", "gold_dice", "heads", "n", "reserve",
          "ruleset", "takes", "tiles", "v", "wins_in_row")
@@ -14,31 +15,32 @@ _SEATED = ("kong", "draw")                  # the changes made by a seat's event
 _UNSEATED = ("deal", "replace_flowers", "reveal_gold")   # flower quads dealt, replaced, turned up
 
 
-def load(path, rules):
-    """The record saved at `path`, checked against `rules` (the table's
-    ruleset); None if there is none. ValueError if it is damaged (its CRC,
-    its JSON) or not a record of this firmware and ruleset."""
+def load(sealer, path, rules):
+    """The record sealed at `path` (firmware/sealed.py: `sealer`, the
+    table's), checked against `rules` (the table's ruleset); None if there
+    is none. ValueError if its seal does not check (another key, changed,
+    damaged) or it is not a record of this firmware and ruleset."""
     try:
-        rec = persist.load(path)
+        data = sealer.load(path)
+        if data is None:
+            return None
+        rec = json.loads(data)
     except ValueError as e:
         raise ValueError("the hand's record: %s" % e)
-    if rec is None:
-        return None
     return check(rec, rules)
 
 
-def cut_hand(path, rules, hands):
+def cut_hand(sealer, path, rules, hands):
     """The record of the hand the power cut, when the table had counted
     `hands` hands before it: None when that hand had not begun (a cut
-    between the lift and the dice: the record is the last hand's, which
-    ended). ValueError when the record is damaged, foreign, missing, or of
-    another hand than the one cut."""
-    rec = load(path, rules)
-    if rec is None:
-        if hands:
-            raise ValueError("the hand's record is missing")
-        return None
-    if rec["n"] == hands:
+    between the lift and the dice: no record, the last hand's erased at
+    its end, or left by an erase that failed). ValueError when the table
+    has no key (`sealer` None: no record was kept), or the record is
+    damaged, foreign, or of another hand than the one cut."""
+    if sealer is None:
+        raise ValueError("the table has no key: a hand's tiles are not kept")
+    rec = load(sealer, path, rules)
+    if rec is None or rec["n"] == hands:
         return None
     if rec["n"] != hands + 1:
         raise ValueError("the hand's record is of hand %d, the hand cut was hand %d"

@@ -1,6 +1,6 @@
 """A hand the power cut, brought back at boot (docs/reliability.md,
 Resuming a hand): the walls in play read, the hand rebuilt from them and
-its record (hand.json: firmware/controller/hand_record.py checks it), the follower
+its record (hand.rec: firmware/controller/record_check.py checks it), the follower
 restored, and the table back in `in_hand` as if nothing had happened; or,
 when anything is not certain, `power_lost` with the reason in one word.
 
@@ -25,7 +25,9 @@ it would have. Every slot gone must be explained, every tile still there
 must be the record's, and the record the rebuild makes must begin with
 the record saved; else the reason:
 
-    record        the record missing, damaged, foreign, of another hand
+    record        the record damaged, changed, foreign, of another hand,
+                  not sealed with this table's key, or none kept (a table
+                  without a key); before the dice, the walls lifted so
     record_full   an entry did not fit the follower's buffer
     put_back      a tile was put back in this hand (its tile id changed)
     mid_lift      the walls were not all up (a cut while lifting): not a
@@ -63,7 +65,6 @@ from firmware.controller.saved_state import RECORD_FILE, WALLS_FILE
 from firmware.controller.states import DEALER, GAVE_UP_FLAG, IDLE, IN_HAND, NAMES, RESUMING
 from firmware.drivers import motion
 from firmware.faults import POWER_LOST as _POWER_LOST
-from firmware.frame import crc16
 from firmware.tags import UNKNOWN
 
 _LEVEL_LANES = const(0)
@@ -156,7 +157,8 @@ def gave_up(ctl, now, why, resume=None):
 
 def _begin(ctl):
     try:
-        rec = record_check.cut_hand(ctl.hal.store + RECORD_FILE, ctl.cfg.rules, ctl.hands)
+        rec = record_check.cut_hand(ctl.hand_seal, ctl.hal.store + RECORD_FILE, ctl.cfg.rules,
+                                    ctl.hands)
     except ValueError as e:
         ctl.lost = "%s%s" % (ctl.lost + "; " if ctl.lost else "", e)
         return "record"
@@ -269,7 +271,7 @@ def _before_dice(ctl, now, r):
     """A cut between the lift and the dice settled (the walls up, or
     lifted the rest of the way after the technician's clear): the walls
     whole (every slot holds a tile, the ruleset's set) and, slot for
-    slot, the walls the builder's audit lifted (walls.bin, saved_state.py);
+    slot, the walls the builder's audit lifted (walls.rec, saved_state.py);
     the dealer's key again."""
     have = bytearray(len(ctl.cfg.tile_counts))
     for slot in range(len(ctl.in_play)):
@@ -280,15 +282,13 @@ def _before_dice(ctl, now, r):
     if have != ctl.cfg.tile_counts:
         return "not_whole"
     n = len(ctl.in_play)
+    # None, not this table's, changed or damaged, or another lift's (a cut
+    # between the flag `hand` and this file): what was lifted is not known.
     try:
-        with open(ctl.hal.store + WALLS_FILE, "rb") as f:
-            lifted = f.read()
-    except OSError:
-        lifted = b""
-    # None, damaged, or another lift's (a cut between the flag `hand` and
-    # this file): what was lifted is not known.
-    if len(lifted) != n + 6 or crc16(lifted, 0xFFFF, 0, n + 4) != (
-            lifted[n + 4] << 8 | lifted[n + 5]) or int.from_bytes(
+        lifted = ctl.walls_seal.load(ctl.hal.store + WALLS_FILE) if ctl.walls_seal else None
+    except ValueError:
+        lifted = None
+    if lifted is None or len(lifted) != n + 4 or int.from_bytes(
             lifted[n:n + 4], "big") != ctl.lifts:
         return "record"
     for slot in range(n):

@@ -1,7 +1,9 @@
 """What of the controller survives a power cut, to and from the flash
 (persist.py: whole, atomic, with its CRC): the counters, the fault log and
-the dealer (counters.json), and the hand's record (hand.json, made by
-firmware/controller/hand_record.py).
+the dealer (counters.json), and, sealed with the table's key because they
+name the hidden tiles (firmware/sealed.py), the hand's record (hand.rec,
+made by firmware/controller/hand_record.py) and the walls lifted
+(walls.rec).
 
     restore   at boot: the counters, the motions' learned times and the
               dealer as last saved; a damaged file or one of another
@@ -9,11 +11,15 @@ firmware/controller/hand_record.py).
     save      the counters with the dealer, and a new fault at the log's end
     logged    the fault log as saved, newest first
     record    the hand's record, from what the follower noted in the tick
+    forget    the hand's record and the walls lifted erased: the hand ended
 
 `save` at a lift (the controller in `lifting`, no fault) also writes the
 walls lifted, tile id by slot as the builder's audit found them
-(walls.bin): a boot after a cut before the dice (resume.py) reads the walls
+(walls.rec): a boot after a cut before the dice (resume.py) reads the walls
 at the top and takes them only if they are these, slot for slot.
+
+A table without a key keeps neither: a hand the power cuts there cannot
+come back (resume.py says so), and no tile lies in its flash.
 
 What these read and set is the controller's own state, every field of it
 set at boot in TableController.__init__.
@@ -26,16 +32,18 @@ except ImportError:  # CPython (host-side tests)
     def const(x):
         return x
 
+import json
+import os
+
 from firmware import persist
 from firmware.controller import hand_record
 from firmware.controller.states import LIFTING
 from firmware.drivers import motion
-from firmware.frame import crc16
 from engine_core.tiles import is_int
 
 COUNTERS_FILE = "counters.json"       # counters, fault log, dealer
-RECORD_FILE = "hand.json"             # the hand in play's record (hand_record.py, record_check.py)
-WALLS_FILE = "walls.bin"              # the walls lifted, as audited (resume.py reads them)
+RECORD_FILE = "hand.rec"              # the hand in play's record, sealed (hand_record.py, record_check.py)
+WALLS_FILE = "walls.rec"              # the walls lifted, as audited, sealed (resume.py reads them)
 _FAULT_LOG = const(16)                # faults kept for `mjctl faults`
 
 
@@ -89,23 +97,17 @@ def save(ctl, fault=None):
     until 16 faults later, and over a day of faults they split the free
     heap (docs/heap-idioms.md)."""
     try:
-        if fault is None and ctl.state == LIFTING:
-            # The walls lifted (walls.bin): the tile id of each slot as
+        if fault is None and ctl.state == LIFTING and ctl.walls_seal is not None:
+            # The walls lifted (walls.rec): the tile id of each slot as
             # audited (`in_play`), then the lift's count (4 bytes, big
-            # endian) and the CRC-16 of all before it (2 bytes). Not JSON:
-            # the ids as they are, no hex text; written over the last one
-            # in place (a write torn by a cut leaves the file short or
-            # fails its CRC: the walls lifted are then not known).
+            # endian), sealed (a write torn by a cut leaves the old file;
+            # one of another lift is found by its count).
             n = ctl.lifts
-            tail = bytearray(6)
+            walls = bytearray(len(ctl.in_play) + 4)
+            walls[:len(ctl.in_play)] = ctl.in_play
             for i in range(4):
-                tail[i] = n >> (24 - 8 * i) & 255
-            n = crc16(tail, crc16(ctl.in_play), 0, 4)
-            tail[4] = n >> 8
-            tail[5] = n & 255
-            with open(ctl.hal.store + WALLS_FILE, "wb") as f:
-                f.write(ctl.in_play)
-                f.write(tail)
+                walls[len(ctl.in_play) + i] = n >> (24 - 8 * i) & 255
+            ctl.walls_seal.save(ctl.hal.store + WALLS_FILE, walls)
         log = logged(ctl)
         log.reverse()                  # oldest first, as saved
         if fault is not None:
@@ -138,11 +140,27 @@ def logged(ctl):
 
 
 def record(ctl):
-    """The hand's record (hand.json), made by hand_record.py. Never raises: a
-    failed write is counted in `ctl.unsaved`."""
+    """The hand's record (hand.rec), made by hand_record.py, sealed; none
+    on a table without a key. Never raises: a failed write is counted in
+    `ctl.unsaved`."""
+    if ctl.hand_seal is None:
+        return
     try:
-        persist.save(ctl.hal.store + RECORD_FILE,
-                     hand_record.make(ctl.follower, ctl.hands + 1, ctl.dealership.wins_in_row))
+        rec = hand_record.make(ctl.follower, ctl.hands + 1, ctl.dealership.wins_in_row)
+        ctl.hand_seal.save(ctl.hal.store + RECORD_FILE, json.dumps(rec).encode())
     except Exception:
         ctl.unsaved += 1
+
+
+def forget(ctl):
+    """The hand ended: its record and the walls lifted erased, so that no
+    tile of it stays in the flash. Never raises: a failed erase is
+    counted in `ctl.unsaved` (a record left behind is of a hand the
+    counters say ended, and is never resumed)."""
+    for name in (RECORD_FILE, WALLS_FILE):
+        try:
+            os.remove(ctl.hal.store + name)
+        except OSError as e:
+            if e.args[0] != 2:            # ENOENT: nothing to erase
+                ctl.unsaved += 1
 

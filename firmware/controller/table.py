@@ -42,6 +42,7 @@ except ImportError:  # CPython (host-side tests)
         return x
 
 from firmware import faults
+from firmware.sealed import Sealer
 from firmware.faults import OUTPUT_TIMEOUT as _OUTPUT_TIMEOUT
 from firmware.controller import builder, keys, safe_stop, saved_state, service_work
 from firmware.controller.states import (BOOT, BUILDING, CYCLE_FLAG, DEALER, FAULT, GAVE_UP_FLAG,
@@ -61,15 +62,18 @@ _W_COUNTERS = const(2)
 _W_HAND_ON = const(4)                 # the flag `hand` set
 _W_HAND_OFF = const(8)                # ... cleared
 _W_MARK_OFF = const(16)               # the flag `cycle` cleared
+_W_ENDED = const(32)                  # the hand's record and walls erased
 
 
 class TableController:
     """The table's state machine. Every attribute is set in __init__, at
     boot, for the reason LinkServer's are (firmware/link/server.py)."""
 
-    def __init__(self, hal, cfg, devices, emit):
+    def __init__(self, hal, cfg, devices, emit, key=None):
         """`devices`: the drivers (firmware/devices.py); `emit(name, fields)`
-        sends an event to the host (LinkServer.emit)."""
+        sends an event to the host (LinkServer.emit); `key`: the table's
+        key, which seals the files that name tiles (None: a table without
+        one keeps no tile in its flash, and cannot bring a cut hand back)."""
         self.hal = hal
         self.cfg = cfg
         self.devices = devices
@@ -88,6 +92,8 @@ class TableController:
         self.resume_state = IDLE  # where a cleared fault goes back to
         self.lost = None           # why the counters start from zero (a damaged file)
         self.unsaved = 0           # saves that failed (the flash)
+        self.hand_seal = Sealer(key, hal.rand, b"hand") if key else None
+        self.walls_seal = Sealer(key, hal.rand, b"walls") if key else None
         # A technician's jog or scan while it runs: controller/service_work.py's
         # object, made for the request that starts it, stepped by the tick,
         # dropped when it ends (None: none runs).
@@ -149,6 +155,7 @@ class TableController:
         self.hal.set_flag(CYCLE_FLAG, True)
         self.hal.set_flag(HAND_FLAG, False)    # a hand cut by the power is over: a new cycle
         self.hal.set_flag(GAVE_UP_FLAG, False)
+        saved_state.forget(self)       # a hand given up: its tiles go too
         self.hand_cut = False
         self.builder.state = builder.EMPTY
         self._lower_all(now)           # the builder starts once the platforms are down
@@ -168,9 +175,10 @@ class TableController:
         ds.hand_ended(winner)
         self.hands += 1
         # The new dealer and the hand counted, in one write; the hand's own
-        # record is done with (the count says it ended).
+        # record is done with (the count says it ended), and erased with
+        # the walls it was lifted on.
         self.follower.rec[REC_NOTED] = 0
-        self.unwritten = (self.unwritten & ~_W_HAND_ON) | _W_HAND_OFF | _W_COUNTERS
+        self.unwritten = (self.unwritten & ~_W_HAND_ON) | _W_HAND_OFF | _W_ENDED | _W_COUNTERS
         self.emit("result", {"winner": winner, "dealer": ds.dealer, "wins_in_row": ds.wins_in_row,
                              "streak": ds.streak})
         self.devices.display.show_alert(now, panel.ALERT_NONE)
@@ -396,8 +404,8 @@ class TableController:
 
     def write(self, more=0):
         """Write what the tick noted (`unwritten`, the follower's note of
-        the hand's record, and `more`):
-        the flags, the hand's record, the counters with the dealer. Called
+        the hand's record, and `more`): the flags, the hand's record (or
+        its erasure, the hand ended), the counters with the dealer. Called
         between ticks, never by the tick: by main.run after each step, by a
         request's handler after its change, and at boot. A flash write
         takes milliseconds (a block erased on the board); in the step it
@@ -415,6 +423,8 @@ class TableController:
                 self.hal.set_flag(HAND_FLAG, (w & _W_HAND_ON) != 0)
             if w & _W_MARK_OFF:
                 self.hal.set_flag(CYCLE_FLAG, False)
+            if w & _W_ENDED:
+                saved_state.forget(self)       # before a next lift's walls (_save)
             if w & _W_RECORD:
                 saved_state.record(self)
         except Exception:

@@ -32,7 +32,7 @@ ARGS = {"hello": {"proto": codec.PROTO_VERSION}, "kong": {"kind": "exposed", "se
 _EVENT = 0x12                   # the frame kind of an event (the codec's EVENT)
 _IN_HAND = 6                    # the controller's state of a hand (table.NAMES)
 _IDLE = 1
-_FILES = ("service.log", "counters.json", "hand.json")
+_FILES = ("service.log", "counters.json", "hand.rec", "walls.rec")
 # status reads the heap with MicroPython's gc (CPython's has no mem_alloc).
 _MICROPYTHON = sys.implementation.name == "micropython"
 

@@ -6,6 +6,7 @@ with its reason; the controller keeps the dealer and the streak in the
 counters' file, restores them at boot, draws a new first dealer only for a
 new game, and writes nothing in its tick (TableController.write)."""
 
+import json
 import os
 
 from engine_core.replay import state
@@ -14,11 +15,14 @@ from firmware import persist
 from firmware.controller import hand_record, record_check
 from firmware.controller.follower import REC_NOTED
 from firmware.hal import HalCommon
+from firmware.fakes.hal import FakeHal
+from firmware.sealed import Sealer
 from firmware.fakes.follow import Top, reserve_changes
 from firmware.tests.test_learned import Board as _LearnedBoard
 
 OPENING = [{"op": "deal"}, {"op": "replace_flowers"}, {"op": "reveal_gold"}]
-PATH = "hr-hand.json"
+PATH = "hr-hand.rec"
+KEY = bytes(range(32))
 
 
 def _changes(top, events):
@@ -141,33 +145,58 @@ def test_a_damaged_or_foreign_record_is_refused_with_its_reason():
     for faces in (7, [3, 7], [0, 4], [3], [3, 4, 1], [True, 2]):
         _refused(but(ruleset="luoyuan144", changes=[], reserve=dice_rules.reserve_base,
                      gold_dice=faces), dice_rules, "gold_dice must be two faces")
-    # Damaged on the flash: the CRC says so, and so does the loader.
+    # Sealed on the flash: changed, cut short or another table's, refused.
     _clean(PATH)
+    seal = Sealer(KEY, FakeHal(seed=1).rand, b"hand")
     try:
-        assert record_check.load(PATH, rules) is None
-        persist.save(PATH, good)
-        assert record_check.load(PATH, rules) == good
+        assert record_check.load(seal, PATH, rules) is None
+        seal.save(PATH, json.dumps(good).encode())
+        assert record_check.load(seal, PATH, rules) == good
         with open(PATH, "rb") as f:
             data = bytearray(f.read())
-        data[12] ^= 0x01
-        with open(PATH, "wb") as f:
-            f.write(data)
-        try:
-            record_check.load(PATH, rules)
-            raise AssertionError("a damaged record was taken")
-        except ValueError as e:
-            assert "the hand's record" in str(e) and "damaged" in str(e), str(e)
+        for at in (3, 12, len(data) - 1):         # the nonce, the text, the tag
+            bad = bytearray(data)
+            bad[at] ^= 0x01
+            _refused_file(bad, seal, rules, "does not check")
+        _refused_file(data[:-1], seal, rules, "does not check")
+        _refused_file(b"0000 {}", seal, rules, "not a sealed file")
+        other = Sealer(bytes(32), FakeHal(seed=1).rand, b"hand")
+        other.save(PATH, json.dumps(good).encode())
+        _refused_file(None, seal, rules, "does not check")     # another table's key
+        walls = Sealer(KEY, FakeHal(seed=1).rand, b"walls")
+        walls.save(PATH, json.dumps(good).encode())
+        _refused_file(None, seal, rules, "does not check")     # walls passed off as a record
         # The hand cut: its record, none (not begun), or another hand's.
-        persist.save(PATH, good)
-        assert record_check.cut_hand(PATH, rules, 2) == good
-        assert record_check.cut_hand(PATH, rules, 3) is None          # hand 3 had ended
+        seal.save(PATH, json.dumps(good).encode())
+        assert record_check.cut_hand(seal, PATH, rules, 2) == good
+        assert record_check.cut_hand(seal, PATH, rules, 3) is None    # hand 3 had ended
         try:
-            record_check.cut_hand(PATH, rules, 7)
+            record_check.cut_hand(seal, PATH, rules, 7)
             raise AssertionError("another hand's record was taken")
         except ValueError as e:
             assert "of hand 3, the hand cut was hand 8" in str(e), str(e)
+        try:
+            record_check.cut_hand(None, PATH, rules, 2)
+            raise AssertionError("a record taken on a table without a key")
+        except ValueError as e:
+            assert "no key" in str(e), str(e)
+        _clean(PATH)
+        assert record_check.cut_hand(seal, PATH, rules, 2) is None      # erased: not begun
     finally:
         _clean(PATH)
+
+
+def _refused_file(data, seal, rules, why):
+    """The file at PATH (written as `data` first, unless None) refused with `why`."""
+    if data is not None:
+        with open(PATH, "wb") as f:
+            f.write(data)
+    try:
+        record_check.load(seal, PATH, rules)
+    except ValueError as e:
+        assert "the hand's record" in str(e) and why in str(e), str(e)
+        return
+    raise AssertionError("taken: %r" % (data,))
 
 
 # -- the controller: the dealer and the streak across restarts -------------------
@@ -194,13 +223,13 @@ def _controller(events=None):
         hal.set(pin, 1)
     out = [] if events is None else events
     ctl = TableController(hal, cfg, Devices(hal, cfg, tags.load(FIRMWARE_DIR + "/tags.txt")),
-                          lambda name, fields: out.append((name, fields)))
+                          lambda name, fields: out.append((name, fields)), KEY)
     ctl.boot(0)
     return hal, ctl
 
 
 def _files():
-    _clean("hr-counters.json", "hr-hand.json")
+    _clean("hr-counters.json", "hr-hand.rec", "hr-walls.rec")
     for flag in ("hr-cycle", "hr-hand", "hr-gave_up"):
         _clean(flag)
 
@@ -248,11 +277,11 @@ def test_a_damaged_record_of_a_cut_hand_is_reported_at_boot():
         _hal, ctl = _controller()
         with open("hr-hand", "w") as f:              # a hand was in play at the cut
             f.write("1")
-        with open("hr-hand.json", "w") as f:
-            f.write("0000 {\"v\": 1}")
+        with open("hr-hand.rec", "w") as f:
+            f.write("SL1 a record changed by hand")
         _hal, ctl = _controller()
         assert ctl.hand_cut and "the hand's record" in ctl.lost, ctl.lost
-        assert "damaged" in ctl.lost, ctl.lost
+        assert "does not check" in ctl.lost, ctl.lost
         # Given up with its reason, and not tried again at the next boot.
         assert ctl.fault_detail == {"reason": "record"}, ctl.fault_detail
         _hal, ctl = _controller()
