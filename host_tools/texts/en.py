@@ -100,7 +100,7 @@ TEXTS = {
     "phase.draw": "draw",
     # Why a hand cut by the power did not come back (power_lost's `reason`,
     # firmware/controller/resume.py).
-    "resume.record": "the hand's record is missing, damaged, foreign or of another hand",
+    "resume.record": "the hand's record or the walls lifted are damaged, changed, not sealed with this table's key, of another hand, or not kept (a table without a key)",
     "resume.record_full": "the hand's record was full: a change of it was not kept",
     "resume.put_back": "a tile was put back in this hand",
     # A cut while the walls rose or a set was built: not a loss, the

@@ -102,7 +102,7 @@ TEXTS = {
     "phase.final": "最后四张",
     "phase.draw": "和局",
     # 断电的一局为何没能恢复（power_lost 的 reason，firmware/controller/resume.py）。
-    "resume.record": "本局记录缺失、损坏、不属于本机或不是这一局",
+    "resume.record": "本局记录或升起的牌墙损坏、被改动、不是用本桌密钥封存、不是这一局，或未保存（本桌没有密钥）",
     "resume.record_full": "本局记录已满：有一项变化未能保存",
     "resume.put_back": "本局有牌被放回牌墙",
     # 升牌或码牌时断电：不算丢失，技师清除故障后继续（power_lost 的 reason，resume.py）；及其处理办法。
