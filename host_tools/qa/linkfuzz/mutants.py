@@ -107,5 +107,7 @@ def mutants(rng, n, base, counts=None):
                                                  for _ in range(rng.randrange(0, 40))))
         else:                                     # noise
             good = bytearray(rng.randrange(256) for _ in range(rng.randrange(1, 120)))
+        if len(good) > 3 and good[:2] == b"\xa5\x5a" and good[2] == link_codec.REQUEST:
+            good[3] = seq     # a request's header made by chance takes a seq of the run too
         out.append(bytes(good))
     return out

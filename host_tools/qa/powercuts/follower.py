@@ -30,6 +30,7 @@ class LinkFollower:
         self.state = "idle"          # the firmware's last state event
         self.state_at_cut = "idle"
         self.seen = {"hands": 0, "cycles": 0, "lifts": 0, "power_lost": 0}
+        self.rolled = False          # the walls up have had their `dice` (a cycle counted)
         self.played = []             # the times of `result` and `dice` since the last cut
         self.out = new_summary()
         self.dealer = None           # the dealer the host was last told of
@@ -49,6 +50,8 @@ class LinkFollower:
             if cut_t is None or ev["t"] < cut_t + self.sim.power_off_ms:
                 self.state_at_cut = ev["state"]
             self.seen["lifts"] += ev["state"] == "lifting"
+            if ev["state"] == "lifting":
+                self.rolled = False
         elif name == "result":
             self.played.append(ev["t"])
             self.seen["hands"] += 1
@@ -57,6 +60,7 @@ class LinkFollower:
         elif name == "dice" and not ev.get("gold"):
             self.played.append(ev["t"])
             self.seen["cycles"] += 1
+            self.rolled = True
             self.dealer = ev["dealer"]
             if self.check_next:
                 # The first hand on walls a resumed lift or build made:
@@ -64,6 +68,12 @@ class LinkFollower:
                 self.check_next = False
                 self.following = [self.players_at(ev["t"]), [], True]
         elif name == "hand_resumed":
+            if not self.rolled:
+                # Cut between the dice written and their `dice` event: the
+                # cycle counted with them, told now (docs/reliability.md,
+                # Written before shown).
+                self.rolled = True
+                self.seen["cycles"] += 1
             st = {"op": "resumed", "n": ev["n"]}
             st.update(from_wire(ev))
             self.following = [self.players_at(ev["t"]), [st], False]
