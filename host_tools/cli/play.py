@@ -4,12 +4,12 @@ table playing, on the virtual table or on a controller.
     mjctl --sim [--seed N] [--fault NAME[:ARG]]... cycle [--json]
     mjctl --sim [--seed N] hand [--json] [--power-cut S] [--take-while-off]
     mjctl --port DEV hand [--json]            the current hand's public state
-    mjctl --port DEV start | new-game | clear [--json]
+    mjctl --port DEV start | clear [--json]
     mjctl --sim serve [--key FILE] [--json]   a virtual table for other tools
 
 `start` builds the walls now (after `clear` of a fault that stopped the
-table at boot), `new-game` draws the first dealer again, `clear` clears
-the active fault. None of them needs the table's key.
+table at boot), `clear` clears the active fault. Neither needs the
+table's key (`new-game`, which does, is service.py's).
 """
 
 import argparse
