@@ -130,8 +130,13 @@ broker: $(STAMP)
 browser: $(STAMP)
 	@$(BIN)/python -m host_tools.fleet.browser --install
 
+# On every core (pytest-xdist; JOBS=1 for one process): the tests spend
+# most of their time in the twin's ping-pong with the virtual table, one
+# core each at most. worksteal: the long ones (the 200-hand soak) do not
+# leave a worker idle at the end.
+JOBS ?= $(shell nproc)
 test-cpython: tools image broker browser
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n $(JOBS) --dist worksteal
 
 test-micropython: mpy
 	cd $(BUILD) && ../../$(MPY) -m engine_core.tests.mp_runner engine_core/tests firmware/tests
