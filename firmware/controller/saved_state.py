@@ -11,7 +11,7 @@ made by firmware/controller/hand_record.py) and the walls lifted
     save      the counters with the dealer, and a new fault at the log's end
     logged    the fault log as saved, newest first
     record    the hand's record, from what the follower noted in the tick
-    forget    the hand's record and the walls lifted erased: the hand ended
+    erase_hand  the hand's record and the walls lifted erased: the hand ended
 
 `save` at a lift (the controller in `lifting`, no fault) also writes the
 walls lifted, tile id by slot as the builder's audit found them
@@ -152,7 +152,7 @@ def record(ctl):
         ctl.unsaved += 1
 
 
-def forget(ctl):
+def erase_hand(ctl):
     """The hand ended: its record and the walls lifted erased, so that no
     tile of it stays in the flash. Never raises: a failed erase is
     counted in `ctl.unsaved` (a record left behind is of a hand the

@@ -155,7 +155,7 @@ class TableController:
         self.hal.set_flag(CYCLE_FLAG, True)
         self.hal.set_flag(HAND_FLAG, False)    # a hand cut by the power is over: a new cycle
         self.hal.set_flag(GAVE_UP_FLAG, False)
-        saved_state.forget(self)       # a hand given up: its tiles go too
+        saved_state.erase_hand(self)       # a hand given up: its tiles go too
         self.hand_cut = False
         self.builder.state = builder.EMPTY
         self._lower_all(now)           # the builder starts once the platforms are down
@@ -424,7 +424,7 @@ class TableController:
             if w & _W_MARK_OFF:
                 self.hal.set_flag(CYCLE_FLAG, False)
             if w & _W_ENDED:
-                saved_state.forget(self)       # before a next lift's walls (_save)
+                saved_state.erase_hand(self)       # before a next lift's walls (_save)
             if w & _W_RECORD:
                 saved_state.record(self)
         except Exception:
