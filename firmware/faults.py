@@ -123,7 +123,7 @@ def _block_at(code):
     heap is at its fullest)."""
     key = "%d " % code
     i = _TABLE.find(key)
-    while i > 0 and not _TABLE.startswith("\n\n", i - 2):   # not _TABLE[i - 1]: a name (codec._utf8)
+    while i > 0 and not _TABLE.startswith("\n\n", i - 2):   # not _TABLE[i - 1]: a name (json_bytes.utf8)
         i = _TABLE.find(key, i + 1)
     return i
 

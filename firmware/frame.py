@@ -72,7 +72,7 @@ _CRC = const(
 def crc16(data, crc=0xFFFF, start=0, end=-1):
     # `start` is the loop's index and each step one short expression: a
     # frame of more than 11 words (locals and stack) would be allocated on
-    # the heap at every call (link/codec.py, _item), three a request.
+    # the heap at every call (link/json_bytes.py), three a request.
     if end < 0:
         end = len(data)
     t = _CRC
@@ -166,44 +166,55 @@ class FrameReader:
             else:
                 return i
             n = self.n
-            if n == 0:
-                if b == _SYNC0:
-                    buf[0] = b
-                    self.n = 1
-                else:
-                    self.dropped += 1
-                continue
-            if n == 1:
-                if b == _SYNC1:
-                    buf[1] = b
-                    self.n = 2
-                elif b == _SYNC0:
-                    self.dropped += 1          # A5 A5 5A: keep the second A5
-                else:
-                    self.dropped += 2
-                    self.n = 0
+            if n < 2:
+                self._sync(b)
                 continue
             buf[n] = b                 # n <= lo: never overwrites the backlog
             n += 1
             self.n = n
-            if n == HEADER:
-                length = buf[4] | (buf[5] << 8)
-                if length > len(buf) - OVERHEAD:
-                    self.flush()
-                    continue
-                self.length = length
-            elif n > HEADER and n == HEADER + self.length + 2:
-                c = crc16(buf, 0xFFFF, 2, HEADER + self.length)
-                if c != (buf[n - 2] | (buf[n - 1] << 8)):
-                    self.bad_crc += 1
-                    self.flush()
-                    continue
-                self.kind = buf[2]
-                self.seq = buf[3]
-                self.n = 0
-                self.frames += 1
-                self.ready = True
+            if (n == HEADER or n > HEADER and n == HEADER + self.length + 2) and self._whole(n):
                 return i
+
+    def _sync(self, b):
+        """A byte while the two sync bytes are awaited."""
+        if self.n == 0:
+            if b == _SYNC0:
+                self.buf[0] = b
+                self.n = 1
+            else:
+                self.dropped += 1
+        elif b == _SYNC1:
+            self.buf[1] = b
+            self.n = 2
+        elif b == _SYNC0:
+            self.dropped += 1          # A5 A5 5A: keep the second A5
+        else:
+            self.dropped += 2
+            self.n = 0
+
+    def _whole(self, n):
+        """The header in (n == HEADER): its length checked; or the whole
+        frame: its CRC checked. True when a frame is complete; a bad one
+        is flushed (its bytes after the sync parsed again)."""
+        buf = self.buf
+        if n == HEADER:
+            length = buf[4] | (buf[5] << 8)
+            if length > len(buf) - OVERHEAD:
+                self.flush()
+            else:
+                self.length = length
+            return False
+        c = crc16(buf, 0xFFFF, 2, HEADER + self.length)
+        if c != (buf[n - 2] | (buf[n - 1] << 8)):
+            self.bad_crc += 1
+            self.flush()
+            return False
+        self.kind = buf[2]
+        self.seq = buf[3]
+        self.n = 0
+        self.frames += 1
+        self.ready = True
+        return True
 
     def needed(self):
         """Bytes that would complete the header or the frame being assembled

@@ -12,6 +12,7 @@ made by firmware/controller/hand_record.py) and the walls lifted
     logged    the fault log as saved, newest first
     record    the hand's record, from what the follower noted in the tick
     erase_hand  the hand's record and the walls lifted erased: the hand ended
+    write     what the tick noted (`ctl.unwritten`, W_*), between ticks
 
 `save` at a lift (the controller in `lifting`, no fault) also writes the
 walls lifted, tile id by slot as the builder's audit found them
@@ -37,7 +38,8 @@ import os
 
 from firmware import persist
 from firmware.controller import hand_record
-from firmware.controller.states import LIFTING
+from firmware.controller.follower import REC_NOTED
+from firmware.controller.states import CYCLE_FLAG, HAND_FLAG, LIFTING
 from firmware.drivers import motion
 from engine_core.tiles import is_int
 
@@ -45,6 +47,49 @@ COUNTERS_FILE = "counters.json"       # counters, fault log, dealer
 RECORD_FILE = "hand.rec"              # the hand in play's record, sealed (hand_record.py, record_check.py)
 WALLS_FILE = "walls.rec"              # the walls lifted, as audited, sealed (resume.py reads them)
 _FAULT_LOG = const(16)                # faults kept for `mjctl faults`
+
+# What awaits writing (`ctl.unwritten`, noted in the tick, written by
+# `write`); the hand's record is the follower's note,
+# follower.rec[REC_NOTED] (1).
+W_RECORD = const(1)
+W_COUNTERS = const(2)
+W_HAND_ON = const(4)                  # the flag `hand` set
+W_HAND_OFF = const(8)                 # ... cleared
+W_MARK_OFF = const(16)                # the flag `cycle` cleared
+W_ENDED = const(32)                   # the hand's record and walls erased
+
+
+def write(ctl, more=0):
+    """Write what the tick noted (`ctl.unwritten`, the follower's note of
+    the hand's record, and `more`): the flags, the hand's record (or its
+    erasure, the hand ended), the counters with the dealer. Between
+    ticks, never in one: a flash write takes milliseconds (a block erased
+    on the board); in the step it would delay that tick's outputs and
+    reads, here it only shortens the sleep before the next tick (or
+    overruns it, counted). Never raises: a failed write is counted in
+    `ctl.unsaved`."""
+    rec = ctl.follower.rec
+    w = ctl.unwritten | rec[REC_NOTED] | more
+    if not w:
+        return
+    ctl.unwritten = 0
+    rec[REC_NOTED] = 0
+    try:
+        if w & (W_HAND_ON | W_HAND_OFF):
+            ctl.hal.set_flag(HAND_FLAG, (w & W_HAND_ON) != 0)
+        if w & W_MARK_OFF:
+            ctl.hal.set_flag(CYCLE_FLAG, False)
+        if w & W_ENDED:
+            erase_hand(ctl)               # before a next lift's walls (save)
+        if w & W_RECORD:
+            record(ctl)
+    except Exception:
+        ctl.unsaved += 1
+    if w & W_COUNTERS:
+        try:
+            save(ctl)
+        except Exception:
+            ctl.unsaved += 1
 
 
 def restore(ctl):

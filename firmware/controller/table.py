@@ -12,34 +12,7 @@ The states and their link names are controller/states.py's.
 With two tile sets the builder makes the next set during the hand (the
 walls in play sit on the table top, the lifters go back down empty).
 Every state change and fault is an event on the link (public facts only).
-
-The controller by concern, a module each (firmware/controller/):
-
-    the cycle          table.py: the state machine, its commands and its
-                       tick; the flags and what awaits writing (`write`)
-    the seat keys      keys.py: what a press or a gesture means in each
-                       state (resident functions, called by the tick)
-    faults             safe_stop.py: raised at the tick, by main.run for a bug
-                       (resident functions); cleared by service_work.py
-    a technician's     service_work.py: started for a request (a jog, a scan), a
-      work             `Work` the tick steps while it runs
-    what survives      saved_state.py: the counters and the dealer read at boot,
-      a power cut      the counters, the fault log and the hand's record
-                       written between ticks (the tick only notes what
-                       changed)
-    a hand the power   resume.py: at boot, the walls read (`resuming`), the
-      cut, back        hand rebuilt from them and its record, or
-                       power_lost and the reason; a lift or a build cut,
-                       read and resumed on the technician's clear
-    building a set     builder.py; following a hand: follower.py
-
 """
-
-try:
-    from micropython import const  # pyright: ignore[reportAssignmentType]  (CPython defines it below)
-except ImportError:  # CPython (host-side tests)
-    def const(x):
-        return x
 
 from firmware import faults
 from firmware.sealed import Sealer
@@ -49,21 +22,13 @@ from firmware.controller.states import (BOOT, BUILDING, CYCLE_FLAG, DEALER, FAUL
                                         HAND_FLAG, IDLE, IN_HAND, LIFTING, NAMES, RESUMING,
                                         ROLLING)
 from firmware.controller.follower import REC_NOTED, HandFollower
+from firmware.controller.saved_state import (W_COUNTERS, W_ENDED, W_HAND_OFF, W_HAND_ON,
+                                             W_MARK_OFF)
 from firmware.drivers import panel
 from firmware.drivers import motion
 from engine_core.dealer import Dealership
 from engine_core.dice import random_seat
 from engine_core.tiles import NO_TILE
-
-# What awaits writing (`unwritten`, set in the tick, written by `write`);
-# the hand's record is the follower's note, follower.rec[REC_NOTED] (1).
-_W_RECORD = const(1)
-_W_COUNTERS = const(2)
-_W_HAND_ON = const(4)                 # the flag `hand` set
-_W_HAND_OFF = const(8)                # ... cleared
-_W_MARK_OFF = const(16)               # the flag `cycle` cleared
-_W_ENDED = const(32)                  # the hand's record and walls erased
-
 
 class TableController:
     """The table's state machine. Every attribute is set in __init__, at
@@ -118,7 +83,7 @@ class TableController:
         self.next_ready = False    # a second set is built and audited in the lanes
         self.scanned = False       # rfid.seen/ids hold a whole scan, nothing moved since
         self.hand_cut = False      # the walls of a hand cut by the power still stand
-        self.unwritten = 0         # what awaits writing (_W_*): `write`, between ticks
+        self.unwritten = 0         # what awaits writing (W_*): `write`, between ticks
 
     # -- the cycle: commands (the link, the keys) and the tick ----------------
 
@@ -130,7 +95,7 @@ class TableController:
         if not saved_state.restore(self):
             # A new game: the first dealer drawn at __init__, kept at once,
             # before anyone is shown it (status tells it).
-            self.unwritten |= _W_COUNTERS
+            self.unwritten |= W_COUNTERS
         self.hand_cut = self.hal.flag(HAND_FLAG)
         if (self.hand_cut and not self.hal.flag(GAVE_UP_FLAG)) or self.hal.flag(CYCLE_FLAG):
             # The hand the power cut comes back: its record checked, the
@@ -178,7 +143,7 @@ class TableController:
         # record is done with (the count says it ended), and erased with
         # the walls it was lifted on.
         self.follower.rec[REC_NOTED] = 0
-        self.unwritten = (self.unwritten & ~_W_HAND_ON) | _W_HAND_OFF | _W_ENDED | _W_COUNTERS
+        self.unwritten = (self.unwritten & ~W_HAND_ON) | W_HAND_OFF | W_ENDED | W_COUNTERS
         self.emit("result", {"winner": winner, "dealer": ds.dealer, "wins_in_row": ds.wins_in_row,
                              "streak": ds.streak})
         self.devices.display.show_alert(now, panel.ALERT_NONE)
@@ -324,7 +289,7 @@ class TableController:
         self.follower.begin(now, self.dealership.dealer, d.dice.a, d.dice.b,
                             self.in_play)      # notes the hand's record
         self.cycles += 1
-        self.unwritten |= _W_COUNTERS
+        self.unwritten |= W_COUNTERS
         self.dice_unshown = True
 
     def _show_dice(self, now):
@@ -339,7 +304,7 @@ class TableController:
         self.follower.show_again(now)  # the counts, the gold's place blank
         self._lower_all(now)           # platforms back down for the next set
         if self.cfg.tile_sets == 1:
-            self.unwritten |= _W_MARK_OFF
+            self.unwritten |= W_MARK_OFF
 
     def _build(self, now):
         b = self.builder
@@ -378,7 +343,7 @@ class TableController:
     def _lift(self, now):
         self.in_play[:] = self.builder.wall      # the next audit writes over it
         self.lifts += 1
-        self.unwritten = (self.unwritten & ~_W_HAND_OFF) | _W_HAND_ON | _W_COUNTERS
+        self.unwritten = (self.unwritten & ~W_HAND_OFF) | W_HAND_ON | W_COUNTERS
         per = len(self.in_play) // 4
         for slot in range(len(self.in_play)):
             if self.in_play[slot] != NO_TILE:
@@ -403,34 +368,11 @@ class TableController:
     # -- what survives a power cut --------------------------------------------
 
     def write(self, more=0):
-        """Write what the tick noted (`unwritten`, the follower's note of
-        the hand's record, and `more`): the flags, the hand's record (or
-        its erasure, the hand ended), the counters with the dealer. Called
-        between ticks, never by the tick: by main.run after each step, by a
-        request's handler after its change, and at boot. A flash write
-        takes milliseconds (a block erased on the board); in the step it
-        would delay that tick's outputs and reads, here it only shortens
-        the sleep before the next tick (or overruns it, counted). Never
-        raises: a failed write is counted in `unsaved`."""
-        rec = self.follower.rec
-        w = self.unwritten | rec[REC_NOTED] | more
-        if not w:
-            return
-        self.unwritten = 0
-        rec[REC_NOTED] = 0
-        try:
-            if w & (_W_HAND_ON | _W_HAND_OFF):
-                self.hal.set_flag(HAND_FLAG, (w & _W_HAND_ON) != 0)
-            if w & _W_MARK_OFF:
-                self.hal.set_flag(CYCLE_FLAG, False)
-            if w & _W_ENDED:
-                saved_state.erase_hand(self)       # before a next lift's walls (_save)
-            if w & _W_RECORD:
-                saved_state.record(self)
-        except Exception:
-            self.unsaved += 1
-        if w & _W_COUNTERS:
-            self._save()
+        """Write what the tick noted (`unwritten`), between ticks, never in
+        the tick (controller/saved_state.py's `write` says why). Called by
+        main.run after each step, by a request's handler after its change,
+        and at boot. Never raises: a failed write is counted in `unsaved`."""
+        saved_state.write(self, more)
 
     def _save(self, fault=None):
         """Counters and the fault log (with `fault`, a new entry, at its

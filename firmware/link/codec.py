@@ -6,12 +6,13 @@ frame buffer, no intermediate string. Guard: every key written must be declared,
 and SECRET keys (tile identities) need reveal=True, else LinkError("not_public").
 
 The tables are read in place with find/startswith. Writing a message
-makes no object and interns no name: keys are put in order by selection, not sorted into a list, a string's bytes are copied
-through one buffer (_utf8), never read a character at a time, and no
-function here holds a comprehension or a closure (its captured locals
-would be heap cells at every call). What it allocates is the frames of
-its larger functions, freed at their return, once per list or dict, not
-per key and value (_item).
+makes no object and interns no name: keys are put in order by selection,
+not sorted into a list; a str's and an int's bytes are written by
+link/json_bytes.py, never a character at a time; and no function here
+holds a comprehension or a closure (its captured locals would be heap
+cells at every call). What it allocates is the frames of its larger
+functions, freed at their return, once per list or dict, not per key and
+value (_item).
 """
 
 try:
@@ -23,6 +24,7 @@ except ImportError:  # CPython
 import json
 
 from firmware import frame
+from firmware.link import json_bytes
 from firmware.link.protocol import (ERROR, ERROR_FIELDS, ERRORS, EVENT, EVENTS, HOMES, HOST_ERRORS,
                                     NESTED, PROTO_VERSION, REQUEST, REQUESTS, RESPONSE,
                                     SECRET_KEYS, WHO)
@@ -128,129 +130,37 @@ def check(obj, spec, lo, e, head, code):
                             % (k, t.split("?")[0].rstrip("*")))
 
 
-# The bytes of a short str being written (_utf8): every str the control
-# loop writes (names of events, states, phases) fits, so writing them
-# allocates nothing; a longer one (an error's message, a config value) is
-# rare, and encoded into a new bytes. 64 bytes, not a frame's 512: on the
-# twin the 448 bytes are the controller's largest free block's margin
-# (docs/heap-idioms.md).
-_SHORT = const(64)
-_text = bytearray(_SHORT)
-
-# The bytes the writer puts down, by name (ASCII; compiled in, no heap).
-_SPACE = const(0x20)            # below it: control characters, escaped
-_QUOTE = const(0x22)            # "
+# The bytes the writer puts down around values (ASCII; compiled in, no
+# heap); a str's and an int's own are link/json_bytes.py's.
 _COMMA = const(0x2C)            # ,
-_MINUS = const(0x2D)            # -
-_ZERO = const(0x30)             # 0, the digits follow
-_SEVEN = const(0x37)            # 7
 _COLON = const(0x3A)            # :
 _OPEN_LIST = const(0x5B)        # [
-_BACKSLASH = const(0x5C)        # \
 _CLOSE_LIST = const(0x5D)       # ]
-_HEX_LETTER = const(0x61 - 10)  # a hex digit 10..15 as a..f
-_U = const(0x75)                # u, of \uXXXX
 _OPEN_OBJECT = const(0x7B)      # {
 _CLOSE_OBJECT = const(0x7D)     # }
-_NOT_ASCII = const(0x80)        # from here a byte is not ASCII
-_ESCAPES = const(b"btn_fr")     # \b \t \n \v \f \r as written: 0x08..0x0D, \v as \u000b
-# A lone surrogate, as MicroPython holds it: ED A0..BF xx (UTF-8 of
-# U+D800..DFFF), written \uDXXX.
-_SURROGATE_LEAD = const(0xED)
-_SURROGATE_MIN = const(0xA0)
 # What the keys of the objects in a value may be (_value's `mode`).
 _ANY_KEYS = const(0)            # any str: inside an "any" field
 _PUBLIC = const(1)              # declared in NESTED
 _REVEALED = const(2)            # declared in NESTED, or SECRET (reveal=True)
 
 
-def _utf8(v):
-    """The UTF-8 bytes of the str v (a lone surrogate as ED Ax xx, as
-    MicroPython holds it). MicroPython interns, for good, each character
-    read out of a str (`v[j]`, iteration, chr()): written that way, every
-    character a message carries would be a name of the pool, whose next block
-    (7 KB on the unix port) a full heap cannot give. bytearray.extend takes
-    a str's own bytes instead, into _text when they surely fit (a character
-    is at most 3 bytes), else str.encode copies them into a new bytes (no
-    name either). CPython has no buffer in a str: there it is encoded."""
-    if len(v) > frame.MAX_PAYLOAD:
-        raise IndexError("a str longer than a frame")
-    if 3 * len(v) > _SHORT:
-        return v.encode("utf-8", "surrogatepass")
-    _text[:] = b""
-    try:
-        _text.extend(v)
-    except TypeError:                  # CPython
-        return v.encode("utf-8", "surrogatepass")
-    return _text
-
-
 def _item(buf, i, v, mode):
     """v as JSON at buf[i:], its objects' keys by mode (_value); its end.
 
-    A str (a key too) or an int, most of what a message holds, is written
-    here, in a function whose locals and stack take at most 11 words
-    (44 B): a bigger one, such as _value, has its frame allocated on the
-    heap at every call (MicroPython's py/objfun.c). Freed at its return,
-    a frame still counts towards the next collection (gc.threshold, 512 B:
-    firmware/main.py): written by _value alone, a call per key and per
-    value, a `status` answer would take two dozen collections, and an
-    event the tick emits would allocate (docs/heap-idioms.md). So no more
-    locals here: `v` holds each
-    character of a str once its bytes are out.
-
-    A str is escaped like json.dumps(ensure_ascii=False): raw UTF-8,
-    \\" \\\\ \\b \\f \\n \\r \\t, \\u00XX for other control characters,
-    \\uXXXX for a lone surrogate (MicroPython's json makes them)."""
+    A str (a key too) or an int, most of what a message holds, goes
+    straight to link/json_bytes.py, whose functions keep their frames
+    off the heap; a bigger function, such as _value, has its frame
+    allocated on the heap at every call (MicroPython's py/objfun.c), and
+    freed at its return it still counts towards the next collection
+    (gc.threshold, 512 B: firmware/main.py): written by _value alone, a
+    call per key and per value, a `status` answer would take two dozen
+    collections, and an event the tick emits would allocate
+    (docs/heap-idioms.md)."""
     if type(v) is int:
-        if v < 0:
-            buf[i] = _MINUS
-            i += 1
-            v = -v
-        j = v
-        while j >= 10:                 # i: where the last digit goes
-            j //= 10
-            i += 1
-        j = i + 1
-        while True:                    # the digits, last first
-            buf[i] = _ZERO + v % 10
-            v //= 10
-            if not v:
-                return j
-            i -= 1
-    if type(v) is not str:
-        return _value(buf, i, v, mode)
-    b, j = _utf8(v), 0
-    buf[i] = _QUOTE
-    i += 1
-    while j < len(b):
-        v = b[j]
-        j += 1
-        if v == _SURROGATE_LEAD and j + 1 < len(b) and b[j] >= _SURROGATE_MIN:
-            v = 0xD000 | (b[j] & 0x3F) << 6 | b[j + 1] & 0x3F     # its code point
-            j += 2
-        elif v >= _SPACE and v != _QUOTE and v != _BACKSLASH:   # UTF-8 bytes as they are
-            buf[i] = v
-            i += 1
-            continue
-        buf[i] = _BACKSLASH
-        if v == _QUOTE or v == _BACKSLASH:
-            buf[i + 1] = v
-            i += 2
-        elif 0x08 <= v <= 0x0D and v != 0x0B:
-            buf[i + 1] = _ESCAPES[v - 0x08]
-            i += 2
-        else:                          # \uXXXX, hex digits in lower case as json.dumps has them
-            buf[i + 1] = _U
-            i += 5                     # the last digit's place; the digits last first,
-            v |= 0x10000               # down to this 1 above them (no loop variable)
-            while v > 1:
-                buf[i] = (v & 0xF) + (_ZERO if v & 0xF < 10 else _HEX_LETTER)
-                v >>= 4
-                i -= 1
-            i += 5
-    buf[i] = _QUOTE
-    return i + 1
+        return json_bytes.put_int(buf, i, v)
+    if type(v) is str:
+        return json_bytes.put_str(buf, i, v)
+    return _value(buf, i, v, mode)
 
 
 def _value(buf, i, v, mode, spec=None, lo=0, e=0, head=None):
@@ -268,10 +178,7 @@ def _value(buf, i, v, mode, spec=None, lo=0, e=0, head=None):
     if t is str or t is int:
         return _item(buf, i, v, mode)
     if v is None or t is bool:
-        b = _utf8("null" if v is None else "true" if v else "false")
-        for j in range(len(b)):
-            buf[i + j] = b[j]
-        return i + len(b)
+        return json_bytes.put_ascii(buf, i, "null" if v is None else "true" if v else "false")
     if t is list or t is tuple:
         return _list(buf, i, v, mode)
     if t is not dict:
@@ -390,20 +297,9 @@ def decode_request(reader):
     # Requests are ASCII, escapes too (\u0000-\u007f; docs/protocol.md):
     # every name and value of the protocol is, so a request that is not is
     # refused here, whole, before its text is held anywhere.
-    b, i, e = reader.buf, frame.HEADER, frame.HEADER + reader.length
-    while i < e:
-        c = b[i]
-        if c == _BACKSLASH and i + 1 < e and b[i + 1] == _U:            # \uXXXX
-            if (i + 5 >= e or b[i + 2] != _ZERO or b[i + 3] != _ZERO
-                    or not _ZERO <= b[i + 4] <= _SEVEN):
-                raise LinkError("bad_request", "requests are ASCII: a \\u escape above"
-                                " U+007F at byte %d" % (i - frame.HEADER))
-            i += 6
-        elif c >= _NOT_ASCII:
-            raise LinkError("bad_request", "requests are ASCII: byte 0x%02x at %d"
-                            % (c, i - frame.HEADER))
-        else:
-            i += 2 if c == _BACKSLASH else 1   # an escaped pair: "\\u" is a backslash and a u
+    why = json_bytes.not_ascii(reader.buf, frame.HEADER, frame.HEADER + reader.length)
+    if why is not None:
+        raise LinkError("bad_request", "requests are ASCII: " + why)
     try:
         obj = json.loads(str(reader.buf[frame.HEADER:frame.HEADER + reader.length], "utf-8"))
     except Exception as e:             # never a crash, whatever the bytes are

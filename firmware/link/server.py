@@ -184,7 +184,7 @@ class LinkServer:
         (link/session.py checks the same with ticks_diff, right while the
         interval is short). Inline, with no local of its own: a method
         more is 16 B more of the resident heap, and a local more would
-        put this frame on the heap at every poll (link/codec.py, _item)."""
+        put this frame on the heap at every poll (link/json_bytes.py)."""
         if self.session_state and ticks_diff(now, self.session_at) > SESSION_MS:
             self.session_state = 0
         if self.lock_at >= 0 and ticks_diff(now, self.lock_at) > LOCK_MAX_MS:

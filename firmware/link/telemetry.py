@@ -48,15 +48,9 @@ except ImportError:  # CPython (host-side tests)
     def const(x):
         return x
 
-import gc
-import json
-
-from firmware import faults
 from firmware.controller.states import NAMES, RESUMING
-from firmware.faults import AUDIT_FAULTS as _AUDIT_FAULTS
 from firmware.hal import ticks_diff
-from firmware.link import mqttconf
-from firmware.link.protocol import SECRET_KEYS
+from firmware.link import mqttconf, published
 
 try:
     from umqtt import simple as umqtt  # pyright: ignore[reportMissingImports]  (frozen: manifest.py)
@@ -77,10 +71,6 @@ _KEEPALIVE_S = const(30)       # told to the broker; a PINGREQ every half of it
 _SILENT_MS = const(75000)      # nothing from the broker this long: the link is dead
 _HEALTH_MS = const(5000)       # counters and health this often (offline within 10 s: docs/fleet.md)
 _QUIET_MS = const(10000)       # back this long after the last session or resume
-_PUBLISHED = const(("state", "fault", "cleared", "result"))
-_HEALTH = const('{"uptime": %d, "heap_free": %d, "boots": %d, "link": {"errors": %d, '
-                '"dropped": %d, "overruns": %d}, "mqtt": {"dropped": %d, "errors": %d, '
-                '"refused": %d, "connects": %d, "sent": %d, "skipped": %d}}')
 
 class Telemetry:
     """The telemetry of one table, resident while it is on."""
@@ -129,7 +119,7 @@ class Telemetry:
         link sent, with its time."""
         if not self.on or self.aside is not None or self.link.session_state:
             return
-        if name in _PUBLISHED:
+        if name in published.EVENTS:
             events = self.events
             if len(events) >= _QUEUE:
                 del events[0]
@@ -174,26 +164,10 @@ class Telemetry:
     # -- what the controller said ---------------------------------------------
 
     def _noted(self, name, fields):
-        ctl = self.ctl
         if name == "state":
             self._state(fields["state"])
-        elif name == "fault":
-            code = fields["code"]
-            out = {"code": code, "name": fields["name"], "cause": faults.name_of(code, 1),
-                   "fix": faults.name_of(code, 2),
-                   "t": fields.get("t")}
-            if code not in _AUDIT_FAULTS:
-                out["detail"] = _public(fields.get("detail"))
-            self.put("fault", json.dumps(out), False)     # the state "fault" came before it
-        elif name == "cleared":
-            self.put("cleared", json.dumps({"code": fields["code"], "t": fields.get("t")}), False)
-        elif name == "result":
-            w = fields["winner"]
-            self.put("hand", json.dumps({"winner": w, "draw": w is None,
-                                         "dealer": fields["dealer"],
-                                         "wins_in_row": fields["wins_in_row"],
-                                         "streak": fields["streak"], "hands": ctl.hands,
-                                         "t": fields.get("t")}), False)
+        else:                          # the state "fault" came before a fault
+            self.put(*published.of_event(name, fields, self.ctl.hands))
 
     def _state(self, name=None, front=False):
         """The state (`name`, or the controller's now), retained: at the
@@ -201,8 +175,7 @@ class Telemetry:
         ctl = self.ctl
         if name is None:
             name = NAMES[ctl.state]
-        payload = json.dumps({"state": name, "fault": ctl.fault or None,
-                              "t": self.hal.ticks_ms()}).encode()
+        payload = published.state(name, ctl.fault, self.hal.ticks_ms())
         if front:
             self._front(("state", payload, True))
         else:
@@ -267,19 +240,8 @@ class Telemetry:
         self.backoff = _BACKOFF_MIN
 
     def _health(self, now):
-        ctl = self.ctl
-        by_code = []
-        for code in range(len(ctl.fault_counts)):
-            if ctl.fault_counts[code]:
-                by_code.append([code, ctl.fault_counts[code]])
-        self.put("counters", json.dumps({"cycles": ctl.cycles, "hands": ctl.hands,
-                                         "lifts": ctl.lifts, "tiles_fed": list(ctl.tiles_fed),
-                                         "faults": by_code}), True)
-        link = self.link
-        # Formatted, not json.dumps of nested dicts: one string, no dict.
-        self.put("health", _HEALTH % (now, gc.mem_free(), self.boots, link.errors, link.dropped,
-                                      link.overruns, self.dropped, self.errors, self.refused,
-                                      self.connects, self.sent, self.skipped), True)
+        self.put("counters", published.counters(self.ctl), True)
+        self.put("health", published.health(now, self.link, self), True)
 
     def _connect(self, now):
         self.next_try = now + self.backoff
@@ -323,8 +285,7 @@ class Telemetry:
         # What a subscriber must always find, first: online, the build, the
         # state (now's: a visit may have changed it unpublished).
         self._state(None, True)
-        self._front(("build", json.dumps({"fw": self.link.fw_version,
-                                          "build": self.link.build}).encode(), True))
+        self._front(("build", published.build(self.link.fw_version, self.link.build), True))
         self._front(("online", b"true", True))
 
     def _off(self):
@@ -412,17 +373,6 @@ def _head(topic, size, retain):
     head[i + 2] = len(t) & 0xFF
     head[i + 3:i + 3 + len(t)] = t
     return memoryview(head)[:i + 3 + len(t)]
-
-
-def _public(detail):
-    """A fault's detail, its scalar members only, none that names a tile."""
-    out = {}
-    if type(detail) is dict:
-        for k in detail:
-            v = detail[k]
-            if k not in SECRET_KEYS and (v is None or type(v) in (int, str, bool)):
-                out[k] = v
-    return out
 
 
 def _boot(path):

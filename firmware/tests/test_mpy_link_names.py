@@ -79,7 +79,7 @@ def _written(buf, n):
 
 
 def test_short_strs_of_new_characters_are_written_without_allocating():
-    """The writer takes a str's bytes (codec._utf8), never a character out
+    """The writer takes a str's bytes (json_bytes.utf8), never a character out
     of it: the first messages to carry 128 new characters (CJK, all of
     ASCII, a lone surrogate), in the short strs the control loop writes,
     allocate nothing, so play never grows the name pool (whose next

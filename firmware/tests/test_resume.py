@@ -1,4 +1,4 @@
-"""The rebuild of a hand the power cut (firmware/controller/resume.py), on
+"""The rebuild of a hand the power cut (firmware/controller/rebuild.py), on
 both interpreters: a hand played on a table top (firmware/fakes/follow.py, Top), its
 record as saved (hand_record.py, through JSON as on the flash), then a fresh
 follower rebuilt from the record and the slots still holding tiles: the
@@ -10,7 +10,7 @@ import json
 
 from engine_core.replay import PUBLIC_KEYS, from_wire
 from firmware.controller import hand_record
-from firmware.controller import resume
+from firmware.controller import rebuild
 from firmware.controller.follower import REC_NOTED
 from firmware.controller.states import NAMES
 from firmware.fakes.follow import Top
@@ -42,7 +42,7 @@ class _Dealership:
 
 
 class _Table:
-    """What resume.py asks of the controller."""
+    """What rebuild.py asks of the controller."""
 
     def __init__(self, top):
         self.follower = top.follower
@@ -83,7 +83,7 @@ def _rebuilt(top, placed=None, read=None):
     fresh = Top(dealer=0, dice=(3, 4), placed=placed or {})
     ctl = _Table(fresh)
     r = read if read is not None else _Read(top.reader)
-    return ctl, resume._rebuild(ctl, top.now, r, rec), rec
+    return ctl, rebuild.rebuild(ctl, top.now, r, rec), rec
 
 
 def test_a_hand_in_play_comes_back_as_the_follower_that_saw_it_all():
@@ -117,7 +117,7 @@ def test_a_gold_rolled_before_the_cut_comes_back_with_its_roll_shown():
     # Cut before the gold's tile was turned up: the roll is the record's.
     fresh = Top(ruleset="luoyuan144", dealer=0, dice=(3, 4))
     ctl = _Table(fresh)
-    to = resume._rebuild(ctl, top.now, _Read(top.reader), rec)
+    to = rebuild.rebuild(ctl, top.now, _Read(top.reader), rec)
     assert to == NAMES.index("in_hand"), to
     assert not ctl.follower.wants_gold_dice()        # not rolled again
     assert ctl.devices.display.dice == (2, 6, False)

@@ -8,7 +8,7 @@ against a real broker is hw_tests/test_telemetry.py."""
 import io
 import json
 
-from firmware.link import mqttconf, telemetry
+from firmware.link import mqttconf, published, telemetry
 
 
 class Hal:
@@ -101,15 +101,15 @@ CONF = {"host": "127.0.0.1", "site": "hall", "table": "t1", "user": "u", "passwo
 
 class _Gc:
     """CPython's gc has no mem_free (the health's free heap): 0 here."""
-    collect = staticmethod(telemetry.gc.collect)
+    collect = staticmethod(published.gc.collect)
 
     @staticmethod
     def mem_free():
         return 0
 
 
-if not hasattr(telemetry.gc, "mem_free"):
-    telemetry.gc = _Gc()
+if not hasattr(published.gc, "mem_free"):
+    published.gc = _Gc()
 
 
 FAR = 1 << 28                  # within half the ticks period (2**30) of any now here

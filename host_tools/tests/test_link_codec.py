@@ -709,7 +709,7 @@ def test_import_heap_from_the_twin():
     """Heap taken by importing frame and codec frozen into the twin
     (bytecode, names and constants in its image, as on the board): the
     module objects, their globals and what they build at import. codec's
-    includes the 512 B it writes a str's bytes through (_utf8)."""
+    includes the 512 B it writes a str's bytes through (json_bytes.utf8)."""
     p = subprocess.run([str(twin_binary()), "-c", "import sys\nsys.path[:] = ['.frozen']\n" + PROBE],
                        capture_output=True, text=True, timeout=60)
     assert p.returncode == 0, p.stdout + p.stderr
