@@ -39,6 +39,7 @@ class _Cutter:
         self.plan = None
         self.rolled_at = None
         self.reads_at_show = None  # the reader's replies when the settled dice left
+        self.armed_at = 0          # the table's time when this cycle's cut was armed
         self.at_cut = None
         display = self.table.display
         sent = display.receive
@@ -47,6 +48,11 @@ class _Cutter:
             sent(data, t)
             for _t, cmd, body in display.incoming:
                 if cmd != SHOW_DICE:
+                    continue
+                # A settled frame counts only after this cycle's rolling
+                # one: the last cycle's may reach the board late, after
+                # the host heard its `dice` event and armed this cut.
+                if not body[2] and not self._rolling():
                     continue
                 if not body[2] and self.reads_at_show is None:
                     self.reads_at_show = self.table.rfid.replies
@@ -61,17 +67,19 @@ class _Cutter:
         table = self.table
         start = table.now
         self.at_cut = self.rolled_at = self.reads_at_show = None
+        self.armed_at = start
         self.plan = plan
-
-        def rolling():
-            return any(what == "dice" and v[2] and t >= start
-                       for t, what, v in table.display.history)
 
         def rolled():
             self.rolled_at = table.now
             if plan[0] == "tick":
                 self.target.hook.at(table.now + roll_ms + plan[1] * tick_ms, self._cut)
-        self.target.when_table(rolling, rolled)
+        self.target.when_table(self._rolling, rolled)
+
+    def _rolling(self):
+        """The display showed this cycle's rolling dice."""
+        return any(what == "dice" and v[2] and t >= self.armed_at
+                   for t, what, v in self.table.display.history)
 
     def _cut(self):
         table = self.table
