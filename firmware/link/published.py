@@ -12,7 +12,7 @@ import gc
 import json
 
 from firmware import faults
-from firmware.faults import AUDIT_FAULTS
+from firmware.faults import AUDIT_FAULTS as _AUDIT_FAULTS
 from firmware.link.protocol import SECRET_KEYS
 
 # The controller's events published (the state's own topic is `state`,
@@ -34,7 +34,7 @@ def of_event(name, fields, hands):
         code = fields["code"]
         out = {"code": code, "name": fields["name"], "cause": faults.name_of(code, 1),
                "fix": faults.name_of(code, 2), "t": t}
-        if code not in AUDIT_FAULTS:
+        if code not in _AUDIT_FAULTS:
             out["detail"] = public(fields.get("detail"))
         return "fault", json.dumps(out).encode(), False
     if name == "cleared":
