@@ -9,10 +9,11 @@ The controller by concern, a module each:
                        flags kept across power cuts
     the seat keys      keys.py: what a press or a gesture means in each
                        state (resident functions, called by the tick)
-    faults             safe_stop.py: raised at the tick, by main.run for a bug
-                       (resident functions); cleared by service_work.py
-    a technician's     service_work.py: started for a request (a jog, a scan), a
-      work             `Work` the tick steps while it runs
+    faults             safe_stop.py: raised at the tick, by main.run for a bug,
+                       and cleared by the `clear` request (resident functions)
+    a technician's     service_work.py: started for a service request (a jog,
+      work             a scan), a `Work` the tick steps while it runs;
+                       imported with the service requests (link/service.py)
     what survives      saved_state.py: the counters and the dealer read at boot,
       a power cut      the counters, the fault log and the hand's record
                        (hand_record.py) written between ticks (the tick only

@@ -151,7 +151,7 @@ def step(ctl, now):
     """Each tick in `resuming`: nothing while a lift is finished or the
     sides are read; then the hand back
     (`in_hand`, or `dealer` before the dice), given up (power_lost), or
-    a build's lanes read (power_lost `mid_build`, controller/service_work.py's
+    a build's lanes read (power_lost `mid_build`, controller/safe_stop.py's
     clear resumes it)."""
     to = _step(ctl, now)
     if type(to) is str:
@@ -164,7 +164,7 @@ def _step(ctl, now):
     rec = _at[1]
     if rec is None:
         # Before the dice: the walls up first (a lift the power cut,
-        # finished after the technician's clear: controller/service_work.py lifts
+        # finished after the technician's clear: controller/safe_stop.py lifts
         # them); a lifter's fault stops the table as in `lifting`.
         for lifter in ctl.devices.lifters:
             if lifter.fault:
@@ -210,7 +210,7 @@ def _build_cut(ctl, now, r, n):
     is not whole from its first tile on in the lanes' stacking order
     (docs/hardware.md: a gap, a tile put by hand; `lane`): those the
     technician empties, the others keep their walls. The clear resumes
-    the build (controller/service_work.py: the builder's recount, then
+    the build (controller/safe_stop.py: the builder's recount, then
     feeding), and its audit checks the set as ever. `count` and `lane`
     are the link's nested keys (link/protocol.py, NESTED)."""
     per = n // 4

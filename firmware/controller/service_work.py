@@ -1,44 +1,19 @@
-"""What a request sets the table to do outside its cycle: a technician's
-work (a jog of one motor, an RFID scan of the walls in the lanes: the
-service requests of link/service.py) and clearing a fault once its cause
-is repaired (`clear`, link/commands.py). Raising a fault is the tick's
-(controller/safe_stop.py; it drops a running jog or scan with the motors).
+"""What a technician's request sets the table to do outside its cycle:
+a jog of one motor, an RFID scan of the walls in the lanes (the service
+requests of link/service.py, which imports this module at a visit's
+first request). Raising a fault drops a running jog or scan with the
+motors, and a clear sends the table back (controller/safe_stop.py).
 
 A jog or a scan is a `Work`, made by the request that starts it and held
 in the controller's `work` while it runs: the tick steps it
 (`Work.step`), and it drops itself when it is done, saying so (`jogged`,
-`scanned`). The controller's other fields a request changes are set at
+`scanned`). The controller's other field a request changes is set at
 boot in TableController.__init__: `scanned` (a whole scan, nothing moved
-since); for a clear, the fault and where the table resumes.
-
-A cleared fault sends the table back to where the fault stopped it
-(TableController.resume_state):
-
-    building   the set's build resumes: each wall read again, then fed
-               (after a power cut too: power_lost `mid_build`)
-    lifting    the move again (the set was counted when it began)
-    resuming   a lift the power cut (power_lost `mid_lift`): the move
-               again, then the walls read at the top (controller/resume.py)
-    dealer, rolling, in_hand
-               the display shows again what the players need, if it was
-               the display that failed
-    an audit fault (missing, extra, unknown tile): the set is built again
-               from the start, its tiles tipped into the tray
+since).
 """
 
-try:
-    from micropython import const  # pyright: ignore[reportAssignmentType]  (CPython defines it below)
-except ImportError:  # CPython (host-side tests)
-    def const(x):
-        return x
-
-from firmware.controller import builder
-from firmware.controller.states import CYCLE_FLAG, NAMES
 from firmware.drivers import motion, rfid
-from firmware.faults import (AUDIT_FAULTS as _AUDIT_FAULTS, DISPLAY_UNPLUGGED as _DISPLAY_UNPLUGGED,
-                             POWER_LOST as _POWER_LOST)
 from firmware.hal import ticks_add, ticks_diff
-
 
 
 # -- a technician's work -----------------------------------------------------
@@ -163,60 +138,3 @@ def forget_scan(ctl):
     needs a scan again."""
     ctl.devices.rfid.raw = None
     ctl.scanned = False
-
-
-# -- a fault cleared ---------------------------------------------------------
-
-def clear(ctl, now):
-    """The active fault cleared, the table back where it stopped; None, or
-    why not (no active fault)."""
-    if NAMES[ctl.state] != "fault":
-        return "no active fault"
-    code = ctl.fault
-    ctl.fault = 0
-    ctl.fault_detail = None
-    ctl.builder.clear()
-    for dev in ctl.devices.fault_sources:
-        dev.fault = 0
-        dev.detail = None      # else the dict stays in the heap until that device's next fault
-    resume = NAMES[ctl.resume_state]
-    if code == _DISPLAY_UNPLUGGED:
-        # Else the frame never ACKed raises the fault again at once; and
-        # the board comes back blank: show again what the players need.
-        d = ctl.devices
-        d.display.replugged()
-        if resume == "dealer" or resume == "rolling" or resume == "in_hand":
-            d.display.show_dealer(now, ctl.dealership.dealer, ctl.dealership.streak)
-        # Rolling dice show no faces: they are public once they settle
-        # (a roll for the gold during the hand too).
-        if resume == "rolling" or (resume == "in_hand" and d.dice.rolling):
-            d.display.show_dice(now, 0, 0, True)
-        elif resume == "in_hand":
-            d.display.show_dice(now, d.dice.a, d.dice.b, False)
-        if resume == "in_hand":
-            ctl.follower.show_again(now)
-    ctl.emit("cleared", {"code": code, "resume": resume})
-    b = ctl.builder            # building now, or the next set during a hand
-    if code in _AUDIT_FAULTS:
-        # The technician fixed a tile and tipped the lanes into the tray
-        # (faults.py): build this set again from the start.
-        b.state = builder.EMPTY
-    elif b.state == builder.AUDITING:
-        b.audit_again(now)
-    elif (b.state != builder.EMPTY and b.state != builder.READY) or (
-            code == _POWER_LOST and resume == "building"):
-        # Reads every wall again, then feeds; a build the power cut
-        # (power_lost `mid_build`, its platforms at the bottom) so too:
-        # the lanes keep what they hold.
-        b.resume(now)
-    if resume == "lifting" or resume == "resuming":
-        # The set was lifted and counted when the lift began: only the
-        # move again, so that lifts and tiles_fed count it once. A lift the
-        # power cut (power_lost `mid_lift`) goes on so too, and is read
-        # at the top (controller/resume.py); lifters at the top stay there.
-        for lifter in ctl.devices.lifters:
-            lifter.lift(now)
-    elif resume == "idle":
-        ctl.hal.set_flag(CYCLE_FLAG, False)
-    ctl._enter(now, ctl.resume_state)
-    return None

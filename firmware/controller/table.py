@@ -17,7 +17,7 @@ Every state change and fault is an event on the link (public facts only).
 from firmware import faults
 from firmware.sealed import Sealer
 from firmware.faults import OUTPUT_TIMEOUT as _OUTPUT_TIMEOUT
-from firmware.controller import builder, keys, safe_stop, saved_state, service_work
+from firmware.controller import builder, keys, safe_stop, saved_state
 from firmware.controller.states import (BOOT, BUILDING, CYCLE_FLAG, DEALER, FAULT, GAVE_UP_FLAG,
                                         HAND_FLAG, IDLE, IN_HAND, LIFTING, NAMES, RESUMING,
                                         ROLLING)
@@ -169,8 +169,9 @@ class TableController:
         return self.follower.kong(now, seat, concealed)
 
     def clear(self, now):
-        """The technician's clear of the fault (controller/service_work.py)."""
-        service_work.clear(self, now)
+        """The fault cleared, the table back where it stopped
+        (controller/safe_stop.py)."""
+        return safe_stop.clear(self, now)
 
     def new_game(self):
         """A new game: the first dealer drawn again, the streak 0, saved
