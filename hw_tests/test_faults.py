@@ -68,24 +68,16 @@ def _last_state_before(target, t):
     return states[-1]["state"] if states else None
 
 
-@pytest.mark.needs_table
-@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
-def test_a_fault_is_detected_all_motors_stop_and_the_table_recovers(make_target, case):
-    # In the heap budget: a fault's detail, its event and the recovery
-    # must fit there too, not only a clean cycle.
-    target = make_target(seed=case.seed, faults=[] if case.when else [case.fault],
-                         heap=HEAP if make_target.sim else None)
-    table = target.table
-    tick = target.timing("tick_ms")
-
-    # -- detection --------------------------------------------------------
+def _detected(target, table, case):
+    """The fault's event, once the firmware has found it: at boot, or in
+    the cycle, in the state it was found in, and newest in its log."""
     if case.at_boot:
         if case.kind != "power_cut":
-            st = target.wait_status(lambda st: st["fault"], "a fault found at boot", 5000)
+            target.wait_status(lambda st: st["fault"], "a fault found at boot", 5000)
         else:
             target.start()              # the cut comes while building
-            st = target.wait_status(lambda st: st["fault"], "power_lost after the restart",
-                                    60000)
+            target.wait_status(lambda st: st["fault"], "power_lost after the restart",
+                               60000)
         ev = target.request("faults", n=1)["faults"][0]
     else:
         if case.when:
@@ -103,8 +95,12 @@ def test_a_fault_is_detected_all_motors_stop_and_the_table_recovers(make_target,
         assert ev["detail"].get(k) == v, (k, ev)
     described = assert_fault_described(ev)
     assert described["code"] == case.code
+    return ev
 
-    # -- every output off, within one control tick --------------------------
+
+def _assert_every_output_off(target, table, case, ev, tick):
+    """Every output off within one control tick of the fault, and none
+    driven after it; a power cut's at the cut itself."""
     t_fault = ev["t"]
     st = target.wait_virtual(t_fault + 5 * tick)
     assert st["state"] == "fault" and st["fault"]["code"] == case.code, st
@@ -119,7 +115,10 @@ def test_a_fault_is_detected_all_motors_stop_and_the_table_recovers(make_target,
         assert not [k for k, v in target.outputs_at(cut[0]).items() if v]
         assert target.sim is None or target.sim.restarts == 1
 
-    # -- repair, clear, and a full cycle ------------------------------------
+
+def _repaired_cleared_and_cycled(target, table, case):
+    """The fault repaired on the table and cleared: the controller goes
+    back where the case says, and the next cycle ends in a hand."""
     if case.kind != "power_cut":       # a build cut: the lanes keep their walls
         repaired = target.in_table(lambda: table.clear_fault(case.kind))
         assert repaired, table.active_faults
@@ -135,6 +134,20 @@ def test_a_fault_is_detected_all_motors_stop_and_the_table_recovers(make_target,
         after = target.follow_cycle()
     assert after.fault is None, "after clearing %s: %s" % (case.fault, after.fault)
     assert after.ok, after
+
+
+@pytest.mark.needs_table
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+def test_a_fault_is_detected_all_motors_stop_and_the_table_recovers(make_target, case):
+    # In the heap budget: a fault's detail, its event and the recovery
+    # must fit there too, not only a clean cycle.
+    target = make_target(seed=case.seed, faults=[] if case.when else [case.fault],
+                         heap=HEAP if make_target.sim else None)
+    table = target.table
+    tick = target.timing("tick_ms")
+    ev = _detected(target, table, case)
+    _assert_every_output_off(target, table, case, ev, tick)
+    _repaired_cleared_and_cycled(target, table, case)
     # The walls in play: built after the clear, or before the fault when it
     # came later (lift_stuck, display_unplugged).
     walls = [e for e in target.history if e["ev"] == "walls"]

@@ -1,5 +1,5 @@
 """Link framing (firmware/frame.py), a few plain cases that MicroPython
-runs too; the property tests are host_tools/tests/test_link_codec.py.
+runs too; the property tests are host_tools/tests/test_link_codec_frames.py.
 
     0xA5 0x5A | kind | seq | len u16 LE | payload | crc u16 LE
     crc: CRC-16/CCITT-FALSE over kind, seq, len and payload

@@ -100,20 +100,30 @@ def _refused(rec, rules, words):
     raise AssertionError("taken: %r" % (rec,))
 
 
-def test_a_damaged_or_foreign_record_is_refused_with_its_reason():
-    rules = load_ruleset("fuzhou144")
+def _good(rules):
+    """A record as the follower writes it, that checks."""
     r = rules.reserve_base
-    good = {"v": 3, "n": 3, "ruleset": "fuzhou144", "dealer": 2, "wins_in_row": 1,
+    return {"v": 3, "n": 3, "ruleset": "fuzhou144", "dealer": 2, "wins_in_row": 1,
             "dice": [3, 5], "gold": "5m", "gold_dice": None, "reserve": r + 4,
             "changes": [["deal", None, 0, r + 2], ["kong", 1, 1, r + 4]],
             "heads": [65, 80], "takes": [["take", 40, 80, 2]], "full": 0,
             "tiles": "00" * 144}
+
+
+def _but(good, **kw):
+    rec = dict(good)
+    rec.update(kw)
+    return rec
+
+
+def test_a_damaged_or_foreign_record_is_refused_with_its_reason():
+    rules = load_ruleset("fuzhou144")
+    r = rules.reserve_base
+    good = _good(rules)
     assert record_check.check(dict(good), rules)["reserve"] == r + 4
 
     def but(**kw):
-        rec = dict(good)
-        rec.update(kw)
-        return rec
+        return _but(good, **kw)
     _refused([1, 2], rules, "not an object")
     extra = but(turn=1)
     _refused(extra, rules, "not this firmware's")
@@ -128,6 +138,15 @@ def test_a_damaged_or_foreign_record_is_refused_with_its_reason():
     _refused(but(full=2), rules, "full must be")
     _refused(but(tiles="00"), rules, "288 hex digits")
     _refused(but(ruleset="luoyuan144"), rules, "ruleset 'luoyuan144'")
+
+
+def test_a_record_with_a_wrong_dealer_dice_gold_or_reserve_is_refused_with_its_reason():
+    rules = load_ruleset("fuzhou144")
+    r = rules.reserve_base
+    good = _good(rules)
+
+    def but(**kw):
+        return _but(good, **kw)
     _refused(but(dealer=4), rules, "dealer must be 0..3")
     _refused(but(dealer=True), rules, "dealer must be 0..3")
     _refused(but(dice=[0, 3]), rules, "dice must be two faces")
@@ -139,13 +158,25 @@ def test_a_damaged_or_foreign_record_is_refused_with_its_reason():
     _refused(but(changes=[["take", 1, 0, r + 4]]), rules, "not a reserve change")
     _refused(but(changes=[["draw", 1, 1, r + 4]]), rules, "not a reserve change")
     _refused(but(changes=[["kong", None, 0, r + 4]]), rules, "not a reserve change")
+
+
+def test_a_record_of_the_gold_by_the_dice_without_its_roll_is_refused():
+    good = _good(load_ruleset("fuzhou144"))
+
+    def but(**kw):
+        return _but(good, **kw)
     dice_rules = load_ruleset("luoyuan144")
     _refused(but(ruleset="luoyuan144", changes=[], reserve=dice_rules.reserve_base),
              dice_rules, "the gold and its roll go together")
     for faces in (7, [3, 7], [0, 4], [3], [3, 4, 1], [True, 2]):
         _refused(but(ruleset="luoyuan144", changes=[], reserve=dice_rules.reserve_base,
                      gold_dice=faces), dice_rules, "gold_dice must be two faces")
+
+
+def test_a_sealed_record_changed_cut_short_or_another_tables_is_refused():
     # Sealed on the flash: changed, cut short or another table's, refused.
+    rules = load_ruleset("fuzhou144")
+    good = _good(rules)
     _clean(PATH)
     seal = Sealer(KEY, FakeHal(seed=1).rand, b"hand")
     try:
@@ -166,7 +197,17 @@ def test_a_damaged_or_foreign_record_is_refused_with_its_reason():
         walls = Sealer(KEY, FakeHal(seed=1).rand, b"walls")
         walls.save(PATH, json.dumps(good).encode())
         _refused_file(None, seal, rules, "does not check")     # walls passed off as a record
-        # The hand cut: its record, none (not begun), or another hand's.
+    finally:
+        _clean(PATH)
+
+
+def test_the_record_of_the_hand_cut_is_taken_and_no_other():
+    # The hand cut: its record, none (not begun), or another hand's.
+    rules = load_ruleset("fuzhou144")
+    good = _good(rules)
+    _clean(PATH)
+    seal = Sealer(KEY, FakeHal(seed=1).rand, b"hand")
+    try:
         seal.save(PATH, json.dumps(good).encode())
         assert record_check.cut_hand(seal, PATH, rules, 2) == good
         assert record_check.cut_hand(seal, PATH, rules, 3) is None    # hand 3 had ended

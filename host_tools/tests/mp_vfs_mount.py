@@ -1,5 +1,5 @@
-# Run by MicroPython (test_board_image.py): mounts a filesystem image as
-# the ESP32 port mounts its vfs partition, and prints what it holds.
+# Run by MicroPython (board_image_helpers.py's _mount): mounts a filesystem
+# image as the ESP32 port mounts its vfs partition, and prints what it holds.
 #
 #   micropython mp_vfs_mount.py IMAGE BLOCK_SIZE BLOCK_COUNT
 #

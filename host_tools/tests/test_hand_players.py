@@ -1,6 +1,6 @@
 """Virtual players play one hand on the walls in play (host_tools/sim/hand_players.py).
 
-Virtual time only: a scripted build and lift (the `Ctl` of test_vtable.py),
+Virtual time only: a scripted build and lift (the `Ctl` of vtable_helpers.py),
 then the table's clock runs to the end of the hand.
 """
 
@@ -8,7 +8,7 @@ import pytest
 
 from engine_core import tiles
 from engine_core.replay import apply, build, replay
-from host_tools.tests.test_vtable import CAP, Ctl, side_slots, tid_of
+from host_tools.tests.vtable_helpers import CAP, Ctl, side_slots, tid_of
 from host_tools.sim import VirtualTable
 from host_tools.sim.hand_players import HandPlayers
 

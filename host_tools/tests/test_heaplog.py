@@ -7,7 +7,7 @@ import struct
 import time
 
 from host_tools.bench.simrun import running
-from host_tools.tests.test_vtable import bus  # noqa: F401  (the fixture)
+from host_tools.tests.vtable_helpers import bus  # noqa: F401  (the fixture)
 from host_tools.sim import heaplog
 
 # micropython.mem_info() of the twin in a 32 KB heap, after the boot and

@@ -12,7 +12,7 @@ import pytest
 
 from host_tools.qa.soak import BriskPlayers, soak_tables, sum_tables
 from host_tools.qa.soak.hand_check import players_of
-from host_tools.tests.test_vtable import Ctl
+from host_tools.tests.vtable_helpers import Ctl
 from host_tools.sim import VirtualTable
 from host_tools.sim.hand_players import HandPlayers, Parlour
 
@@ -92,7 +92,7 @@ def test_the_totals_add_the_tables_and_fail_when_any_table_fails():
 
 def _planned(cls, seed):
     """A hand planned by `cls` on a virtual table's walls (virtual time
-    only, no firmware: the build and lift of test_vtable.py's `Ctl`), with
+    only, no firmware: the build and lift of vtable_helpers.py's `Ctl`), with
     many kongs and stray takes."""
     tv = VirtualTable(seed)
     hp = cls(tv, seed, kong_rate=0.3, take_rate=0.15, win_rate=0,

@@ -189,7 +189,7 @@ def _render(snap, width):
 
 @pytest.mark.parametrize("width", [80, 120])
 def test_the_table_view_in_chinese_fits_and_has_no_english_label(chinese, width):
-    from host_tools.tests.test_tableview import _full_view
+    from host_tools.tests.tableview_helpers import _full_view
     from host_tools.sim import VirtualTable
 
     tv = VirtualTable(3)
