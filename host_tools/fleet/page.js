@@ -156,7 +156,7 @@ function figures(first, x, extra, none) {
 const FIGURE_HEADS = ["fleet.col.hands", "fleet.col.in_play", "fleet.col.faults", "fleet.col.stopped", "fleet.col.offline"];
 function renderDays() {
   const days = document.getElementById("days"), tables = document.getElementById("day-tables");
-  if (!DAYS) { days.innerHTML = tables.innerHTML = ""; return; }
+  if (!DAYS || !DAYS.length) { days.innerHTML = tables.innerHTML = ""; return; }
   const pick = DAYS.find(d => d.day === SHOW_DAY) || DAYS[0];
   days.innerHTML = heads(["fleet.col.day"].concat(FIGURE_HEADS, [""])) + DAYS.map(d =>
     '<tr class="pick day-row' + (d === pick ? " chosen" : "") + '" data-day="' + esc(d.day) + '">' +
@@ -221,9 +221,10 @@ function renderDetail(tables) {
   }
   document.getElementById("detail-body").innerHTML = h;
 }
+// Each part on its own: one that cannot render leaves the others showing.
 function render() {
   renderWords();
-  renderDays();
+  try { renderDays(); } catch (e) { DAYS = null; }
   if (!VIEW) return;
   const tables = byNeed(VIEW.tables);
   renderHeader(tables);
