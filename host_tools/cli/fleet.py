@@ -137,7 +137,8 @@ def _connection(args):
         raise CliError(EXIT_INPUT, t("err.fleet_file", path=path, reason=e))
     if host is None:
         host, port = conf["host"], conf["port"]
-    store = args.store or (conf.get("store") if not args.broker else None) or str(STORE)
+    # A parlour's broker (--broker) has its page elsewhere: its store only when given.
+    store = args.store or (None if args.broker else conf.get("store") or str(STORE))
     return host, int(port), user, store
 
 
@@ -148,7 +149,7 @@ def _watch(args):
     end = None if args.seconds is None else time.monotonic() + args.seconds
     if args.json and end is None:
         end = time.monotonic() + 3.0       # what the broker holds comes in at once
-    store = _open_store(store_path, bool(args.store))
+    store = _open_store(store_path, bool(args.store)) if store_path else None
     with Dashboard(port, user, host=host, store=store) as dash:
         if args.json:
             while time.monotonic() < end:
