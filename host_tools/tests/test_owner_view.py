@@ -122,7 +122,8 @@ def test_a_tables_card_opens_its_detail_in_words(scene, drv):
     with PageServer(scene.dash) as page:
         drv.get(page.url)
         drv.find_element("id", "lang-zh").click()
-        drv.find_element("id", "table-hall-t19").click()
+        # Clicked in the page's own script: the tiles are rendered anew each second.
+        drv.execute_script('document.getElementById("table-hall-t19").click()')
         wait_for(drv, "t19's card", lambda d: d.find_element("id", "detail").is_displayed())
         text = drv.find_element("id", "detail-body").text
         assert words("zh", "fleet.detail.ms", v=200) in text and \
@@ -134,6 +135,12 @@ def test_a_tables_card_opens_its_detail_in_words(scene, drv):
         wait_for(drv, "the card closed", lambda d: not d.find_element("id", "detail").is_displayed())
 
 
+DAYS_JS = """
+const cells = r => [...r.querySelectorAll("td")].map(c => c.textContent);
+const day = document.querySelector("tr.day-row");
+return {day: day ? cells(day) : [], tables: Object.fromEntries(
+    [...document.querySelectorAll("tr.day-table")].map(r => [r.dataset.table, cells(r)]))};
+"""
 CSV_JS = """
 const done = arguments[arguments.length - 1];
 const a = document.querySelector("a.csv");
@@ -145,13 +152,12 @@ def test_the_days_figures_on_the_page_and_in_its_csv_are_the_counters(scene, drv
     with PageServer(scene.dash) as page:
         drv.get(page.url)
         drv.find_element("id", "lang-en").click()
-        wait_for(drv, "the day's figures", lambda d: d.find_elements("css selector", "tr.day-table"))
-        rows = {r.get_attribute("data-table"): r.text.split()
-                for r in drv.find_elements("css selector", "tr.day-table")}
-        assert {tid: int(cells[1]) for tid, cells in rows.items()} == \
+        wait_for(drv, "the day's figures", lambda d: d.execute_script(DAYS_JS)["tables"])
+        shown = drv.execute_script(DAYS_JS)     # one read: the page renders every second
+        assert {tid: int(cells[1]) for tid, cells in shown["tables"].items()} == \
             {tid: e["hands"] for tid, e in scene.expected.items()}
-        day = drv.find_element("css selector", "tr.day-row").text.split()
-        assert day[:2] == [fleet_scene.DAY, str(sum(e["hands"] for e in scene.expected.values()))]
+        assert shown["day"][:2] == [fleet_scene.DAY,
+                                    str(sum(e["hands"] for e in scene.expected.values()))]
         text = drv.execute_async_script(CSV_JS).lstrip("\ufeff")
     lines = list(csv.reader(io.StringIO(text)))
     assert lines[0] == words("en", "fleet.csv_header").split(",")
