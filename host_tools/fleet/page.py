@@ -141,10 +141,11 @@ class Dashboard:
         while not self.stopping.wait(KEEP_S):
             self.keep()
 
-    def day_rows(self, day):
-        """Every table's figures of `day`: the store's, or today's of the
-        view alone when there is no store."""
-        self.keep()
+    def day_rows(self, day, keep=True):
+        """Every table's figures of `day`: the store's (saved first unless
+        `keep` is false), or today's of the view alone without a store."""
+        if keep:
+            self.keep()
         if self.store is not None:
             return self.store.day(day)
         with self.lock:
@@ -156,8 +157,9 @@ class Dashboard:
         """The last DAYS_SHOWN days, newest first: each day's parlour
         totals and its tables' rows."""
         out = []
+        self.keep()
         for day in reversed(days_mod.days_before(days_mod.day_of(self.model.wall()), DAYS_SHOWN)):
-            rows = self.day_rows(day)
+            rows = self.day_rows(day, keep=False)
             out.append({"day": day, "totals": days_mod.totals(rows), "tables": rows})
         return out
 
