@@ -33,10 +33,12 @@ class FleetProc:
     """`python -m host_tools.fleet` in its own process: its URL, its
     commands on stdin, its log."""
 
-    def __init__(self):
+    def __init__(self, store):
+        # A store of its own: the parlour's (build/fleet/) is not a test's.
         self.p = subprocess.Popen(
             [sys.executable, "-m", "host_tools.fleet", "--tables", "3", "--speed", repr(SPEED),
-             "--fault-rate", "0", "--fix-after", repr(FIX_AFTER), "--http-port", "0"],
+             "--fault-rate", "0", "--fix-after", repr(FIX_AFTER), "--http-port", "0",
+             "--store", store],
             cwd=str(ROOT), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT, text=True, bufsize=1)
         self.lines = []
@@ -76,7 +78,7 @@ class FleetProc:
 @pytest.fixture
 def page(tmp_path):
     browser.install()
-    fleet = FleetProc()
+    fleet = FleetProc(str(tmp_path / "days.sqlite"))
     ARTIFACTS.mkdir(exist_ok=True)
     try:
         with browser.chromium(str(tmp_path / "profile")) as drv:

@@ -3,6 +3,7 @@ until Ctrl-C (docs/fleet.md).
 
     python -m host_tools.fleet [--tables N] [--speed X] [--fault-rate R]
                                [--fix-after S] [--http-port P] [--seed S]
+                               [--store FILE]
 
 Prints the page's URL, then a line for each fault and each table that
 stops. Lines on stdin act on one table (the browser test's, and anyone's):
@@ -15,11 +16,12 @@ stops. Lines on stdin act on one table (the browser test's, and anyone's):
 
 import argparse
 import signal
+import sqlite3
 import sys
 import threading
 import time
 
-from host_tools.fleet.fleet import Fleet, FleetError
+from host_tools.fleet.fleet import STORE, Fleet, FleetError
 from host_tools.fleet.broker import BrokerError
 from host_tools.fleet.model import STALE_S
 from host_tools.texts import faults as fault_table
@@ -43,6 +45,8 @@ def main(argv=None):
                     help="seconds without a message before a table shows offline (default %g)"
                     % STALE_S)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--store", default=str(STORE), metavar="FILE",
+                    help="the day's figures, kept across runs (default build/fleet/days.sqlite)")
     args = ap.parse_args(argv)
     if not 1 <= args.tables <= 200:
         ap.error("--tables must be between 1 and 200")
@@ -58,10 +62,10 @@ def main(argv=None):
         print(time.strftime("%H:%M:%S ") + line, flush=True)
     fleet = Fleet(tables=args.tables, speed=args.speed, fault_rate=args.fault_rate,
                   fix_after=args.fix_after, seed=args.seed, http_port=args.http_port,
-                  stale_s=args.stale, log=log)
+                  stale_s=args.stale, log=log, store=args.store)
     try:
         fleet.start()
-    except (BrokerError, FleetError, OSError) as e:
+    except (BrokerError, FleetError, OSError, sqlite3.Error) as e:
         fleet.stop()
         print("fleet: %s" % e, file=sys.stderr)
         return 2

@@ -25,11 +25,13 @@ import time
 
 from host_tools.fleet import broker as broker_mod
 from host_tools.fleet.broker import Broker, table_user
+from host_tools.fleet.days import Store
 from host_tools.fleet.page import Dashboard, PageServer
 from host_tools.image.mpenv import ROOT
 
 SITE = "hall"
 CONNECTION = ROOT / "build" / "fleet" / "dashboard.json"   # for `mjctl fleet`, while it runs
+STORE = ROOT / "build" / "fleet" / "days.sqlite"          # the day's figures, kept between runs
 MJCTL_SCREEN = "mjctl"     # its screen: its own read-only user, dashboard-mjctl
 
 
@@ -39,10 +41,12 @@ class FleetError(Exception):
 
 class Fleet:
     def __init__(self, tables=12, speed=2.0, fault_rate=0.1, fix_after=20.0, seed=1, site=SITE,
-                 http_port=0, seconds=None, page=True, stale_s=None, log=None, on_fault=None):
+                 http_port=0, seconds=None, page=True, stale_s=None, log=None, on_fault=None,
+                 store=None):
         """speed: virtual seconds per wall second of every table (each
         keeps its own clock); 0: as fast as they go. seconds: each table's
-        clock stops at S (run_for). log: a function of one line."""
+        clock stops at S (run_for). log: a function of one line. store:
+        the SQLite file of the day's figures (days.py), or None."""
         if tables < 1:
             raise FleetError("a fleet needs at least one table")
         self.ids = ["t%d" % (k + 1) for k in range(tables)]
@@ -57,6 +61,7 @@ class Fleet:
         self.stale_s = stale_s
         self.log = log or (lambda line: None)
         self.on_fault = on_fault
+        self.store_path = store
         self.passwords = {tid: secrets.token_hex(8) for tid in self.ids}
         self.broker = None
         self.dashboard = None
@@ -78,9 +83,11 @@ class Fleet:
         self.broker = Broker(tables=[(self.site, tid, self.passwords[tid]) for tid in self.ids],
                              screens=[MJCTL_SCREEN])
         self.broker.start()
+        store = None if self.store_path is None else Store(self.store_path)
         self.dashboard = Dashboard(self.broker.port, self.broker.dashboard,
                                    expect=[(self.site, tid) for tid in self.ids],
-                                   stale_s=self.stale_s, on_fault=self.on_fault).start()
+                                   stale_s=self.stale_s, on_fault=self.on_fault,
+                                   store=store).start()
         if self.want_page:
             self.page = PageServer(self.dashboard, self._http_port()).start()
         for k, tid in enumerate(self.ids):
@@ -190,6 +197,7 @@ class Fleet:
             json.dump({"host": "127.0.0.1", "port": self.broker.port,
                        "user": user, "password": password,
                        "site": self.site, "tables": self.ids,
+                       "store": None if self.store_path is None else str(self.store_path),
                        "url": self.page.url if self.page else None}, f)
 
     # -- a run of S virtual seconds ---------------------------------------------------------

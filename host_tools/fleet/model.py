@@ -18,12 +18,19 @@ Every payload is checked where it comes in (payload.py): a message that is
 not a table's topic, not JSON or not an object is refused (`bad`); a field
 of the wrong kind is dropped (`dropped`) and the message's other fields
 kept. The view holds only the kinds the page and `mjctl fleet` expect.
+
+The day's figures (days.py): each table's hands and faults by its
+counters' rise, and the wall time it spends in play, stopped by a fault
+and offline, by local day. `restore` gives the model what the store kept
+(the day so far, the counters' marks, the dealer, since when a fault or
+an offline table began), `take_days` and `memory` what to keep.
 """
 
 import json
 import re
 import time
 
+from host_tools.fleet.days import TableDay, day_of, natural, rise, totals
 from host_tools.fleet.payload import SCHEMAS, clean
 
 STALE_S = 8.0            # seconds without a message: offline (health every 5 s of the table's time)
@@ -36,11 +43,15 @@ BOOT_STALE_S = 30.0      # a table's timeout until its pace is known: a fleet's 
 HISTORY = 200            # faults kept in the history, the newest
 IN_USE = ("building", "lifting", "dealer", "rolling", "in_hand")   # a table in use
 NAME = re.compile(r"[A-Za-z0-9_-]{1,32}\Z")   # a site's or a table's, as mqttconf.py checks them
+# What needs the owner first: a table in fault, then offline, then idle,
+# then those in play (the page's and mjctl fleet's order), by the bucket
+# its time counts in.
+NEED = {"stopped_s": 0, "offline_s": 1, None: 2, "in_play_s": 3}
 
 
-def natural(key):
-    """t2 before t10."""
-    return [int(p) if p.isdigit() else p for p in re.split(r"(\d+)", key)]
+def by_need(tables):
+    """The snapshot's tables in the order the owner reads them."""
+    return sorted(tables, key=lambda tb: (tb["need"], natural(tb["site"]), natural(tb["id"])))
 
 
 class TableView:
@@ -52,7 +63,6 @@ class TableView:
         self.health_rx = []        # the last two health messages' arrivals
         self.clock = []            # (arrival, table ms) of its timestamped messages, PACE_S
         self.state = None
-        self.state_rx = None
         self.fault = None          # the active fault: {code, name, cause, fix, detail, t, since}
         self.dealer = None
         self.last_hand = None
@@ -63,10 +73,14 @@ class TableView:
         self.bad = 0               # its messages refused whole
         self.dropped = 0           # its fields of the wrong kind, dropped
         self.faults_seen = {}      # code -> fault messages seen
-        self.day = None            # the local date hands_base and in_use_s count from
-        self.hands_base = None
-        self.hands = None
-        self.in_use_s = 0.0
+        self.hands = None          # its hand counter
+        self.hands_mark = None     # its counters' last values the day counts from (days.rise)
+        self.faults_mark = None
+        self.today = None          # days.TableDay
+        self.bucket = None         # where its time counts now: a TableDay time, or None (idle)
+        self.rolled = None         # monotonic seconds its time was last counted
+        self.offline_since = None  # epoch seconds
+        self.remembered = {}       # what the store kept of it (days.MEMORY)
 
 
 class FleetModel:
@@ -85,6 +99,11 @@ class FleetModel:
         self.wall = wall
         self.site = site
         self.started = wall()
+        self.broker_since = None   # epoch seconds of the broker connection's last change
+        self.closed = []           # (site, id, TableDay) of days over, not yet taken
+        self.remembered = {}       # (site, id) -> days.MEMORY, from the store
+        self.kept_today = {}       # (site, id) -> the store's row of today
+        self.expect = list(expect)
         for s, tid in expect:
             self._table(s, tid)
 
@@ -93,7 +112,44 @@ class FleetModel:
         tv = self.tables.get(key)
         if tv is None:
             tv = self.tables[key] = TableView(site, tid)
+            self._recall(tv)
         return tv
+
+    # -- the store's memory -------------------------------------------------------
+
+    def restore(self, memory, today_rows):
+        """What the store kept: memory {(site, id): days.MEMORY}, today's
+        rows. A table's view takes its part when it is made (a table the
+        store knows that does not speak again shows no view of its own)."""
+        self.remembered = dict(memory)
+        today = day_of(self.wall())
+        self.kept_today = {(r["site"], r["tbl"]): r for r in today_rows if r["day"] == today}
+        for tv in self.tables.values():
+            self._recall(tv)
+
+    def _recall(self, tv):
+        key = (tv.site, tv.id)
+        mem = tv.remembered = self.remembered.get(key, {})
+        tv.hands_mark, tv.faults_mark = mem.get("hands_mark"), mem.get("faults_mark")
+        if tv.dealer is None:
+            tv.dealer = mem.get("dealer")
+        tv.offline_since = mem.get("offline_since")
+        if key in self.kept_today:
+            tv.today = TableDay(self.kept_today[key]["day"], self.kept_today[key])
+
+    def take_days(self):
+        """(site, id, TableDay) of the days over since the last call and
+        of today for every table: what the store saves."""
+        out, self.closed = self.closed, []
+        return out + [(tv.site, tv.id, tv.today) for tv in self.tables.values()
+                      if tv.today is not None]
+
+    def memory(self):
+        return {key: {"hands_mark": tv.hands_mark, "faults_mark": tv.faults_mark,
+                      "dealer": tv.dealer, "fault_code": tv.fault and tv.fault["code"],
+                      "fault_since": tv.fault and tv.fault["since"],
+                      "offline_since": tv.offline_since}
+                for key, tv in self.tables.items()}
 
     # -- a message ----------------------------------------------------------------
 
@@ -122,6 +178,7 @@ class FleetModel:
                 return self._refused(tv)
             tv.online = payload == b"true"
             tv.last_rx = now
+            self._settle(tv, now)
             return True
         try:
             data = json.loads(payload)
@@ -138,6 +195,7 @@ class FleetModel:
         self._clock(tv, data.get("uptime", data.get("t")), now)
         if leaf in SCHEMAS:        # a payload's leaf only: a topic never names another method
             getattr(self, "_" + leaf)(tv, data, now)
+        self._settle(tv, now)
         return True
 
     def _refused(self, tv):
@@ -164,20 +222,19 @@ class FleetModel:
     def _state(self, tv, d, now):
         if "state" in d:
             tv.state = d["state"]
-        tv.state_rx = now
         if "fault" not in d:       # dropped: what the table's fault is, unknown
             return
         code = d["fault"]
         if code is None:
             tv.fault = None
         elif tv.fault is None or tv.fault["code"] != code:
-            tv.fault = self._fault_of({"code": code, "t": d.get("t")}, now)
+            tv.fault = self._fault_of({"code": code, "t": d.get("t")}, now, tv)
             self._new_entry(tv, tv.fault)     # from the state alone: its history entry now
 
     def _fault(self, tv, d, now):
         if "code" not in d:        # a fault without its code says nothing
             return
-        f = self._fault_of(d, now)
+        f = self._fault_of(d, now, tv)
         tv.faults_seen[f["code"]] = tv.faults_seen.get(f["code"], 0) + 1
         if tv.fault is not None and tv.fault["code"] == f["code"] and tv.fault.get("entry"):
             tv.fault["entry"].update(name=f["name"], detail=f["detail"], t=f["t"])
@@ -187,9 +244,14 @@ class FleetModel:
             self._new_entry(tv, f)
         tv.fault = f
 
-    def _fault_of(self, d, now):
+    def _fault_of(self, d, now, tv):
+        """A fault as the view holds it; since when: now, or when the store
+        saw the same fault begin (the page restarted meanwhile)."""
+        mem = tv.remembered
+        since = mem["fault_since"] if mem.get("fault_code") == d["code"] and \
+            mem.get("fault_since") else self.wall()
         return {"code": d["code"], "name": d.get("name"), "detail": d.get("detail"),
-                "t": d.get("t"), "since": self.wall(), "rx": now}
+                "t": d.get("t"), "since": since, "rx": now}
 
     def _new_entry(self, tv, f):
         entry = {"site": tv.site, "table": tv.id, "code": f["code"], "name": f["name"],
@@ -215,10 +277,13 @@ class FleetModel:
         tv.counters = d
         if "hands" in d:
             self._hands(tv, d["hands"])
+        if "faults" in d:
+            n, tv.faults_mark = rise(tv.faults_mark, sum(p[1] for p in d["faults"]))
+            tv.today.faults += n
 
     def _hands(self, tv, n):
-        if tv.hands_base is None or n < tv.hands_base:     # the first today, or counters reset
-            tv.hands_base = n
+        more, tv.hands_mark = rise(tv.hands_mark, n)
+        tv.today.hands += more
         tv.hands = n
 
     def _health(self, tv, d, now):
@@ -229,16 +294,37 @@ class FleetModel:
         tv.build = d
 
     def _roll(self, tv, now):
-        """Time in use and hands today: counted since local midnight (or
-        since the page started, when later)."""
-        day = time.localtime(self.wall()).tm_yday
-        if tv.day != day:
-            tv.day = day
-            tv.hands_base = tv.hands
-            tv.in_use_s = 0.0
-        if tv.state_rx is not None and tv.state in IN_USE and self._online(tv, now)[0]:
-            tv.in_use_s += max(0.0, now - tv.state_rx)
-        tv.state_rx = now if tv.state_rx is not None else None
+        """The time since the last count added where it belonged (in play,
+        stopped, offline, or nowhere: idle); a new day begun at local
+        midnight, the last one kept for the store."""
+        if tv.today is None:
+            tv.today = TableDay(day_of(self.wall()))
+        if tv.rolled is not None and tv.bucket is not None:
+            split = now
+            if tv.bucket != "offline_s" and self._online(tv, now)[1] == "silent":
+                # Silent since its last message: offline from there on.
+                split = max(tv.rolled, min(now, tv.last_rx))
+                tv.today.offline_s += now - split
+            setattr(tv.today, tv.bucket, getattr(tv.today, tv.bucket) + max(0.0, split - tv.rolled))
+        tv.rolled = now
+        day = day_of(self.wall())
+        if tv.today.day != day:
+            self.closed.append((tv.site, tv.id, tv.today))
+            tv.today = TableDay(day)
+
+    def _settle(self, tv, now):
+        """Where the table's time counts from now on, and since when it is
+        offline: from its last message when it fell silent."""
+        online, why = self._online(tv, now)
+        if online:
+            tv.offline_since = None
+            tv.bucket = "stopped_s" if tv.fault is not None or tv.state == "fault" else \
+                "in_play_s" if tv.state in IN_USE else None
+            return
+        if tv.offline_since is None:
+            back = now - tv.last_rx if why == "silent" and tv.last_rx is not None else 0.0
+            tv.offline_since = self.wall() - back
+        tv.bucket = "offline_s"
 
     # -- the view -------------------------------------------------------------------
 
@@ -273,6 +359,7 @@ class FleetModel:
         for key in sorted(self.tables, key=lambda k: (natural(k[0]), natural(k[1]))):
             tv = self.tables[key]
             self._roll(tv, now)
+            self._settle(tv, now)
             online, why = self._online(tv, now)
             f = tv.fault
             out.append({
@@ -283,14 +370,18 @@ class FleetModel:
                 "state": tv.state,
                 "fault": None if f is None else {k: f[k] for k in ("code", "name", "detail", "t",
                                                                     "since")},
+                "need": NEED[tv.bucket], "offline_since": tv.offline_since,
+                "today": tv.today.figures(),
                 "dealer": tv.dealer, "hands": tv.hands,
-                "hands_today": None if tv.hands is None else tv.hands - (tv.hands_base or 0),
-                "in_use_s": round(tv.in_use_s), "last_hand": tv.last_hand,
+                "hands_today": None if tv.hands is None and not tv.today.hands else tv.today.hands,
+                "in_use_s": round(tv.today.in_play_s), "last_hand": tv.last_hand,
                 "counters": tv.counters, "health": tv.health, "build": tv.build,
                 "messages": tv.messages, "bad": tv.bad, "dropped": tv.dropped,
                 "faults_seen": {str(k): n for k, n in sorted(tv.faults_seen.items(),
                                                               key=lambda kv: str(kv[0]))}})
         return {"now": self.wall(), "started": self.started, "broker": self.broker,
+                "broker_since": self.broker_since, "day": day_of(self.wall()),
+                "today": totals([tb["today"] for tb in out]),
                 "bridges": dict(self.bridges),
                 "messages": self.messages, "bad": self.bad, "dropped": self.dropped,
                 "stale_s": self.stale_s,

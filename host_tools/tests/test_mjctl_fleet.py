@@ -45,3 +45,33 @@ def test_fleet_without_a_running_fleet_says_how_to_start_one(tmp_path):
 def test_tables_needs_sim():
     p = mjctl("--tables", "3", "fleet")
     assert p.returncode == 1 and "--sim" in p.stderr
+
+
+def test_the_days_csv_equals_the_virtual_tables_own_counters(tmp_path):
+    """Two virtual tables for 200 virtual seconds (a hand each, a fault
+    at half their sets of walls), their figures kept in a store: the
+    day's CSV from `mjctl fleet --day D --csv` gives each table its hands
+    and faults as its counters say (fresh tables: their counters are the
+    day's)."""
+    import csv
+    import io
+    import time
+    from host_tools.texts import en
+    store = str(tmp_path / "days.sqlite")
+    first = time.strftime("%Y-%m-%d")
+    p = mjctl("--sim", "--tables", "2", "--seed", "2", "fleet", "--seconds", "200",
+              "--fault-rate", "0.5", "--store", store, "--json")
+    assert p.returncode == 0, p.stderr
+    counters = {tb["id"]: tb["counters"] for tb in json.loads(p.stdout)["tables"]}
+    got = {}
+    for day in sorted({first, time.strftime("%Y-%m-%d")}):      # a run across midnight
+        q = mjctl("fleet", "--day", day, "--csv", "--store", store)
+        assert q.returncode == 0, q.stderr
+        lines = list(csv.reader(io.StringIO(q.stdout)))
+        assert lines[0] == en.TEXTS["fleet.csv_header"].split(",")
+        for line in lines[1:]:
+            h, f = got.get(line[2], (0, 0))
+            got[line[2]] = (h + int(line[3]), f + int(line[5]))
+    want = {tid: (c["hands"], sum(n for _, n in c["faults"])) for tid, c in counters.items()}
+    assert got == want
+    assert sum(h for h, _ in want.values()) >= 1 and sum(f for _, f in want.values()) >= 1, want

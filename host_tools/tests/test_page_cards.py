@@ -64,8 +64,8 @@ def lang(drv, code):
 # -- a view set by the test ------------------------------------------------------------------
 
 class View:
-    """The Dashboard's part the page uses (snapshot, wait), of a view the
-    test sets."""
+    """The Dashboard's part the page uses (snapshot, wait, days), of a view
+    the test sets."""
 
     def __init__(self, snap):
         self.snap = snap
@@ -87,6 +87,9 @@ class View:
             if self.version == version:
                 self.changed.wait(timeout)
             return self.version
+
+    def days(self):
+        return []
 
 
 def table(tid, **fields):
@@ -138,7 +141,8 @@ def test_a_card_the_page_cannot_render_leaves_the_others_showing_and_updating(dr
         assert safe["malformed"] == en.TEXTS["fleet.malformed"].format(bad=1, dropped=2)
         # The next push changes t1 alone: its card follows, t2 still cannot show.
         v.set(view(t1_state="building"))
-        wait_for(drv, "t1 building", lambda d: cards(d)["table-hall-t1"]["state"] == "building")
+        wait_for(drv, "t1 building",
+                 lambda d: cards(d)["table-hall-t1"]["state"] == en.TEXTS["fleet.state.building"])
         assert cards(drv)["table-hall-t2"]["broken"] == "1"
         lang(drv, "zh")
         wait_for(drv, "t1 in Chinese",
@@ -206,7 +210,7 @@ def test_malformed_and_hostile_payloads_of_every_kind_leave_every_card_showing(d
         wait_for(drv, "t1 idle", lambda d: cards(d).get("table-hall-t1", {}).get("state") == "idle")
         c = cards(drv)
         assert not any(card["broken"] for card in c.values()), c
-        assert c["table-hall-t2"]["state"] == "lifting"
+        assert c["table-hall-t2"]["state"] == en.TEXTS["fleet.state.lifting"]
         assert c["table-hall-t3"]["state"] == EVIL and EVIL_SCRIPT in c["table-hall-t3"]["text"]
         snap = dash.snapshot()
         assert (snap["bad"], snap["dropped"]) == (1, 10), snap

@@ -97,3 +97,29 @@ def fault_texts(code):
         zname, cause, fix = zh.FAULTS[code]
         name = "%s %s" % (zname, name)
     return name, cause, fix
+
+
+def duration(seconds, hours=False):
+    """A span of time in words of the chosen language, to the unit that
+    matters at its size: 45 s, 3 min, 2 h 14 min, 1 d 3 h (hours: in
+    hours however long, as a day's total is read). The page's page.js
+    says them the same way."""
+    s = max(0, int(seconds or 0))
+    if s < 60:
+        return t("fleet.dur.s", s=s)
+    if s < 3600:
+        return t("fleet.dur.m", m=s // 60)
+    if s < 86400 or hours:
+        return t("fleet.dur.hm", h=s // 3600, m=s % 3600 // 60)
+    return t("fleet.dur.dh", d=s // 86400, h=s % 86400 // 3600)
+
+
+def fault_short(code):
+    """A fault's name as the parlour's owner reads it, in the chosen
+    language alone: the Chinese name, or the firmware's with spaces."""
+    from host_tools.texts import faults as fault_table
+    if code not in fault_table.codes():
+        return t("fault.unknown.name")
+    if _lang[0] == "zh":
+        return zh.FAULTS[code][0]
+    return fault_table.describe(code)[0].replace("_", " ")
