@@ -18,3 +18,14 @@ for _var in ("LC_ALL", "LC_MESSAGES", "LANG"):
 # by `make bench`.
 settings.register_profile("project", deadline=None)
 settings.load_profile("project")
+
+
+# The longest tests start first (`@pytest.mark.long`): under pytest-xdist
+# (`make test`), a long test that starts late is the run's tail while the
+# other workers wait; started first, the rest of the suite runs beside it.
+def pytest_configure(config):
+    config.addinivalue_line("markers", "long: one of the suite's longest tests; it runs first")
+
+
+def pytest_collection_modifyitems(config, items):
+    items.sort(key=lambda item: item.get_closest_marker("long") is None)   # stable: order kept

@@ -126,6 +126,7 @@ def _one_cut(target, cutter, plan, hands):
     return cut
 
 
+@pytest.mark.long
 @pytest.mark.needs_sim
 def test_every_boot_shows_the_dice_seen_or_written_before_the_cut(make_target):
     target = make_target(seed=4)

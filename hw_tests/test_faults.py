@@ -197,6 +197,7 @@ def test_a_hung_loop_is_reset_by_the_watchdog_and_comes_back_with_motors_off(tar
     assert not [c for c in target.output_changes(since=resets[0]) if c[2]]   # nothing moved
 
 
+@pytest.mark.long
 @pytest.mark.needs_sim
 def test_counters_and_the_fault_log_survive_power_cuts_at_random_instants(target):
     """Power cut at random instants of cycles (the firmware killed wherever

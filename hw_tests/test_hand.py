@@ -109,6 +109,7 @@ def test_the_gold_by_the_dice_is_rolled_by_the_dealer_and_followed(make_target, 
     assert out["observed"][2]["gold"] is not None
 
 
+@pytest.mark.long
 @pytest.mark.needs_sim
 def test_dealer_and_streak_follow_the_results_and_show_on_the_lamps(make_target):
     """Hand after hand (docs/rules.md §10): a dealer's win keeps the seat and counts,

@@ -137,6 +137,7 @@ def _cut(target, table, while_off=None):
     return ev
 
 
+@pytest.mark.long
 @pytest.mark.needs_sim
 def test_the_dealer_and_the_streak_survive_three_power_cuts_in_a_row(make_target):
     """Hands until the dealer has won one (a streak to keep), then the power

@@ -20,6 +20,7 @@ HANDS = 200
 TABLES = 3
 
 
+@pytest.mark.long
 def test_200_hands_with_faults_on_three_tables_pass_the_soak():
     out = soak_tables(HANDS, TABLES, seed=3, fault_rate=0.2)
     assert out["ok"], {k: v for k, v in out.items() if k != "tables"}
