@@ -16,7 +16,7 @@ except ImportError:  # CPython
     def const(x):
         return x
 
-PROTO_VERSION = 10         # bumped by any change of what the tables below put on the wire
+PROTO_VERSION = 11         # bumped by any change of what the tables below put on the wire
 # The service sessions' times (the answers tell the host: ttl_ms,
 # expires_ms). link/service.py checks them per request, and the server's
 # tick ends what outlived them too, so that no expiry waits for a request
