@@ -64,7 +64,7 @@ REQUESTS = const(
     "hand_end anyone commands winner:int?* > op:str state:str\n"
     "kong anyone commands kind:str seat:int > op:str state:str\n"
     "service_open anyone service > nonce:str op:str ttl_ms:int\n"
-    "service_auth no_hand service mac:str nonce:str > expires_ms:int op:str session:str\n"
+    "service_auth no_hand service mac:str nonce:str time:int* > expires_ms:int op:str session:str\n"
     "service_close session service ctr:int* mac:str* session:str* > closed:bool op:str\n"
     "service_log anyone service n:int* start:int* > counts:list entries:list op:str total:int\n"
     "jog session service actuator:str ctr:int* mac:str* ms:int n:int* session:str* > op:str"

@@ -123,7 +123,7 @@ def test_a_jog_runs_the_motor_named_and_the_log_says_what_and_how_it_ended(table
     lane = [e for e in service if e.get("actuator") == "lane"][0]
     assert (lane["n"], lane["ms"], lane["outcome"]) == (2, 100, "ok")
     code, out, err = run(capsys, "--port", link, "log")
-    assert code == 0 and "jog lane 2 100 ms: ok" in out and "newest first" in out
+    assert code == 0 and "jog lane 2 100 ms: done" in out and "newest first" in out
     assert "None" not in out and "[" not in out
 
 
