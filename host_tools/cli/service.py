@@ -208,6 +208,12 @@ def cmd_rfid(args):
             raise SystemExit("mjctl: the scan stopped after %d sides (see mjctl status: the"
                              " reader's fault)" % done["sides"])
         out = fields(link.request("rfid_" + args.action, session=session))
+        if args.action == "audit" and not out["tags"]:
+            # Empty lanes: nothing to compare, so no check failed
+            # (docs/technician.md, rfid audit).
+            out = {"empty": True, "tags": 0}
+            emit(args, out, lambda o: console().print(t("audit.empty")))
+            return 0
         emit(args, out, _human_audit if args.action == "audit" else _human_learn)
         if args.action == "audit":
             return 0 if not out["kinds"] and not out["unknown"] else 1
@@ -235,7 +241,16 @@ def cmd_selftest(args):
               flush=True)
 
     def run(link, key):
-        items = selftest.run(link, key, progress=show, restoring=restoring)
+        if c is None:
+            items = selftest.run(link, key, restoring=restoring)
+        else:
+            # A line that says which item moves now, replaced by its result.
+            with c.status("") as line:
+                def starting(name, ms):
+                    kind, _, n = name.partition(" ")
+                    line.update(t("selftest.running", item=t("part." + kind, n=n), s=ms / 1000))
+                items = selftest.run(link, key, progress=show, restoring=restoring,
+                                     starting=starting)
         ok = all(r["pass"] for r in items)
         if args.json:
             emit(args, {"ok": ok, "items": items}, None)

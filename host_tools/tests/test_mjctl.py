@@ -150,12 +150,13 @@ def test_selftest_config_set_and_rfid_audit_as_a_technician_runs_them():
     assert json.loads(p.stdout) == {"key": "timings.lift_up_ms", "value": 4200, "restart": True}
     p = mjctl("--sim", "config", "set", "timings.lift_up_ms", "fast")
     assert p.returncode == 2 and "config_invalid" in p.stderr and "lift_up_ms" in p.stderr
-    # An idle table's lanes are empty: nothing read, every kind short.
+    # An idle table's lanes are empty: nothing read, nothing to audit, so no
+    # check failed (exit 0), and it says so.
     p = mjctl("--sim", "rfid", "audit", "--json")
-    assert p.returncode == 1, p.stderr
-    out = json.loads(p.stdout)
-    assert (out["tags"], out["unknown"], out["kinds"]) == (0, 0, 42)
-    assert len(out["tiles"]) == 24 and out["tiles"][0] == ["1m", 0, 4]
+    assert p.returncode == 0, p.stderr
+    assert json.loads(p.stdout) == {"empty": True, "tags": 0}
+    p = mjctl("--sim", "--lang", "en", "rfid", "audit")
+    assert p.returncode == 0 and "the lanes are empty, nothing to audit" in p.stdout, p.stdout
     p = mjctl("--sim", "rfid", "learn")
     assert p.returncode == 2 and "slot 0 has no tag" in p.stderr
 
