@@ -10,6 +10,7 @@ import re
 
 import pytest
 
+from host_tools import texts
 from host_tools.cli import mjctl
 from host_tools.link.client import LinkClient
 
@@ -32,6 +33,7 @@ def jog(target, tmp_path, capsys, monkeypatch):
         out, err = capsys.readouterr()
         return code, " ".join((out + err).split())     # rich wraps at the terminal's width
     yield run
+    texts.set_lang("en")                 # mjctl's --lang holds for the process: not for the next test
     target.link = LinkClient(target.sim.link_path)   # for the harness's close
 
 

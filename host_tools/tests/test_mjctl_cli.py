@@ -456,7 +456,11 @@ def test_options_may_follow_the_command(table, capsys):
     code, out, err = run(capsys, "jog", "lane", "1", "100", "--port", link, "--key", key,
                          "--json")
     assert code == 0 and json.loads(out)["end"] == "time", err
-    code, out, err = run(capsys, "status", "--json", "--port=" + link, "--lang", "zh")
+    try:
+        code, out, err = run(capsys, "status", "--json", "--port=" + link, "--lang", "zh")
+    finally:
+        from host_tools import texts
+        texts.set_lang("en")             # --lang holds for the process: not for the next test
     assert code == 0 and json.loads(out)["state"] == "idle", err
 
 

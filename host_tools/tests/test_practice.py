@@ -10,6 +10,7 @@ import signal
 import subprocess
 import sys
 
+from host_tools import texts
 from host_tools.cli import mjctl
 from host_tools.link import mux as linkmux
 from host_tools.link.client import LinkClient
@@ -20,6 +21,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 
 
 def _table(*faults):
+    texts.set_lang("en")                 # the lines are compared in English
     table = VirtualTable(3, faults=faults)
     said = []
     return table, PracticeHands(table, said.append), said
