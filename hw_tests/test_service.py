@@ -179,8 +179,9 @@ def test_wrong_macs_between_the_technicians_requests_push_none_of_them_out_of_th
                 target.link.request_raw(forged, op="dice_test")
             assert e.value.code == "auth_failed"
         assert target.request("dice_test", session=session, n=1)["counts"]
-    log = [e[1] for e in target.link.service_log()]
-    assert log == ["opened", "jog", "rejected", "alarm"], log
+    log = target.link.service_log()
+    assert [e[1] for e in log] == ["opened", "jog", "rejected", "alarm", "dice_test"], log
+    assert log[-1][2:] == [20, "ok"], log          # the dice test's 20 requests: one entry
     target.start()
     target.wait_state("in_hand")
     captured = session.sign("jog", {"session": session, "actuator": "plate", "ms": 2000})

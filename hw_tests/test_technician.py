@@ -27,9 +27,14 @@ def _scan(target, session):
 
 @pytest.mark.needs_sim
 def test_the_selftest_passes_on_a_sound_table_with_measured_times(target):
-    items = selftest.run(target.link, target.sim.key, timeout=target.wait_s)
+    said = []                  # the progress line's calls, each before its item runs
+    items = selftest.run(target.link, target.sim.key, timeout=target.wait_s,
+                         starting=lambda name, ms: said.append((name, ms)),
+                         progress=lambda r: said.append(r["item"]))
     assert [r["item"] for r in items] == ["plate"] + ["lane %d" % n for n in range(4)] + \
         ["lifter %d" % n for n in range(4)]
+    assert said[:4] == [("plate", 2000), "plate", ("lane 0", 300), "lane 0"], said
+    assert said[-2:] == [("lifter 3", 3000), "lifter 3"], said
     assert all(r["pass"] for r in items), items
     plate = items[0]
     rev_ms = target.timing("plate_rev_ms")          # the model turns once per this

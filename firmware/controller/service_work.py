@@ -21,7 +21,9 @@ from firmware.hal import ticks_add, ticks_diff
 class Work:
     """A technician's jog or scan while it runs (TableController.work).
     A jog: the driver jogged (`driver`), its deadline, and what `jogged`
-    tells: its name, lane or lifter, start and the driver's count before.
+    tells: its name, lane or lifter, start, the driver's count before and
+    why it ends when its deadline comes (`why`: "time", or "closed" when
+    the session's close moved the deadline to now).
     A scan (`driver` None): the side being read, side by side."""
 
     def __init__(self, driver, until, name, n, at, base):
@@ -32,6 +34,7 @@ class Work:
         self.at = at
         self.base = base
         self.side = 0
+        self.why = "time"
 
     def step(self, ctl, now):
         """The tick's: a jog ends at its deadline, or at its switch for a
@@ -50,7 +53,7 @@ class Work:
                 count = j.revolutions if j is d.plate else j.count if j in d.lanes else 0
                 ctl.emit("jogged", {"name": self.name, "lane": self.n,
                                     "ms": ticks_diff(now, self.at),
-                                    "end": "switch" if at_switch else "time",
+                                    "end": "switch" if at_switch else self.why,
                                     "count": count - self.base})
             return
         r = d.rfid
@@ -113,10 +116,14 @@ def jog(ctl, now, actuator, n, ms):
 
 
 def stop_jog(ctl, now):
-    """A running jog ends at the next tick, which says so (`jogged`)."""
+    """A running jog ends at the next tick, which says so (`jogged`, end
+    "closed": cut short, not run to its time). The session's close calls
+    it: a jog never outlives the technician's session (Ctrl-C on the PC
+    stops the motor); mjctl waits for a jog's end before it closes."""
     w = ctl.work
-    if w is not None and w.driver is not None:
+    if w is not None and w.driver is not None and ticks_diff(now, w.until) < 0:
         w.until = now
+        w.why = "closed"
 
 
 def scan(ctl, now):

@@ -16,7 +16,7 @@ except ImportError:  # CPython
     def const(x):
         return x
 
-PROTO_VERSION = 10         # bumped by any change of what the tables below put on the wire
+PROTO_VERSION = 11         # bumped by any change of what the tables below put on the wire
 # The service sessions' times (the answers tell the host: ttl_ms,
 # expires_ms). link/service.py checks them per request, and the server's
 # tick ends what outlived them too, so that no expiry waits for a request
@@ -64,7 +64,7 @@ REQUESTS = const(
     "hand_end anyone commands winner:int?* > op:str state:str\n"
     "kong anyone commands kind:str seat:int > op:str state:str\n"
     "service_open anyone service > nonce:str op:str ttl_ms:int\n"
-    "service_auth no_hand service mac:str nonce:str > expires_ms:int op:str session:str\n"
+    "service_auth no_hand service mac:str nonce:str time:int* > expires_ms:int op:str session:str\n"
     "service_close session service ctr:int* mac:str* session:str* > closed:bool op:str\n"
     "service_log anyone service n:int* start:int* > counts:list entries:list op:str total:int\n"
     "jog session service actuator:str ctr:int* mac:str* ms:int n:int* session:str* > op:str"

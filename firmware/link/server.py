@@ -78,6 +78,9 @@ class LinkServer:
         # Key-less service events by kind (session.COUNTED, then "unsaved"
         # entries of the log file, then any other refusal).
         self.service_counts = array("H", bytes(2 * 10))
+        # The service log's ring: its next entry, the session's PC clock,
+        # the session's dice test entry (link/service_log.py: NEXT...).
+        self.service_ring = array("i", (-1, 0, 0, 0, -1, 0))
         self.reader = frame.FrameReader(_REQUEST_MAX)
         self.rx = bytearray(_RX)
         # Answers are written to `tx` and stay there until the next request
@@ -187,6 +190,7 @@ class LinkServer:
         put this frame on the heap at every poll (link/json_bytes.py)."""
         if self.session_state and ticks_diff(now, self.session_at) > SESSION_MS:
             self.session_state = 0
+            self.service_ring[1] = 0       # its PC clock (service_log.CLOCK) ends with it
         if self.lock_at >= 0 and ticks_diff(now, self.lock_at) > LOCK_MAX_MS:
             self.lock_at = -1
         if ticks_diff(now, self.challenges[_MARK_AT]) > NONCE_MS:

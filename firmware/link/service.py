@@ -28,6 +28,7 @@ from firmware import config
 from firmware.controller import service_work
 from firmware.controller.states import NAMES
 from firmware.link import mqttconf, session
+from firmware.link import service_log as ring    # the module: service_log is a request here
 from firmware.link.codec import LinkError, route
 from firmware.link.protocol import NONCE_MS, SESSION_MS
 from firmware.tags import UNKNOWN
@@ -50,18 +51,26 @@ def answer(link, ctl, now, op, args):
     elif who == "no_hand" and ctl.in_hand():
         raise session.refused(link, "busy", "%s is refused during a hand" % op)
     handler = globals()[op]
-    # A dice test changes nothing on the table, and a long one is 200
-    # requests: logged, it would push a visit's evidence out of the log.
     # service_close logs itself.
-    if who != "session" or op == "dice_test" or op == "service_close":
+    if who != "session" or op == "service_close":
         return handler(link, ctl, now, args)
     try:
         out = handler(link, ctl, now, args)
     except LinkError as e:
-        session.note_act(link, now, op, args, e.code)
+        _noted(link, now, op, args, e.code)
         raise
-    session.note_act(link, now, op, args, "ok")
+    _noted(link, now, op, args, "ok")
     return out
+
+
+def _noted(link, now, op, args, outcome):
+    """What a session did, in the log: a dice test as one entry a session
+    (its rolls summed), the rest an entry each."""
+    if op == "dice_test":
+        n = args.get("n")
+        session.note_dice(link, now, n if type(n) is int else 0, outcome)
+    else:
+        session.note_act(link, now, op, args, outcome)
 
 
 def _still(ctl, op):
@@ -87,8 +96,11 @@ def service_open(link, ctl, now, args):
 
 
 def service_auth(link, ctl, now, args):
-    return {"ok": True, "session": session.authenticate(link, now, args["nonce"], args["mac"]),
-            "expires_ms": SESSION_MS}
+    unix_s = args.get("time")
+    if unix_s is not None and (type(unix_s) is not int or unix_s < 0):
+        raise LinkError("bad_request", "time: seconds since 1970 UTC")
+    return {"ok": True, "session": session.authenticate(link, now, args["nonce"], args["mac"],
+                                                        unix_s), "expires_ms": SESSION_MS}
 
 
 def service_close(link, ctl, now, args):
@@ -103,15 +115,16 @@ def service_log(link, ctl, now, args):
     n = args.get("n", _LOG_PAGE)
     if start < 0 or n < 1 or n > _LOG_PAGE:
         raise LinkError("bad_request", "start >= 0, n 1..%d" % _LOG_PAGE)
-    log = session.entries(link)
+    total = ring.count(link)
     counts = []
     for k in range(len(link.service_counts)):
         if link.service_counts[k]:
             counts.append([session.COUNTED[k] if k < len(session.COUNTED) else
                            "unsaved" if k == len(session.COUNTED) else "other",
                            link.service_counts[k]])
-    page = log[start:start + n] if start < len(log) else []   # never a huge slice
-    return {"ok": True, "entries": page, "total": len(log), "counts": counts}
+    page = [] if start >= total else [ring.entry(link, i)    # never a range past the log
+                                      for i in range(start, min(start + n, total))]
+    return {"ok": True, "entries": page, "total": total, "counts": counts}
 
 
 def jog(link, ctl, now, args):

@@ -6,7 +6,11 @@ without the key did counted by kind. link/service.py answers the
 requests and calls these.
 
     host: service_open            -> controller: a challenge (16 bytes, hex)
-    host: service_auth nonce, mac -> mac = HMAC-SHA256(key, nonce + b"service")
+    host: service_auth nonce, mac[, time]
+                                  -> mac = HMAC-SHA256(key, nonce + b"service"
+                                     [+ the time's decimal digits]): the PC's
+                                     clock (seconds since 1970 UTC), which
+                                     the session's log entries then carry
                                      controller: a session token, its expiry;
                                      both ends derive the session's key
                                      sk = HMAC-SHA256(key, nonce + b"session")
@@ -43,10 +47,10 @@ import binascii
 import hashlib
 import hmac
 
-from firmware import persist
 from firmware.controller import service_work
 from firmware.frame import HEADER
 from firmware.hal import ticks_diff
+from firmware.link import service_log
 from firmware.link.codec import LinkError
 from firmware.link.protocol import LOCK_MAX_MS, NONCE_MS, SESSION_MS
 
@@ -56,8 +60,6 @@ _ALARM_RUN = const(8)              # wrong MACs in a row that raise the alarm
 _CTR_MAX = const(0x3FFFFFFF)       # request counters and challenge numbers stay small ints
 # The tail of a signed request's payload: ,"mac":" + 32 hex digits + "}
 _TAIL = const(42)
-_LOG = const(16)                   # entries kept
-_LOG_FILE = const("service.log")   # in the board's flash (the store)
 # What key-less hosts did, counted by kind (the link's service_counts;
 # then "unsaved", then any other code). 
 COUNTED = const(("challenge", "auth_failed", "no_session", "session_expired", "busy",
@@ -85,10 +87,12 @@ def challenge(link, now):
                             + now.to_bytes(4, "big")).decode()
 
 
-def authenticate(link, now, nonce_hex, mac_hex):
+def authenticate(link, now, nonce_hex, mac_hex, unix_s=None):
     """The session token (hex), or LinkError. A right answer uses the
     challenge up, and every older one; a wrong one shuts service_auth for
-    a while. Never during a hand: `service_auth` is no_hand (answer)."""
+    a while. Never during a hand: `service_auth` is no_hand (answer).
+    `unix_s`: the PC's clock, signed with the answer (a host without the
+    key cannot set the log's dates); the session's entries carry it."""
     if link.lock_at >= 0:
         d = ticks_diff(now, link.lock_at)
         if 0 <= d < _lock_ms(link.bad_run):
@@ -107,7 +111,8 @@ def authenticate(link, now, nonce_hex, mac_hex):
         raise refused(link, "auth_failed", "challenge expired (ask service_open again)")
     if link.key is None:
         raise refused(link, "auth_failed", "this table has no service key (make deploy KEY=...)")
-    if not _same(_mac(link.key, nonce + b"service"), mac_hex, 32):
+    signed = nonce + b"service" if unix_s is None else nonce + b"service" + str(unix_s).encode()
+    if not _same(_mac(link.key, signed), mac_hex, 32):
         _wrong(link, now)
         raise refused(link, "auth_failed", "wrong key")
     n[1] = c                           # this challenge and every older one: used
@@ -118,6 +123,11 @@ def authenticate(link, now, nonce_hex, mac_hex):
     link.session_at = now
     link.session_ctr = 0
     link.session_state = 1
+    if unix_s is None:
+        service_log.clear_clock(link)
+    else:
+        service_log.set_clock(link, now, unix_s)
+    link.service_ring[service_log.DICE] = -1
     _note(link, [now, "opened"])
     return link.session
 
@@ -235,20 +245,21 @@ def close(link, now, reason):
         link.session = None
         link.session_state = 0
         _note(link, [now, "closed: " + reason])
+        service_log.clear_clock(link)
         return True
     return False
 
 
 # -- the service log ---------------------------------------------------------
 #
-# What a session did goes into a file of the board's flash (persist.py:
-# atomic, CRC-checked, kept across power cuts), the last _LOG entries;
-# what a host without the key did (challenges asked, refusals) is counted
-# by kind in the link's `service_counts`. So a host without the key can
-# neither push a technician's entries out nor wear the flash, and the log
-# keeps nothing in the heap between two requests: entries kept there, each
-# made where the heap had room when it came, split the free heap over a
-# day of refused requests (docs/heap-idioms.md).
+# What a session did goes into a ring of fixed-size records in the board's
+# flash (link/service_log.py: kept across power cuts, the last 200
+# entries); what a host without the key did (challenges asked, refusals)
+# is counted by kind in the link's `service_counts`. So a host without
+# the key can neither push a technician's entries out nor wear the flash,
+# and the log keeps nothing in the heap between two requests: entries kept
+# there, each made where the heap had room when it came, split the free
+# heap over a day of refused requests (docs/heap-idioms.md).
 
 def _count(link, kind):
     """One more key-less event of `kind` (the last slot: any other)."""
@@ -262,26 +273,36 @@ def _count(link, kind):
 
 
 def entries(link):
-    """The service log as saved, oldest first ([] when there is none yet,
-    or it is damaged: the next entry starts it again)."""
-    try:
-        log = persist.load(link.hal.store + _LOG_FILE)
-    except ValueError:
-        return []
-    return log if type(log) is list else []
+    """The service log as kept, oldest first (a damaged record as
+    [None, "damaged"])."""
+    return [service_log.entry(link, i) for i in range(service_log.count(link))]
 
 
-def _note(link, entry):
-    """`entry` ([t, what, ...]) at the end of the log, the oldest past _LOG
-    dropped. A flash that fails loses the entry, counted ("unsaved"), never
-    the request."""
+def _note(link, entry, seq=-1):
+    """`entry` ([t, what, ...]) at the end of the log (or over record
+    `seq`); its seq. A flash that fails loses the entry, counted
+    ("unsaved"), never the request."""
     try:
-        log = entries(link)
-        log.append(entry)
-        persist.save(link.hal.store + _LOG_FILE, log[-_LOG:])
+        return service_log.note(link, entry[0], entry[1:], seq)
     except Exception:
         counts = link.service_counts
         counts[len(counts) - 2] += 1
+        return -1
+
+
+def note_dice(link, now, n, outcome):
+    """A dice test's rolls: one entry a session, [t, "dice_test", rolls,
+    outcome], its rolls summed over the session's requests (a long test
+    is 200 of them: an entry each would push a visit's evidence out)."""
+    r = link.service_ring
+    if outcome == "ok" and r[service_log.DICE] >= 0:
+        r[service_log.DICE_N] += n
+        _note(link, [now, "dice_test", r[service_log.DICE_N], "ok"], r[service_log.DICE])
+        return
+    seq = _note(link, [now, "dice_test", n, outcome])
+    if outcome == "ok":
+        r[service_log.DICE] = seq
+        r[service_log.DICE_N] = n
 
 
 def note_act(link, now, op, args, outcome):

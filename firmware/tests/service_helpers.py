@@ -40,6 +40,7 @@ class _Link:
         self.bad_run = 0
         self.lock_at = -1
         self.service_counts = array("H", bytes(20))
+        self.service_ring = array("i", (-1, 0, 0, 0, -1, 0))
         self.reader = frame.FrameReader(160)
         self.events = []
         if fresh:
@@ -54,7 +55,9 @@ class _Link:
 
 
 def _log(link):
-    return session.entries(link)
+    """The log's entries, an uptime stamp ["up", ms] as its ms (a PC's
+    time, ["utc", s], as it is)."""
+    return [[e[0][1]] + e[1:] if e[0][0] == "up" else e for e in session.entries(link)]
 
 
 def _cleaned(test):

@@ -33,7 +33,17 @@ class CliError(Exception):
 
 class Parser(argparse.ArgumentParser):
     """argparse whose wrong calls exit 1 (the documented code), with one
-    line that says what to do."""
+    line that says what to do; `options`: its option strings and their
+    actions (mjctl.globals_first reads them)."""
+
+    def __init__(self, *args, **kw):
+        self.options = {}
+        argparse.ArgumentParser.__init__(self, *args, **kw)
+
+    def add_argument(self, *args, **kw):
+        action = argparse.ArgumentParser.add_argument(self, *args, **kw)
+        self.options.update((o, action) for o in action.option_strings)
+        return action
 
     def error(self, message):
         self.print_usage(sys.stderr)
@@ -167,13 +177,23 @@ def human_fault(c, f):
     c.print("[bold red]%s[/] %s" % (t("fault.head", code=f["code"], name=name),
                                     plain(f["detail"]) if f["detail"] else ""), highlight=False)
     for label, text in ((t("fault.cause"), cause), (t("fault.fix"), fix)):
-        line = "  %s %s" % (pad(label + t("punct.colon").rstrip(), 6), text)
-        if texts.CJK.search(text):      # Chinese breaks between any two characters
-            from rich.cells import chop_cells
-            for part in chop_cells(line, c.width):
-                c.print(part, markup=False, highlight=False)
-        else:                           # English at spaces
-            c.print(line, highlight=False)
+        for line in hanging("  %s " % pad(label + t("punct.colon").rstrip(), 6), text, c.width):
+            c.print(line, markup=False, highlight=False)
+
+
+def hanging(head, text, width):
+    """`head` then `text` wrapped to `width` terminal cells, every line
+    after the first indented under the text's start (not at column 0):
+    English breaks at spaces, Chinese between any two characters."""
+    from rich.cells import cell_len, chop_cells
+    indent = cell_len(head)
+    room = max(20, width - indent - 1)
+    if texts.CJK.search(text):
+        parts = chop_cells(text, room)
+    else:
+        import textwrap
+        parts = textwrap.wrap(text, room) or [""]
+    return [head + parts[0]] + [" " * indent + p for p in parts[1:]]
 
 
 def virtual_table(args, **kw):

@@ -4,9 +4,14 @@
     mjctl --port DEV log [--json]         the fault log and the service log
     mjctl --port DEV counters [--json]    cycles, hands, lifts, tiles fed, faults by code
 
-Both logs are the controller's own, newest first, their times in ms since
-the boot each entry was written in: this PC cannot date them.
+Both logs are the controller's own, newest first. A fault's time is ms
+since the boot it came in; a service entry's is the PC's clock when the
+session that wrote it gave it (mjctl always does), else ms since the
+controller's start, marked so.
 """
+
+import time
+
 
 from firmware.link.codec import LinkError
 from host_tools.link.client import service_entry
@@ -19,8 +24,9 @@ def cmd_log(args):
     """The fault log and the service log, newest first; the service log's
     entries carry what was moved or changed and how it ended, and what
     hosts without the key asked is counted by kind. Both logs are kept
-    across the controller's restarts, so their times are its own (ms since
-    the boot each was written in): this PC cannot date them."""
+    across the controller's restarts: a fault's time is the controller's
+    (ms since the boot it came in), a service entry's the PC's clock its
+    session gave, or the controller's, marked."""
     def run(link, _key):
         faults = link.request("faults")["faults"]          # newest first already
         counts = {}
@@ -60,12 +66,26 @@ def _human_log(out):
             c.print(t("msg.fault_count", code=f["code"], name=f["name"], n=f["count"]),
                     highlight=False)
     c.print("[bold]%s[/]" % t("label.service_newest", n=len(out["service"])))
+    ups = False
     for e in out["service"]:
-        c.print("  %s  %s" % (seconds(e["t"]), service_text(e)), highlight=False)
+        ups = ups or e["clock"] == "up"
+        c.print("  %s  %s" % (entry_time(e), service_text(e)), highlight=False)
+    if ups:
+        c.print("  " + t("svclog.up_note"), highlight=False)
     if out["keyless"]:
         c.print("[bold]%s[/] %s" % (t("label.keyless"), ", ".join(
             "%s %d" % (word("keyless", k), n) for k, n in sorted(out["keyless"].items()))),
             highlight=False)
+
+
+def entry_time(e):
+    """A service entry's time as a technician reads it: the PC's clock in
+    this PC's time zone, or the controller's since its start, marked."""
+    if e["clock"] == "utc":
+        return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(e["t"]))
+    if e["clock"] == "up":
+        return t("svclog.up", at=seconds(e["t"]))
+    return "-"
 
 
 def service_text(e):
@@ -74,7 +94,7 @@ def service_text(e):
     no words for (an actuator a wrong request named) are shown as written."""
     outcome = e.get("outcome")
     end = "" if outcome is None else t("punct.colon") + (
-        t("label.ok") if outcome == "ok" else word("error", outcome))
+        t("svclog.done") if outcome == "ok" else word("error", outcome))
     what = e["what"]
     if what == "jog":
         target = word("label", e["actuator"]) if e.get("actuator") else "?"
@@ -83,6 +103,10 @@ def service_text(e):
         return t("msg.log_jog", target=target, ms=e["ms"]) + end
     if what == "config_set":
         return t("msg.log_config", name=e["key"], value=plain(e["value"])) + end
+    if what == "dice_test":
+        return t("svclog.dice_test", n=e["rolls"]) + end
+    if what in ("rfid_scan", "rfid_audit", "rfid_learn", "new_game", "damaged"):
+        return t("svclog." + what) + end
     if what == "opened":
         return t("svclog.opened")
     if isinstance(what, str) and what.startswith("closed: "):

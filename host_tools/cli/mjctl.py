@@ -48,10 +48,14 @@ def parser():
     ap.add_argument("--lang", choices=("en", "zh"),
                     help=t("help.opt_lang"))
     where = ap.add_mutually_exclusive_group()
-    where.add_argument("--sim", action="store_true", help="run the firmware on the virtual table")
-    where.add_argument("--qemu", action="store_true",
-                       help="as --sim, the board's image on the esp32 port in QEMU (make qemu)")
-    where.add_argument("--port", metavar="DEV", help=t("help.opt_port"))
+    # The group's options go into ap.options too (Parser records its own).
+    for action in (
+            where.add_argument("--sim", action="store_true",
+                               help="run the firmware on the virtual table"),
+            where.add_argument("--qemu", action="store_true", help="as --sim, the board's"
+                               " image on the esp32 port in QEMU (make qemu)"),
+            where.add_argument("--port", metavar="DEV", help=t("help.opt_port"))):
+        ap.options.update((o, action) for o in action.option_strings)
     ap.add_argument("--seed", type=int, default=0, help="virtual table seed (--sim)")
     ap.add_argument("--heap", type=int, metavar="BYTES", help="MicroPython heap size (--sim)")
     ap.add_argument("--form", choices=("image", "mpy", "source"), default="image",
@@ -65,6 +69,7 @@ def parser():
                     help="the table's service key file: for service commands; with --sim,"
                     " the virtual table's key")
     sub = ap.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    ap.commands = sub.choices             # each command's parser, by name (globals_first)
     # Each group adds its own commands; --help lists them in this order.
     for add in (play.add_cycle, play.add_hand, play.add_serve, watch.add_status, play.add_clear,
                 play.add_start, logs.add_log, watch.add_sensors,
@@ -73,6 +78,36 @@ def parser():
                 service.add_selftest, service.add_jog, fleet.add_fleet):
         add(sub)
     return ap
+
+
+def globals_first(ap, argv):
+    """argv with mjctl's own options written after the command moved before
+    it (`jog lane 1 500 --key K` as `--key K jog lane 1 500`), as a
+    technician types them: an option the command itself takes stays (serve's
+    --key), and everything after `--` is left as it is."""
+    commands = ap.commands
+    own = ap.options
+    out, i, at = [], 0, None
+    while i < len(argv):
+        a = argv[i]
+        if a == "--":
+            out += argv[i:]
+            break
+        name = a.split("=", 1)[0]
+        if at is None and a in commands and (not out or out[-1] not in own or
+                                            own[out[-1]].nargs == 0):
+            at = len(out)
+            cmd = commands[a].options
+        elif at is not None and name in own and name not in cmd:
+            takes = own[name].nargs != 0 and "=" not in a
+            moved = argv[i:i + 1 + takes]
+            out[at:at] = moved
+            at += len(moved)
+            i += len(moved)
+            continue
+        out.append(a)
+        i += 1
+    return out
 
 
 def _pre_lang(argv):
@@ -88,24 +123,29 @@ def _pre_lang(argv):
 
 
 def resolve_port(args):
-    """args.port from --port, else MJCTL_PORT; `auto`: the one port whose
-    device answers as a controller."""
+    """args.port from --port, else MJCTL_PORT, else the one port of this
+    PC whose device answers as a controller (pyserial's list, as mpremote
+    finds a board), said on stderr; `auto` asks for that search."""
     import os
     if not args.sim and not args.port:
         args.port = os.environ.get("MJCTL_PORT") or None
     need = args.need_link if args.command != "config" else args.action != "validate"
     if args.sim or not need:
         return
-    if not args.port:
-        raise CliError(EXIT_INPUT, t("err.no_port_given"), usage=args.parser.format_usage())
-    if args.port == "auto":
-        found = [p for p in ports.find_controllers() if p["controller"]]
-        if not found:
+    given = args.port == "auto"
+    if args.port and not given:
+        return
+    found = [p for p in ports.find_controllers() if p["controller"]]
+    if not found:
+        if given:
             raise CliError(EXIT_NO_ANSWER, t("err.auto_none"))
-        if len(found) > 1:
-            raise CliError(EXIT_INPUT, t("err.auto_several",
-                                         ports=", ".join(p["device"] for p in found)))
-        args.port = found[0]["device"]
+        raise CliError(EXIT_INPUT, t("err.no_port_given"), usage=args.parser.format_usage())
+    if len(found) > 1:
+        raise CliError(EXIT_INPUT, t("err.auto_several",
+                                     ports=", ".join(p["device"] for p in found)))
+    args.port = found[0]["device"]
+    print("mjctl: %s" % t("msg.port_found", port=args.port, table=found[0]["table"]),
+          file=sys.stderr, flush=True)
 
 
 def _interrupt_once():
@@ -151,7 +191,7 @@ def main(argv=None):
     argv = sys.argv[1:] if argv is None else list(argv)
     texts.set_lang(_pre_lang(argv))
     ap = parser()
-    args = ap.parse_args(argv)
+    args = ap.parse_args(globals_first(ap, argv))
     texts.set_lang(args.lang)
     if args.qemu:
         if args.heap or args.form != "image" or args.command == "fleet":

@@ -5,7 +5,9 @@ table playing, on the virtual table or on a controller.
     mjctl --sim [--seed N] hand [--json] [--power-cut S] [--take-while-off]
     mjctl --port DEV hand [--json]            the current hand's public state
     mjctl --port DEV start | clear [--json]
-    mjctl --sim serve [--key FILE] [--json]   a virtual table for other tools
+    mjctl --sim serve [--key FILE] [--players] [--speed X] [--json]
+                                              a virtual table for other tools, and a
+                                              practice table (host_tools/sim/practice.py)
 
 `start` builds the walls now (after `clear` of a fault that stopped the
 table at boot), `clear` clears the active fault. Neither needs the
@@ -78,19 +80,42 @@ def cmd_serve(args):
             print("mjctl: %s" % e, file=sys.stderr)
             return 1
         shown = {"file": args.key, "fingerprint": tablekey.fingerprint(key), "made": made}
-    with virtual_table(args, realtime=True, key=key) as sim:
+    if not args.speed > 0:
+        raise CliError(EXIT_INPUT, t("err.speed", value=args.speed))
+    sim = virtual_table(args, realtime=True, speed=args.speed, key=key)
+    _practice(args, sim, done)             # seated before the table's thread runs
+    with sim:
         if args.json:
-            print(json.dumps({"link": sim.link_path, "key": shown}), flush=True)
+            print(json.dumps({"link": sim.link_path, "key": shown, "players": args.players}),
+                  flush=True)
         else:
             if shown:
                 print(t("sim.key", file=shown["file"], fp=shown["fingerprint"],
                         made=t("sim.key_made") if shown["made"] else ""))
-            print("virtual table running; link on %s (Ctrl-C stops)" % sim.link_path, flush=True)
+            print(t("sim.running", link=sim.link_path))
+            if args.players:
+                print(t("sim.players"))
+            print(t("sim.practice"), flush=True)
         while not done.wait(0.2):
             if not sim.alive:
                 print("the virtual table stopped: %s" % sim.exit_reason, file=sys.stderr)
                 return 1
     return 0
+
+
+def _practice(args, sim, done):
+    """The practice table (host_tools/sim/practice.py): the players when
+    asked, and the technician's hands: a jog that repairs the part it
+    shows, and the lines typed in this terminal."""
+    from host_tools.sim.practice import PracticeHands, read_lines
+    if args.players:
+        from host_tools.sim.hand_players import Parlour
+        Parlour(sim.table, seed="serve:%s" % args.seed)
+    say = (lambda text: print(json.dumps({"practice": text}), flush=True)) if args.json else \
+        (lambda text: print(text, flush=True))
+    hands = PracticeHands(sim.table, say)
+    threading.Thread(target=read_lines, args=(sys.stdin, hands, done), name="serve-stdin",
+                     daemon=True).start()
 
 
 def cmd_current_hand(args):
@@ -196,6 +221,8 @@ def add_serve(sub):
     # (SUPPRESS: absent here, the global --key stays).
     p.add_argument("--key", metavar="FILE", default=argparse.SUPPRESS,
                    help=t("help.opt_serve_key"))
+    p.add_argument("--players", action="store_true", help=t("help.opt_players"))
+    p.add_argument("--speed", type=float, default=1.0, metavar="X", help=t("help.opt_speed"))
 
 
 def add_start(sub):

@@ -98,9 +98,10 @@ def lifter(link, session, n, timeout, moved=None):
                  back_ms=ev2["ms"])
 
 
-def run(link, key, timeout=30.0, progress=None, restoring=None):
+def run(link, key, timeout=30.0, progress=None, restoring=None, starting=None):
     """Every item, in order: a list of results (dicts with `item`, `pass`,
-    `why` and the measured figures). `progress(result)` after each item.
+    `why` and the measured figures). `starting(item, ms)` before each item
+    (`ms`: the longest it moves), `progress(result)` after it.
     Interrupted (Ctrl-C), it stops the jog that runs and brings a lifter
     it moved back to the switch it found it on (`restoring(n, switch)`
     says so first), then closes the session and raises again."""
@@ -108,10 +109,14 @@ def run(link, key, timeout=30.0, progress=None, restoring=None):
     out = []
     moved = []             # (lifter, the jog back) while a lifter is away
     try:
-        steps = [lambda: plate(link, session, timeout)]
-        steps += [lambda n=n: lane(link, session, n, timeout) for n in range(4)]
-        steps += [lambda n=n: lifter(link, session, n, timeout, moved) for n in range(4)]
-        for step in steps:
+        steps = [("plate", PLATE_MS, lambda: plate(link, session, timeout))]
+        steps += [("lane %d" % n, LANE_MS, lambda n=n: lane(link, session, n, timeout))
+                  for n in range(4)]
+        steps += [("lifter %d" % n, AWAY_MS + BACK_MS,
+                   lambda n=n: lifter(link, session, n, timeout, moved)) for n in range(4)]
+        for name, ms, step in steps:
+            if starting is not None:
+                starting(name, ms)
             out.append(step())
             if progress is not None:
                 progress(out[-1])

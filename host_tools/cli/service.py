@@ -23,7 +23,7 @@ import sys
 
 from host_tools.texts import pad, word
 from host_tools.cli.common import (EXIT_INPUT, EXIT_REFUSED, CliError, command, console, emit,
-                                   fields, on_table, plain, read_key, t)
+                                   fault_name, fields, on_table, plain, read_key, t)
 from host_tools.cli import selftest
 from host_tools.cli.ops import dice_stats
 
@@ -89,13 +89,45 @@ def cmd_jog(args):
         request["n"] = n
 
     def run(link, session):
-        link.request("jog", session=session, **request)
-        out = dict(ok=True, **{k: v for k, v in request.items()})
-        emit(args, out, lambda o: console().print(
-            t("msg.jogged_plate", ms=ms) if n is None else
-            t("msg.jogged", actuator=t("label." + args.actuator), n=n, ms=ms)))
-        return 0
+        # The session stays open until the controller says the jog ended:
+        # its close would stop the motor (firmware/link/service.py).
+        out = dict(ok=True, **request)
+        out.update(jog_end(link, link.request("jog", session=session, **request), ms))
+        emit(args, out, _human_jog)
+        return 0 if out["end"] in ("time", "switch") else EXIT_REFUSED
     return _serviced(args, run)
+
+
+def jog_end(link, answer, ms, timeout=None):
+    """How the jog just started ended, from the controller's events: its
+    `jog` event, then its `jogged` event or the `fault` that stopped it.
+    {"ran_ms": the time it ran by the controller's clock, "end": "time",
+    "switch", "closed" or "fault", "count": revolutions or tiles counted
+    (None when a fault ended it), "fault": the fault's code and name}."""
+    timeout = ms / 1000.0 + 10.0 if timeout is None else timeout
+    start = link.wait_event(lambda e: e["ev"] == "jog", timeout)
+    ev = link.wait_event(lambda e: e["ev"] in ("jogged", "fault") and e["t"] >= start["t"],
+                         timeout)
+    if ev["ev"] == "fault":
+        return {"ran_ms": ev["t"] - start["t"], "end": "fault", "count": None,
+                "fault": {"code": ev["code"], "name": ev["name"]}}
+    return {"ran_ms": ev["ms"], "end": ev["end"], "count": ev["count"]}
+
+
+def _human_jog(o):
+    a = o["actuator"]
+    part = t("part.plate") if a == "plate" else t("part.lane", n=o["n"]) if a == "lane" else \
+        t("part.lifter", n=o["n"]) + t("jog.dir." + a)
+    count = ""
+    if o["count"] is not None and a == "plate":
+        count = t("msg.jog_revs", n=o["count"])
+    elif o["count"] is not None and a == "lane":
+        count = t("msg.jog_tiles", n=o["count"])
+    f = o.get("fault") or {}
+    end = t("jog.end." + o["end"], switch=t("label.top" if a == "lift_up" else "label.bottom"),
+            code=f.get("code"), name=fault_name(f["code"]) if f else "")
+    console().print(t("msg.jog_ran", part=part, ms=o["ran_ms"], asked=o["ms"], count=count,
+                      end=end), highlight=False)
 
 
 def cmd_config(args):
@@ -176,6 +208,12 @@ def cmd_rfid(args):
             raise SystemExit("mjctl: the scan stopped after %d sides (see mjctl status: the"
                              " reader's fault)" % done["sides"])
         out = fields(link.request("rfid_" + args.action, session=session))
+        if args.action == "audit" and not out["tags"]:
+            # Empty lanes: nothing to compare, so no check failed
+            # (docs/technician.md, rfid audit).
+            out = {"empty": True, "tags": 0}
+            emit(args, out, lambda o: console().print(t("audit.empty")))
+            return 0
         emit(args, out, _human_audit if args.action == "audit" else _human_learn)
         if args.action == "audit":
             return 0 if not out["kinds"] and not out["unknown"] else 1
@@ -203,7 +241,16 @@ def cmd_selftest(args):
               flush=True)
 
     def run(link, key):
-        items = selftest.run(link, key, progress=show, restoring=restoring)
+        if c is None:
+            items = selftest.run(link, key, restoring=restoring)
+        else:
+            # A line that says which item moves now, replaced by its result.
+            with c.status("") as line:
+                def starting(name, ms):
+                    kind, _, n = name.partition(" ")
+                    line.update(t("selftest.running", item=t("part." + kind, n=n), s=ms / 1000))
+                items = selftest.run(link, key, progress=show, restoring=restoring,
+                                     starting=starting)
         ok = all(r["pass"] for r in items)
         if args.json:
             emit(args, {"ok": ok, "items": items}, None)

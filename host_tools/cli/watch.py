@@ -146,8 +146,12 @@ def human_status(out):
     c = console()
     tb = Table(show_header=False, box=None)
     dice = out.get("dice")
+    phase = word("build", out["phase"]) if out.get("phase") else "-"
+    if out.get("fault"):           # the fault first: it is what the technician came for
+        human_fault(c, out["fault"])
+        phase = t("status.stopped", build=phase)
     rows = [("label.state", state_text(out.get("state"))),
-            ("label.phase", word("build", out["phase"]) if out.get("phase") else "-"),
+            ("label.phase", phase),
             ("label.cycles", plain(out.get("cycles"))),
             ("label.dealer", t("msg.seat", n=out["dealer"]) if out.get("dealer") is not None
              else "-"),
@@ -177,8 +181,6 @@ def human_status(out):
                                           lifts=c_["lifts"], fed=plain(c_["tiles_fed"]),
                                           faults=faults))
     c.print(tb, highlight=False)
-    if out.get("fault"):
-        human_fault(c, out["fault"])
 
 
 def _human_sensors(o):

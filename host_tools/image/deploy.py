@@ -126,9 +126,11 @@ def deploy(port, config=None, tags=None, key_path=None, reset=True, log=print, o
     key_path: the table's key file (None: the board's own under keys_dir);
     new_key: replace a key the board holds that is not key_path's."""
     out = Path(out)
+    log(t("msg.deploy_staging"))    # a line before each step that takes a while
     entries, build = stage(out)
     log("built %s: %d files" % (build, len(entries)))
     linkmux.release(port)           # mpremote needs the port to itself (mjctl's sharer)
+    log(t("msg.deploy_reading", port=port))
     board, uid = board_state(port)
     # The key first: a deploy that must stop for it copies nothing.
     key = choose_key(board, uid, key_path, new_key, keys_dir)

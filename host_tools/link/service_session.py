@@ -7,6 +7,7 @@ requests go out through LinkClient.request.
 """
 
 import threading
+import time
 
 from firmware import frame
 from firmware.link.codec import LinkError
@@ -18,15 +19,24 @@ REQUEST_MAX = 160          # the controller's bound on a request's payload (firm
 class ServiceRequests:
     """The service session's requests of a LinkClient."""
 
-    def open_service(self, key):
+    def open_service(self, key, clock=True):
         """A service session with the table's key (bytes): the controller's
-        challenge answered with HMAC-SHA256(key, nonce + b"service")
-        (firmware/link/service.py). Returns the ServiceSession: its token
-        (a str), and the key it signs its requests with, HMAC-SHA256(key,
+        challenge answered with HMAC-SHA256(key, nonce + b"service" + this
+        PC's time, seconds since 1970 UTC, in decimal digits), the time
+        sent with it: the session's entries in the controller's service
+        log carry it (firmware/link/session.py). `clock` False: no time,
+        the MAC of nonce + b"service" alone (the entries then carry the
+        controller's uptime). Returns the ServiceSession: its token (a
+        str), and the key it signs its requests with, HMAC-SHA256(key,
         nonce + b"session"). Pass it as `session=` to request()."""
         nonce = bytes.fromhex(self.request("service_open")["nonce"])
-        mac = _hmac(key, nonce + b"service").hex()
-        token = self.request("service_auth", nonce=nonce.hex(), mac=mac)["session"]
+        if not clock:
+            mac = _hmac(key, nonce + b"service").hex()
+            token = self.request("service_auth", nonce=nonce.hex(), mac=mac)["session"]
+        else:
+            now = int(time.time())
+            mac = _hmac(key, nonce + b"service" + str(now).encode()).hex()
+            token = self.request("service_auth", nonce=nonce.hex(), mac=mac, time=now)["session"]
         return ServiceSession(token, _hmac(key, nonce + b"session"))
 
     def close_service(self, session):
@@ -116,13 +126,17 @@ def _hmac(key, data):
 
 
 def service_entry(e):
-    """A `service_log` entry as a dict: "t", "what" and its details: a jog
-    has "actuator", "n" (None: not given), "ms", "outcome" ("ok" or the
-    refusal's code); a config change "key", "value", "outcome"; an RFID step
-    "outcome"; a refused request "op" and "why" ("bad_mac", "replay"); an
-    alarm "n", the wrong MACs in a row."""
-    t, what = e[0], e[1]
-    out = {"t": t, "what": what}
+    """A `service_log` entry as a dict: "clock" ("utc": "t" is seconds
+    since 1970 UTC, the PC's clock given when the session opened; "up":
+    "t" is ms since the controller started; None: a damaged record), "t",
+    "what" and its details: a jog has "actuator", "n" (None: not given),
+    "ms", "outcome" ("ok" or the refusal's code); a config change "key",
+    "value", "outcome"; a dice test "rolls", "outcome"; an RFID step or a
+    new game "outcome"; a refused request "op" and "why" ("bad_mac",
+    "replay"); an alarm "n", the wrong MACs in a row."""
+    stamp, what = e[0], e[1]
+    clock, t = stamp if isinstance(stamp, list) and len(stamp) == 2 else (None, None)
+    out = {"clock": clock, "t": t, "what": what}
     if what == "jog":
         out.update(actuator=e[2], n=e[3], ms=e[4], outcome=e[5])
     elif what == "rejected":               # a refused request of the session: the first
@@ -131,6 +145,8 @@ def service_entry(e):
         out["n"] = e[2]
     elif what == "config_set":
         out.update(key=e[2], value=e[3], outcome=e[4])
-    elif isinstance(what, str) and what.startswith("rfid_"):
+    elif what == "dice_test":
+        out.update(rolls=e[2], outcome=e[3])
+    elif isinstance(what, str) and (what.startswith("rfid_") or what == "new_game"):
         out["outcome"] = e[2] if len(e) > 2 else "ok"
     return out

@@ -99,7 +99,7 @@ def test_an_interrupted_plate_jog_stops_when_the_session_closes(table):
         with pytest.raises(KeyboardInterrupt):
             selftest.run(proxy, open(key, "rb").read())
         ev = c.wait_event(lambda e: e["ev"] == "jogged", timeout=5)
-        assert ev["name"] == "plate" and ev["ms"] < selftest.PLATE_MS
+        assert ev["name"] == "plate" and ev["ms"] < selftest.PLATE_MS and ev["end"] == "closed"
     still(link)
 
 

@@ -72,6 +72,11 @@ def test_ports_marks_the_controllers_and_auto_finds_the_one(table, capsys, monke
     assert "controller: table" in out and "USB serial" in out
     code, out, _ = run(capsys, "--port", "auto", "status", "--json")
     assert code == 0 and json.loads(out)["state"] == "idle"
+    monkeypatch.delenv("MJCTL_PORT", raising=False)     # no --port at all: found, and said
+    code, out, err = run(capsys, "status", "--json")
+    assert code == 0 and json.loads(out)["state"] == "idle"
+    assert err == ["mjctl: %s: the one controller on this PC's serial ports (table %s)"
+                   % (link, ports[link]["table"])], err
     monkeypatch.setattr(list_ports, "comports", lambda: [_Port(silent_pty)])
     code, _, err = run(capsys, "--port", "auto", "status")
     assert code == 3 and "no serial port answered as a controller" in err[-1]
@@ -130,3 +135,40 @@ def test_new_game_as_typed_draws_a_first_dealer_in_both_languages():
                        text=True, timeout=60)
     assert p.returncode == 0 and "the first dealer drawn again" in p.stdout, p
     assert "--key keys/table-7.key new-game" in p.stdout, p.stdout
+
+
+# -- what a technician reads first, and how he may type it -----------------------
+
+def test_options_may_follow_the_command(table, capsys):
+    link, key = table
+    code, out, err = run(capsys, "jog", "lane", "1", "100", "--port", link, "--key", key,
+                         "--json")
+    assert code == 0 and json.loads(out)["end"] == "time", err
+    try:
+        code, out, err = run(capsys, "status", "--json", "--port=" + link, "--lang", "zh")
+    finally:
+        from host_tools import texts
+        texts.set_lang("en")             # --lang holds for the process: not for the next test
+    assert code == 0 and json.loads(out)["state"] == "idle", err
+
+
+def test_status_puts_an_active_fault_first_with_its_phase_and_wraps_under_the_text(capsys,
+                                                                                    monkeypatch):
+    from host_tools import texts
+    from host_tools.cli import watch
+    monkeypatch.setenv("COLUMNS", "60")
+    out = {"state": "fault", "phase": "checking", "uptime": 6200, "tiles_per_side": [0] * 4,
+           "lanes": [8, 0, 9, 11], "lifters": ["bottom"] * 4, "cycles": 0, "dealer": 2,
+           "fault": {"code": 10, "name": "lane_jam", "detail": {"lane": 1, "count": 0}}}
+    for lang, phase in (("en", "stopped by a fault"), ("zh", "故障停机")):
+        texts.set_lang(lang)
+        try:
+            capsys.readouterr()
+            watch.human_status(out)
+            lines = capsys.readouterr().out.splitlines()
+        finally:
+            texts.set_lang("en")
+        assert lines[0].startswith("fault 10") or lines[0].startswith("故障 10"), lines
+        cause = [i for i, line in enumerate(lines) if line.lstrip().startswith(("cause", "原因"))][0]
+        assert lines[cause + 1].startswith("         "), lines     # under the text, not column 0
+        assert any(phase in line for line in lines), lines
