@@ -79,6 +79,14 @@ class HandEvents:
         self._pending = bytearray(n)
         self._slots = bytearray(n)
 
+
+    def outputs(self, emit, display, buzzer):
+        """Where the published states go from now on: `emit`, the display
+        and the buzzer (a hand rebuilt after a power cut publishes to
+        quiet ones: controller/rebuild.py); the ones they replace."""
+        was = (self.emit, self.display, self.buzzer)
+        self.emit, self.display, self.buzzer = emit, display, buzzer
+        return was
     def _make_room(self, now):
         """The queue is full (tiles of eight events not seen go): the
         oldest goes out as it is, and no longer waits for its tiles. Unless

@@ -84,11 +84,8 @@ def _replay(ctl, now, r, rec):
     slots found empty, quiet; None, or a reason."""
     f = ctl.follower
     a, b = rec["dice"]
-    shown = (f.emit, f.display, f.buzzer)
     quiet = _Quiet()
-    f.emit = _quiet
-    f.display = quiet
-    f.buzzer = quiet
+    shown = f.outputs(_quiet, quiet, quiet)
     try:
         f.begin(now, rec["dealer"], a, b, ctl.in_play)
         for slot in range(len(ctl.in_play)):
@@ -96,7 +93,7 @@ def _replay(ctl, now, r, rec):
                 f._slots[slot] = (f._slots[slot] & PRESENT) | CONFIRM
         return _drive(f, now, r, rec)
     finally:
-        f.emit, f.display, f.buzzer = shown
+        f.outputs(*shown)
 
 
 def _made_as_saved(f, rec):
@@ -122,10 +119,9 @@ def _show(ctl, now, rec):
         display.show_dice(now, gd[0], gd[1], False)
     elif not f.wants_gold_dice():
         display.show_dice(now, rec["dice"][0], rec["dice"][1], False)
-    buzzer = f.buzzer
-    f.buzzer = _Quiet()
+    shown = f.outputs(f.emit, f.display, _Quiet())
     f.show_again(now)                  # no beep: the alert is not new
-    f.buzzer = buzzer
+    f.outputs(*shown)
     fields = f._fields(QUEUE * ROW)
     fields["n"] = f.events
     fields["dice"] = rec["dice"]
