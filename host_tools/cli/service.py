@@ -159,7 +159,10 @@ def cmd_config(args):
         if leaf:                           # timings.NAME, pins.NAME: as config set takes them
             value = config_leaf(got, leaf)
             if value is _MISSING:
-                raise CliError(EXIT_REFUSED, t("err.config_no_key", name=args.file))
+                from host_tools.cli.hints import config_keys, did_you_mean
+                near = did_you_mean(args.file, config_keys())
+                raise CliError(EXIT_REFUSED, t("err.config_no_key", name=args.file)
+                               + ("; " + near if near else ""))
             got = {"key": args.file, "value": value}
         emit(args, got, _human_config_value)
         return 0
@@ -184,6 +187,9 @@ def _config_set(args):
         value = json.loads(args.value)     # 4200, [1, 2], "fuzhou144"
     except ValueError:
         value = args.value                 # a bare word: a string
+    from host_tools.cli.hints import unquoted_text
+    if unquoted_text(args.file, value):    # the table would refuse it as "not a text"
+        raise CliError(EXIT_INPUT, t("err.config_quote", key=args.file, value=args.value))
 
     def run(link, session):
         out = link.request("config_set", session=session, key=args.file, value=value)
