@@ -211,8 +211,7 @@ def cmd_rfid(args):
             with console().status(t("svc.rfid_reading")):
                 done = link.wait_event(lambda e: e["ev"] == "scanned", timeout=30.0)
         if done["sides"] < 4:
-            raise SystemExit("mjctl: the scan stopped after %d sides (see mjctl status: the"
-                             " reader's fault)" % done["sides"])
+            raise SystemExit("mjctl: %s" % t("err.scan_stopped", sides=done["sides"]))
         out = fields(link.request("rfid_" + args.action, session=session))
         if args.action == "audit" and not out["tags"]:
             # Empty lanes: nothing to compare, so no check failed

@@ -454,6 +454,7 @@ TEXTS = {
     "err.config_set_args": "config set needs a KEY and a VALUE: mjctl config set timings.lift_up_ms 4200",
     "err.config_validate_file": "config validate needs a FILE: mjctl config validate firmware/config.json",
     "err.config_no_key": "the config has no {name}: mjctl config get lists its keys",
+    "err.scan_stopped": "the scan stopped after {sides} sides: the reader stopped with a fault (mjctl status shows its cause and fix); fix it, clear it, then run the command again",
     "hint.locked": "logins are shut for {s} s after a wrong answer, even with the right key: wait {s} s, then run the command again with the same key file",
     "hint.auth_retry": "run the command again (the table's challenge expired or was used)",
     "hint.auth_no_key": "this table has no key yet: deploy one (make deploy PORT=..., which makes keys/<table>.key), then use that file",

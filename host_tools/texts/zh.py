@@ -430,6 +430,7 @@ TEXTS = {
     "err.config_set_args": "config set 需要键和值：mjctl config set timings.lift_up_ms 4200",
     "err.config_validate_file": "config validate 需要一个文件：mjctl config validate firmware/config.json",
     "err.config_no_key": "配置中没有 {name}：mjctl config get 列出所有键",
+    "err.scan_stopped": "扫描读完 {sides} 边后停止：读卡器出了故障（mjctl status 显示原因和处理方法）；修好并清除故障后重新运行命令",
     "hint.locked": "上次答错后登录暂时锁定，正确的密钥也要等：请等 {s} 秒，再用同一个密钥文件重新运行命令",
     "hint.auth_retry": "请重新运行命令（牌桌的验证请求已过期或已用过）",
     "hint.auth_no_key": "这张牌桌还没有密钥：请先部署（make deploy PORT=...，会生成 keys/<牌桌>.key），再用那个文件",
