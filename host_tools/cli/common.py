@@ -48,7 +48,19 @@ class Parser(argparse.ArgumentParser):
     def error(self, message):
         self.print_usage(sys.stderr)
         print("mjctl: %s" % t("err.usage", problem=message, prog=self.prog), file=sys.stderr)
+        near = self.near_choice(message)
+        if near:
+            print("mjctl: %s" % near, file=sys.stderr)
         sys.exit(EXIT_INPUT)
+
+    @staticmethod
+    def near_choice(message):
+        """'did you mean X?' for argparse's "invalid choice: 'W' (choose
+        from 'A', 'B')" (a mistyped command, action or actuator), or None."""
+        import re
+        from host_tools.cli.hints import did_you_mean
+        m = re.search(r"invalid choice: '([^']*)' \(choose from (.*)\)", message)
+        return m and did_you_mean(m.group(1), re.findall(r"'([^']*)'", m.group(2)))
 
 
 def command(sub, name, fn, text, need_sim, example=None, description=None, link=True,

@@ -28,7 +28,7 @@ from host_tools.image.espkit import Missing
 from host_tools.image.mpenv import MissingBuild
 from host_tools.cli.common import (EXIT_INPUT, EXIT_INTERRUPTED, EXIT_NO_ANSWER, EXIT_REFUSED,
                                    CliError, Parser, t)
-from host_tools.cli import fleet, logs, play, ports, service, watch
+from host_tools.cli import fleet, hints, logs, play, ports, service, watch
 
 
 def version_text():
@@ -161,15 +161,14 @@ def _interrupt_once():
     signal.signal(signal.SIGINT, handler)
 
 
-def link_error(e, port):
+def link_error(e, port, command=None):
     """(exit code, line) for a LinkError: the table's refusals with their
-    reason and what to do, no answer, a failed link."""
+    reason and the next step that works, no answer, a failed link."""
     if e.code == "timeout":
         return EXIT_NO_ANSWER, t("err.no_answer", port=port)
     if e.code == "closed":
         return EXIT_NO_ANSWER, t("err.link_failed", port=port, reason=e.message)
-    from host_tools.texts import LANGS, lang
-    hint = LANGS[lang()].TEXTS.get("hint." + e.code)
+    hint = hints.refusal_hint(e, command)
     return EXIT_REFUSED, "%s: %s%s" % (e.code, e.message, "; " + hint if hint else "")
 
 
@@ -219,7 +218,7 @@ def main(argv=None):
         print("mjctl: %s" % e, file=sys.stderr)
         return e.code
     except LinkError as e:
-        code, line = link_error(e, port)
+        code, line = link_error(e, port, args.command)
         print("mjctl: %s" % line, file=sys.stderr)
         return code
     except serial.SerialException as e:

@@ -159,7 +159,10 @@ def cmd_config(args):
         if leaf:                           # timings.NAME, pins.NAME: as config set takes them
             value = config_leaf(got, leaf)
             if value is _MISSING:
-                raise CliError(EXIT_REFUSED, t("err.config_no_key", name=args.file))
+                from host_tools.cli.hints import config_keys, did_you_mean
+                near = did_you_mean(args.file, config_keys())
+                raise CliError(EXIT_REFUSED, t("err.config_no_key", name=args.file)
+                               + ("; " + near if near else ""))
             got = {"key": args.file, "value": value}
         emit(args, got, _human_config_value)
         return 0
@@ -184,6 +187,9 @@ def _config_set(args):
         value = json.loads(args.value)     # 4200, [1, 2], "fuzhou144"
     except ValueError:
         value = args.value                 # a bare word: a string
+    from host_tools.cli.hints import unquoted_text
+    if unquoted_text(args.file, value):    # the table would refuse it as "not a text"
+        raise CliError(EXIT_INPUT, t("err.config_quote", key=args.file, value=args.value))
 
     def run(link, session):
         out = link.request("config_set", session=session, key=args.file, value=value)
@@ -205,8 +211,7 @@ def cmd_rfid(args):
             with console().status(t("svc.rfid_reading")):
                 done = link.wait_event(lambda e: e["ev"] == "scanned", timeout=30.0)
         if done["sides"] < 4:
-            raise SystemExit("mjctl: the scan stopped after %d sides (see mjctl status: the"
-                             " reader's fault)" % done["sides"])
+            raise SystemExit("mjctl: %s" % t("err.scan_stopped", sides=done["sides"]))
         out = fields(link.request("rfid_" + args.action, session=session))
         if args.action == "audit" and not out["tags"]:
             # Empty lanes: nothing to compare, so no check failed
