@@ -14,9 +14,10 @@ import json
 
 # The settings the telemetry needs, each a non-empty text.
 _NEEDED = const(("host", "site", "table", "user", "password"))
-# What `config_set mqtt.KEY VALUE` may set, each with its check.
-_KEYS = const(("host", "port", "site", "table", "user", "password", "wifi_ssid",
-               "wifi_password", "tls", "clear"))
+# What `config_set mqtt.KEY VALUE` may set, each with its check (public:
+# mjctl suggests one of them for a mistyped key).
+KEYS = const(("host", "port", "site", "table", "user", "password", "wifi_ssid",
+              "wifi_password", "tls", "clear"))
 
 
 def configure(hal, key, value):
@@ -26,8 +27,8 @@ def configure(hal, key, value):
     ends if it ran before it, else at the table's next start. ValueError
     if refused."""
     leaf = key[5:]
-    if leaf not in _KEYS:
-        raise ValueError("the telemetry has no %r (one of %s)" % (key, ", ".join(_KEYS)))
+    if leaf not in KEYS:
+        raise ValueError("the telemetry has no %r (one of %s)" % (key, ", ".join(KEYS)))
     if leaf == "port":
         if type(value) is not int or not 0 < value < 65536:
             raise ValueError("mqtt.port is a port number, 1 to 65535")

@@ -75,7 +75,7 @@ def config_keys():
         keys[head] = value
         if isinstance(value, dict):
             keys.update(("%s.%s" % (head, leaf), v) for leaf, v in value.items())
-    for leaf in mqttconf._KEYS:
+    for leaf in mqttconf.KEYS:
         keys["mqtt." + leaf] = 1 if leaf == "port" else True if leaf in ("tls", "clear") else ""
     return keys
 
