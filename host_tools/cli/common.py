@@ -59,7 +59,8 @@ class Parser(argparse.ArgumentParser):
         from 'A', 'B')" (a mistyped command, action or actuator), or None."""
         import re
         from host_tools.cli.hints import did_you_mean
-        m = re.search(r"invalid choice: '([^']*)' \(choose from (.*)\)", message)
+        m = re.search(r"(?:invalid choice: |无效的选择：)'([^']*)' ?[(（](?:choose from |可选：)(.*)[)）]",
+                      message)
         return m and did_you_mean(m.group(1), re.findall(r"'([^']*)'", m.group(2)))
 
 

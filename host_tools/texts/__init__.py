@@ -47,6 +47,25 @@ def set_lang(lang):
     if lang not in LANGS:
         raise ValueError("unknown language %r (choose from: %s)" % (lang, ", ".join(sorted(LANGS))))
     _lang[0] = lang
+    _argparse_words(LANGS[lang])
+
+
+def _argparse_words(table):
+    """argparse's own words (usage, its headings, its errors) from the
+    language's table (`ARGPARSE`, by argparse's English; English has none).
+    argparse looks each up through its module's `_` and `ngettext` at the
+    moment it needs it, and CPython ships no catalogue of them, so those
+    two names are pointed at the table (they go back to gettext's for
+    English)."""
+    import argparse
+    import gettext
+    words = getattr(table, "ARGPARSE", None)
+    if not words:
+        argparse._, argparse.ngettext = gettext.gettext, gettext.ngettext
+        return
+    argparse._ = lambda text: words.get(text, text)
+    argparse.ngettext = lambda one, many, n: words.get(one if n == 1 else many,
+                                                       one if n == 1 else many)
 
 
 def lang():

@@ -616,6 +616,32 @@ for _p in ("new", "dealt", "replaced", "play", "final", "draw"):
 for _p in ("final", "draw"):
     TEXTS["alert." + _p] = TEXTS["phase." + _p]
 
+# argparse's own words (its help's headings, its errors), by argparse's
+# English text: set_lang points argparse's gettext lookups here.
+ARGPARSE = {
+    "usage: ": "用法：",
+    "positional arguments": "命令与参数",
+    "options": "选项",
+    "show this help message and exit": "显示本帮助并退出",
+    "show program's version number and exit": "显示版本号并退出",
+    "unrecognized arguments: %s": "无法识别的参数：%s",
+    "the following arguments are required: %s": "缺少以下参数：%s",
+    "invalid choice: %(value)r (choose from %(choices)s)": "无效的选择：%(value)r（可选：%(choices)s）",
+    "%(prog)s: error: %(message)s\n": "%(prog)s：错误：%(message)s\n",
+    "argument %(argument_name)s: %(message)s": "参数 %(argument_name)s：%(message)s",
+    "expected one argument": "需要一个值",
+    "expected at most one argument": "最多一个值",
+    "expected at least one argument": "至少需要一个值",
+    "expected %s argument": "需要 %s 个值",
+    "expected %s arguments": "需要 %s 个值",
+    "invalid %(type)s value: %(value)r": "无效的 %(type)s 值：%(value)r",
+    "ambiguous option: %(option)s could match %(matches)s": "有歧义的选项：%(option)s 可指 %(matches)s",
+    "not allowed with argument %s": "不能与参数 %s 同时使用",
+    "one of the arguments %s is required": "需要参数 %s 之一",
+    "ignored explicit argument %r": "多余的值 %r 被忽略",
+    "can't open '%(filename)s': %(error)s": "无法打开 '%(filename)s'：%(error)s",
+}
+
 # The fault table in Chinese, by code: (name, cause, fix). The English is
 # firmware/faults.py; the name shown is this one followed by the firmware's.
 FAULTS = {
