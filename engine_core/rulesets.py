@@ -102,23 +102,40 @@ class Ruleset:
         return out
 
 
+class SettingError(ValueError):
+    """A setting refused (a ruleset's here; the firmware's config and
+    telemetry settings raise it too): `facts`, the reason's word ("why")
+    and the fields it takes, from which a host says it in the technician's
+    language (host_tools/texts: docs/protocol.md, Errors). Its own text is
+    those facts, for a console ("config: timings.lift_up_ms range lo=500
+    hi=20000 got=99999"): the sentences live in the host's tables, one
+    per language."""
+
+    def __init__(self, facts, where="ruleset"):
+        text = "%s: %s %s" % (where, facts.get("key", "-"), facts["why"])
+        for k in ("lo", "hi", "got", "gpio", "other"):
+            if k in facts:
+                text += " %s=%r" % (k, facts[k])
+        super().__init__(text)
+        self.facts = facts
+
+
 def _check(key, kind, low, value, n_tiles):
     if kind == "bool":
         if value is not True and value is not False:
-            raise ValueError("ruleset: %s must be true or false, not %r" % (key, value))
+            raise SettingError({"why": "bool", "key": "ruleset." + key, "got": value})
     elif kind == "method":
         if value not in GOLD_METHODS:
-            raise ValueError("ruleset: gold_method must be 'tail' or 'dice', not %r" % (value,))
+            raise SettingError({"why": "gold_method", "key": "ruleset.gold_method", "got": value})
     elif not is_int(value, low, n_tiles):
-        raise ValueError("ruleset: %s must be a whole number %d..%d, not %r"
-                           % (key, low, n_tiles, value))
+        raise SettingError({"why": "range", "key": "ruleset." + key, "lo": low, "hi": n_tiles,
+                            "got": value})
 
 
 def load(spec=None):
     """A Ruleset from a name, a {"base": name, ...overrides} object, or None.
 
-    Raises ValueError with a sentence a technician can act on (no class of
-    its own: the firmware forgets this module after boot, but a name stays).
+    Raises SettingError, its sentence one a technician can act on.
     """
     if spec is None:
         spec = names()[0]
@@ -126,8 +143,7 @@ def load(spec=None):
     if isinstance(spec, dict):
         overrides = dict(spec)
         if "base" not in overrides:
-            raise ValueError("ruleset: an override object needs \"base\": one of %s"
-                               % ", ".join(names()))
+            raise SettingError({"why": "ruleset_base", "key": "ruleset.base"})
         base = overrides.pop("base")
     else:
         base = spec
@@ -136,7 +152,7 @@ def load(spec=None):
         if row[0] == base:
             named = row
     if named is None:
-        raise ValueError("ruleset: unknown name %r (known: %s)" % (base, ", ".join(names())))
+        raise SettingError({"why": "ruleset_name", "key": "ruleset", "got": base})
     stacks = named[2]
     params = {"reserve_base": named[3], "gold_method": named[4]}
     for key, _kind, _low, default in OVERRIDES:
@@ -148,8 +164,7 @@ def load(spec=None):
             if r[0] == key:
                 row = r
         if row is None:
-            raise ValueError("ruleset: unknown parameter %r (known: base, %s)"
-                               % (key, ", ".join([r[0] for r in OVERRIDES])))
+            raise SettingError({"why": "unknown_key", "key": "ruleset." + str(key)})
         _check(key, row[1], row[2], overrides[key], stacks * 8)
         params[key] = overrides[key]
     return Ruleset(base, named[1], stacks, params)

@@ -14,6 +14,7 @@ import json
 
 from engine_core.tiles import is_int
 from engine_core import rulesets
+from engine_core.rulesets import SettingError
 
 _FORMAT = const(1)
 # The tables are tuples of constants: frozen into the image they stay in
@@ -105,16 +106,16 @@ class Config:
 
 
 class Rules:
-    """The ruleset's parameters engine_core.hand reads, as plain data (the
-    Ruleset class lives in a module the firmware drops after boot)."""
+    """The ruleset's parameters engine_core.hand reads, as plain data."""
 
 
-def _error(text):
+def _error(why, **facts):
     """The error to raise (`raise _error(...)`: the checker then knows the
-    check stops there). `text` names the field: whole messages as long
-    literals, not a field and a short text (each literal of ten characters
-    or fewer is an interned name, for good: docs/firmware.md, Memory)."""
-    return ValueError("config: %s" % text)
+    check stops there): the reason's word `why` and its facts, the field
+    named as `key`, from which a host says it in the technician's
+    language (SettingError)."""
+    facts["why"] = why
+    return SettingError(facts, "config")
 
 
 def _field(name, i):
@@ -122,18 +123,18 @@ def _field(name, i):
 
 
 def check(data, path=None):
-    """A Config from parsed JSON, or ValueError ("config: ...") naming the first bad field.
+    """A Config from parsed JSON, or SettingError ("config: ...") naming the first bad field.
     Checks first and builds a message only on failure."""
     if not isinstance(data, dict):
-        raise _error("(top level) must be an object")
+        raise _error("not_object", key="(top level)")
     if data.get("format") != _FORMAT:
-        raise _error("format must be %d" % _FORMAT)
+        raise _error("range", key="format", lo=_FORMAT, hi=_FORMAT, got=data.get("format"))
     try:
         rules = rulesets.load(data.get("ruleset"))
-    except ValueError as e:        # the ruleset's: it names what is wrong
-        raise ValueError("config: %s" % e)
+    except SettingError as e:      # the ruleset's: it names what is wrong
+        raise SettingError(e.facts, "config")
     if not is_int(data.get("tile_sets"), 1, 2):
-        raise _error("tile_sets must be 1 or 2")
+        raise _error("range", key="tile_sets", lo=1, hi=2, got=data.get("tile_sets"))
     module = data.get("module")
     pins = data.get("pins")
     _check_pins(pins, module, _module_flags(module))
@@ -145,85 +146,80 @@ def check(data, path=None):
 def _module_flags(module):
     """The MODULES flags of the board's module, named in the config."""
     if module is None:
-        raise _error("module is missing: the ESP32-S3 module of the board as printed on it,"
-                     " e.g. ESP32-S3-MINI-1-N8")
+        raise _error("missing", key="module")
     if isinstance(module, str):
         key = module.upper()
         for name, bits in MODULES:
             if name == key:
                 return bits
-    raise _error("module %r is not an ESP32-S3 module this firmware knows"
-                 " (docs/hardware.md lists them)" % (module,))
+    raise _error("module", key="module", got=module)
 
 
 def _check_pins(pins, module, flags):
     """Every pin named, each a GPIO the module leads out and may drive,
     none twice, no unknown name."""
     if not isinstance(pins, dict):
-        raise _error("pins must be an object")
+        raise _error("not_object", key="pins")
     names = SINGLE_PINS + QUAD_PINS
     n_single = len(SINGLE_PINS)
     owner = bytearray(b"\xff" * 49)       # GPIO -> 4 x name index + list position
     for k in range(len(names)):
         name = names[k]
         if name not in pins:
-            raise _error("pins.%s is missing" % name)
+            raise _error("missing", key="pins." + name)
         quad = k >= n_single
         if quad and not (isinstance(pins[name], list) and len(pins[name]) == 4):
-            raise _error("pins.%s must be a list of 4 GPIO numbers (sides/seats 0..3)" % name)
+            raise _error("four_gpios", key="pins." + name)
         gpios = pins[name] if quad else [pins[name]]
         for i in range(len(gpios)):
             gpio = gpios[i]
             field = _field(name, i if quad else -1)
             if not is_int(gpio, 0, 48) or 22 <= gpio <= 25:
-                raise _error("%s must be an ESP32-S3 GPIO (0-21, 26-48), not %r" % (field, gpio))
-            why = _pin_rule(gpio, module, flags, (_DRIVES >> k) & 1)
-            if why is not None:
-                raise _error("%s: GPIO%d %s: choose another" % (field, gpio, why))
+                raise _error("not_gpio", key=field, got=gpio)
+            rule = _pin_rule(gpio, module, flags, (_DRIVES >> k) & 1)
+            if rule is not None:
+                raise _error(rule, key=field, gpio=gpio, got=module)
             if owner[gpio] != 0xFF:
                 o = owner[gpio]
                 other = _field(names[o >> 2], (o & 3) if (o >> 2) >= n_single else -1)
-                raise _error("%s GPIO %d is also %s" % (field, gpio, other))
+                raise _error("pin_twice", key=field, gpio=gpio, other=other)
             owner[gpio] = 4 * k + i
     for name in pins:
         if name not in names:
-            raise _error("pins.%s is not a known pin" % name)
+            raise _error("unknown_key", key="pins." + name)
 
 
 def _pin_rule(gpio, module, flags, drives):
-    """The rule GPIO `gpio` breaks on this module (docs/hardware.md), or
-    None; `drives`: the pin drives a motor or the buzzer."""
+    """The word of the rule GPIO `gpio` breaks on this module
+    (docs/hardware.md, The board, gives each), or None; `drives`: the pin
+    drives a motor or the buzzer."""
     if 26 <= gpio <= 32:
-        return "is wired to the module's flash and PSRAM (GPIO26-32)"
+        return "pin_flash"             # wired to the module's flash and PSRAM
     if gpio == 19 or gpio == 20:
-        return "is USB, which carries the link (GPIO19-20)"
+        return "pin_usb"               # USB, which carries the link
     if 33 <= gpio <= 37 and flags & 1:
-        return "is wired to the octal PSRAM of %s (GPIO33-37)" % module
+        return "pin_psram"             # the octal PSRAM's
     if 33 <= gpio <= 34 and flags & 2:
-        return "is not a pin of %s (a WROOM module leads out no GPIO33-34)" % module
+        return "pin_absent"            # a WROOM module leads out no GPIO33-34
     if gpio >= 47 and flags & 4:
-        return "is at 1.8 V on %s, as its flash and PSRAM are" % module
+        return "pin_1v8"               # at 1.8 V, as the module's flash and PSRAM are
     if gpio == 0:
-        return "is a strapping pin (boot mode at reset: low starts the download mode)"
+        return "pin_boot"              # strapping: low at reset starts the download mode
     if (gpio == 3 or gpio == 45 or gpio == 46) and not drives:
-        return ("is a strapping pin (JTAG source at reset)" if gpio == 3 else
-                "is a strapping pin (VDD_SPI voltage at reset)" if gpio == 45 else
-                "is a strapping pin (boot mode and ROM log at reset)") \
-            + ", for motor or buzzer outputs only"
+        return "pin_strap"             # strapping: for motor or buzzer outputs only
     return None
 
 
 def _check_timings(given):
     """Every known timing a whole number in its range; nothing else."""
     if not isinstance(given, dict):
-        raise _error("timings must be an object")
+        raise _error("not_object", key="timings")
     for name, low, high in TIMINGS:
         if not is_int(given.get(name), low, high):
-            raise _error("timings.%s must be a whole number %d..%d, not %r"
-                         % (name, low, high, given.get(name)))
+            raise _error("range", key="timings." + name, lo=low, hi=high, got=given.get(name))
     for name in given:
         if not any(row[0] == name for row in TIMINGS):
-            raise _error("timings.%s is not a known timing" % name)
+            raise _error("unknown_key", key="timings." + name)
 
 
 def _config(data, rules, path):
@@ -246,14 +242,14 @@ def _config(data, rules, path):
 
 
 def load(path):
-    """Read and check a config file; ValueError ("config: ...") says what is wrong."""
+    """Read and check a config file; SettingError ("config: ...") says what is wrong."""
     try:
         with open(path) as f:
             text = f.read()
     except OSError as e:
-        raise ValueError("config: cannot read %s (%s)" % (path, e))
+        raise _error("unreadable", key=path, other=str(e))
     try:
         data = json.loads(text)
     except ValueError as e:
-        raise ValueError("config: %s is not valid JSON (%s)" % (path, e))
+        raise _error("not_json", key=path, other=str(e))
     return check(data, path)

@@ -50,9 +50,9 @@ def failed(hal, reset, e, table):
         from firmware.image_build import BUILD  # pyright: ignore[reportMissingImports]
         from firmware.link.server import LinkServer
         link = LinkServer(hal, "?", BUILD, table, None, True)
-        link.boot_fault(_FIRMWARE_ERROR, reason)
-        link.emit("fault", {"code": _FIRMWARE_ERROR, "name": link.fault_name,
-                            "detail": {"reason": reason}})
+        detail = {"reason": reason}
+        link.boot_fault(_FIRMWARE_ERROR, detail)
+        link.emit("fault", {"code": _FIRMWARE_ERROR, "name": link.fault_name, "detail": detail})
         t = hal.ticks_ms()
         end = ticks_add(t, _REPORT_MS)
         while ticks_diff(end, t) > 0:

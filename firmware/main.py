@@ -55,7 +55,7 @@ def run(hal, config_path, tags, root="", required=False, table="esp32"):
         tag_ids = tag_table.load(tags, hal)
     except ValueError as e:                # the config's or the tags': named
         return _boot_fault(hal, LinkServer(hal, _FW_VERSION, build, table, None, frozen),
-                           _CONFIG_INVALID, str(e))
+                           _CONFIG_INVALID, str(e), getattr(e, "facts", None))
     key = _service_key(hal)
     link = LinkServer(hal, _FW_VERSION, build, table, key, frozen)
     # The controller's modules only now, after the manifest's check: a
@@ -146,12 +146,14 @@ def _image_build():
     return BUILD
 
 
-def _boot_fault(hal, link, code, message):
+def _boot_fault(hal, link, code, message, facts=None):
     """A changed firmware or a bad config: nothing moves; the link still
-    answers `hello` and `status` and says why."""
+    answers `hello` and `status` and says why, with the facts a host says
+    it by (a config's: config.SettingError)."""
     hal.all_off()
-    link.boot_fault(code, message)
-    link.emit("fault", {"code": code, "name": link.fault_name, "detail": {"reason": message}})
+    detail = dict(facts or {}, reason=message)
+    link.boot_fault(code, detail)
+    link.emit("fault", {"code": code, "name": link.fault_name, "detail": detail})
     t = hal.ticks_ms()
     while True:
         link.poll(hal.ticks_ms())

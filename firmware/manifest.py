@@ -8,8 +8,8 @@ unlisted module in the code folders (it could shadow a listed one), or no
 manifest on a deployed board is a fault: the table does not move.
 
 It proves the files are the ones deployed (a flash fault, a half-finished
-copy, a hand-edited file), not who deployed them. Needed at boot only: the
-firmware forgets this module afterwards (hal.forget).
+copy, a hand-edited file), not who deployed them. Needed at boot only, by
+a development deploy (an image's code is frozen and checks no manifest).
 """
 
 try:

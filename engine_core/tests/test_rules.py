@@ -444,7 +444,7 @@ def test_s13_malformed_lines_are_named():
     good = scenario("fuzhou144", 0, (3, 4), {}, [])
     for key, value, words in (("dealer", 4, "dealer"), ("dealer", True, "dealer"),
                               ("dice", [0, 3], "1..6"), ("dice", [3], "two"),
-                              ("tiles", ["1m"] * 143, "144"), ("ruleset", "x", "unknown name"),
+                              ("tiles", ["1m"] * 143, "144"), ("ruleset", "x", "ruleset_name"),
                               ("events", {}, "events")):
         bad = dict(good)
         bad[key] = value

@@ -1,15 +1,17 @@
 """docs/rules.md §1 (tiles) and §2 (rulesets). Runs on CPython and MicroPython."""
 
 from engine_core import tiles
-from engine_core.rulesets import load
+from engine_core.rulesets import SettingError, load
 
 
-def _raises(fn, arg, words):
+def _raises(fn, arg, facts):
+    """fn(arg) raises SettingError with these facts (and no others), its
+    text naming the key and the reason's word."""
     try:
         fn(arg)
-    except ValueError as e:
-        for w in words:
-            assert w in str(e), (w, str(e))
+    except SettingError as e:
+        assert e.facts == facts, (arg, e.facts)
+        assert str(e).startswith("ruleset: %s %s" % (facts.get("key", "-"), facts["why"])), str(e)
         return
     raise AssertionError("no error for %r" % (arg,))
 
@@ -33,7 +35,12 @@ def test_s1_hand_copies_the_id_layout():
 
 def test_s1_unknown_codes_are_named():
     for bad in ("0m", "8z", "9f", "1x", "", None, 5):
-        _raises(tiles.tile_id, bad, ["unknown tile code"])
+        try:
+            tiles.tile_id(bad)
+        except ValueError as e:
+            assert "unknown tile code" in str(e), str(e)
+            continue
+        raise AssertionError("no error for %r" % (bad,))
 
 
 def test_s2_fuzhou144_full_set():
@@ -76,16 +83,20 @@ def test_s2_overrides_apply():
 
 
 def test_s2_bad_rulesets_get_clear_errors():
-    _raises(load, "shanghai", ["unknown name", "fuzhou144"])
-    _raises(load, {"reserve_base": 16}, ["needs", "base"])
-    _raises(load, {"base": "fuzhou144", "stacks": 12}, ["unknown parameter", "stacks"])
-    _raises(load, {"base": "fuzhou144", "reserve_base": 3}, ["reserve_base", "4..144"])
-    _raises(load, {"base": "fuzhou144", "reserve_base": "18"}, ["reserve_base", "whole number"])
-    _raises(load, {"base": "fuzhou144", "reserve_base": True}, ["reserve_base"])
-    _raises(load, {"base": "fuzhou144", "quad": -1}, ["quad"])
-    _raises(load, {"base": "fuzhou144", "set_is_quad": 1}, ["set_is_quad", "true or false"])
-    _raises(load, {"base": "fuzhou144", "gold_method": "coin"}, ["gold_method"])
-    _raises(load, 7, ["unknown name"])
+    _raises(load, "shanghai", {"why": "ruleset_name", "key": "ruleset", "got": "shanghai"})
+    _raises(load, {"reserve_base": 16}, {"why": "ruleset_base", "key": "ruleset.base"})
+    _raises(load, {"base": "fuzhou144", "stacks": 12}, {"why": "unknown_key",
+                                                        "key": "ruleset.stacks"})
+    for key, value in (("reserve_base", 3), ("reserve_base", "18"), ("reserve_base", True),
+                       ("quad", -1)):
+        lo = 4 if key == "reserve_base" else 0
+        _raises(load, {"base": "fuzhou144", key: value},
+                {"why": "range", "key": "ruleset." + key, "lo": lo, "hi": 144, "got": value})
+    _raises(load, {"base": "fuzhou144", "set_is_quad": 1}, {"why": "bool",
+                                                            "key": "ruleset.set_is_quad", "got": 1})
+    _raises(load, {"base": "fuzhou144", "gold_method": "coin"},
+            {"why": "gold_method", "key": "ruleset.gold_method", "got": "coin"})
+    _raises(load, 7, {"why": "ruleset_name", "key": "ruleset", "got": 7})
 
 
 def test_s11_audit_names_missing_extra_and_duplicate_tiles():

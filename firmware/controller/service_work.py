@@ -77,16 +77,17 @@ class Work:
 
 
 def busy(ctl):
-    """A jog or a scan is running: None, or why no other may start."""
+    """A jog or a scan is running: None, or why no other may start (the
+    reason's word, link/service.py says it)."""
     if ctl.work is not None:
-        return "a jog or a scan is running"
+        return "working"
     return None
 
 
 def jog(ctl, now, actuator, n, ms):
     """Run one motor for `ms`: the plate, lane `n`, or lifter `n` up or
     down (the table is still and the arguments are checked: link/service.py).
-    None, or why not. The tick stops it at its deadline, a lifter at its
+    None, or why not: "working" or "at_switch". The tick stops it at its deadline, a lifter at its
     switch first (Work.step)."""
     why = busy(ctl)
     if why:
@@ -103,7 +104,7 @@ def jog(ctl, now, actuator, n, ms):
         # The switch itself, not the lifter's state: right after boot
         # its first poll may not have run yet.
         if ctl.hal.read(j.top if actuator == "lift_up" else j.bottom):
-            return "lifter %d is already at its %s switch" % (n, actuator[5:])
+            return "at_switch"
         if actuator == "lift_up":      # it stops at its switch, or at the jog's end
             j.lift(now)
         else:

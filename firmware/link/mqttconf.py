@@ -12,6 +12,8 @@ except ImportError:  # CPython (host-side tests)
 
 import json
 
+from engine_core.rulesets import SettingError
+
 # The settings the telemetry needs, each a non-empty text.
 _NEEDED = const(("host", "site", "table", "user", "password"))
 # What `config_set mqtt.KEY VALUE` may set, each with its check (public:
@@ -24,23 +26,25 @@ def configure(hal, key, value):
     """config_set of `mqtt.LEAF`: checked, written into the secret
     `mqtt.json` whole (hal.set_secret: atomic). `mqtt.clear true` empties
     it. A change applies when the telemetry next starts: when the session
-    ends if it ran before it, else at the table's next start. ValueError
-    if refused."""
+    ends if it ran before it, else at the table's next start.
+    SettingError if refused (a text's facts carry no value: some are secret)."""
     leaf = key[5:]
     if leaf not in KEYS:
-        raise ValueError("the telemetry has no %r (one of %s)" % (key, ", ".join(KEYS)))
+        raise SettingError({"why": "unknown_key", "key": key}, "config")
     if leaf == "port":
         if type(value) is not int or not 0 < value < 65536:
-            raise ValueError("mqtt.port is a port number, 1 to 65535")
+            raise SettingError({"why": "range", "key": key, "lo": 1, "hi": 65535, "got": value},
+                               "config")
     elif leaf in ("tls", "clear"):
         if type(value) is not bool:
-            raise ValueError("%s is true or false" % key)
+            raise SettingError({"why": "bool", "key": key, "got": value}, "config")
     elif type(value) is not str or len(value) > 64:
-        raise ValueError("%s is a text of at most 64 characters" % key)
+        raise SettingError({"why": "text", "key": key, "hi": 64}, "config")
     elif leaf == "host" and not _ipv4(value):
-        raise ValueError("mqtt.host is the broker's IPv4 address (no name: a lookup would stall the table)")
+        # An address, not a name: a lookup would stall the table.
+        raise SettingError({"why": "ipv4", "key": key}, "config")
     elif leaf in ("site", "table") and not _name(value):
-        raise ValueError("%s is 1 to 32 of a-z A-Z 0-9 _ -" % key)
+        raise SettingError({"why": "name", "key": key}, "config")
     conf = {}
     try:
         with hal.secret("mqtt.json") as f:

@@ -16,7 +16,7 @@ except ImportError:  # CPython
     def const(x):
         return x
 
-PROTO_VERSION = 11         # bumped by any change of what the tables below put on the wire
+PROTO_VERSION = 12         # bumped by any change of what the tables below put on the wire
 # The service sessions' times (the answers tell the host: ttl_ms,
 # expires_ms). link/service.py checks them per request, and the server's
 # tick ends what outlived them too, so that no expiry waits for a request
@@ -106,14 +106,21 @@ EVENTS = const(           # "t": ms since boot; the other fields are public fact
     "slow learned:int ms:int name:str side:int* t:int\n"
     "auth_alarm t:int wrong:int\n"
 )
-ERROR_FIELDS = const("error:str message:str op:str* proto:int*")   # head "ok": false
+# An error's code, its English text for a human, and the facts a host
+# says it by in the technician's language: `why`, a word naming the
+# reason (docs/protocol.md, Errors, lists them), and the fields that word
+# takes.
+ERROR_FIELDS = const("error:str got:any* gpio:int* hi:int* key:str* lo:int* message:str n:int*"
+                     " op:str* other:any* proto:int* retry_ms:int* slot:int* state:str*"
+                     " switch:str* why:str*")   # head "ok": false
 # The error codes, for the host and the docs (the controller writes them
 # as literals).
 ERRORS = const("bad_json bad_kind bad_request unknown_op proto_mismatch"     # on the wire
           " busy refused auth_failed no_session session_expired not_found too_big internal"
           " config_invalid firmware_corrupt")
 HOST_ERRORS = const("not_public bad_value bad_response bad_event timeout closed")
+# The keys of nested objects.
 NESTED = const("alloc bad_crc bits chip cmd code count detail dropped end entropy errors expected"
-          " free frozen garbage got lane micropython ms name overruns pin port reason requests seat"
-          " sensor side slot slots state t")   # keys of nested objects
+          " free frozen garbage got gpio hi key lane lo micropython ms name other overruns pin"
+          " port reason requests seat sensor side slot slots state t why")
 SECRET_KEYS = const(("tile", "tiles", "uid"))   # at any depth, only with reveal=True

@@ -76,7 +76,8 @@ def config_get(link, ctl, now, args):
     if key is None:
         return {"ok": True, "keys": sorted(data)}
     if key not in data:
-        raise LinkError("not_found", "the config has no %r" % key)
+        raise LinkError("not_found", "the config has no %r" % key,
+                        {"why": "unknown_key", "key": key})
     value = data[key]
     if isinstance(value, dict):    # names are data here, not fields
         value = [[k, value[k]] for k in sorted(value)]

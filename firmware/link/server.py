@@ -60,7 +60,7 @@ class LinkServer:
         self.session = None        # the open service session's token (hex)
         self.fault_code = 0        # a fault found at boot (no controller): its code,
         self.fault_name = ""       # its name (also the error code of every refused
-        self.fault_reason = ""     # request) and why
+        self.fault_detail = None   # request) and why: {"reason": text, facts}
         # Service sessions (link/session.py): what
         # outlives a request, as plain data made here, at boot (a key-less
         # host asks at will: made per request, it would split the free heap).
@@ -101,12 +101,13 @@ class LinkServer:
         self.last_time = 0         # when,
         self.last_n = 0            # and its answer's length in tx
 
-    def boot_fault(self, code, reason):
+    def boot_fault(self, code, detail):
         """Nothing may move (a bad config, a changed firmware): only `hello`
-        and `status` are answered, with this fault."""
+        and `status` are answered, with this fault; `detail`: its reason's
+        text and facts."""
         self.fault_code = code
         self.fault_name = faults.name_of(code)
-        self.fault_reason = reason
+        self.fault_detail = detail
 
     def attach(self, controller, handlers):
         """The controller to answer for (built after this server: it
@@ -282,8 +283,9 @@ class LinkServer:
         ctl = self.controller
         if ctl is None and op != "hello" and op != "status":
             # A boot fault (main._boot_fault): nothing else is answered.
-            raise codec.LinkError(self.fault_name or "internal",
-                                  self.fault_reason or "no controller")
+            d = self.fault_detail or {}
+            raise codec.LinkError(self.fault_name or "internal", d.get("reason", "no controller"),
+                                  {k: d[k] for k in d if k != "reason"})   # its facts
         if home == "server":
             # The function from the class: from the instance it would be
             # a bound method, made on the heap at every request.
@@ -309,7 +311,7 @@ class LinkServer:
         if ctl is None:
             return {"ok": True, "state": "fault", "phase": "none", "cycles": 0,
                     "fault": {"code": self.fault_code, "name": self.fault_name,
-                              "detail": {"reason": self.fault_reason}},
+                              "detail": self.fault_detail},
                     "uptime": now, "dealer": None, "dice": None,
                     "tiles_per_side": [0, 0, 0, 0], "lanes": [0, 0, 0, 0], "lifters": []}
         out = ctl.status(now)

@@ -24,6 +24,7 @@ import os
 
 from engine_core import tiles
 from engine_core.dice import roll
+from engine_core.rulesets import SettingError
 from firmware import config
 from firmware.controller import service_work
 from firmware.controller.states import NAMES
@@ -49,7 +50,7 @@ def answer(link, ctl, now, op, args):
         # but service_close, which only ends things
         session.check(link, now, args, op != "service_close" and ctl.in_hand(), op)
     elif who == "no_hand" and ctl.in_hand():
-        raise session.refused(link, "busy", "%s is refused during a hand" % op)
+        raise session.refused_in_hand(link, op)
     handler = globals()[op]
     # service_close logs itself.
     if who != "session" or op == "service_close":
@@ -78,7 +79,13 @@ def _still(ctl, op):
     (what moving an actuator, changing the config or reading tags needs)."""
     if not ctl.still():
         raise LinkError("refused", "%s only when idle or stopped by a fault (the table is %s)"
-                        % (op, NAMES[ctl.state]))
+                        % (op, NAMES[ctl.state]), {"why": "not_still", "op": op,
+                                                   "state": NAMES[ctl.state]})
+
+
+def _working():
+    """The refusal of a jog or a scan while another runs."""
+    return LinkError("busy", "a jog or a scan is running", {"why": "working"})
 
 
 def _scanned(ctl, op):
@@ -86,7 +93,8 @@ def _scanned(ctl, op):
     whole, nothing moved since."""
     _still(ctl, op)
     if not ctl.scanned:
-        raise LinkError("refused", "scan the walls first (rfid_scan), and move nothing after")
+        raise LinkError("refused", "scan the walls first (rfid_scan), and move nothing after",
+                        {"why": "scan_first"})
 
 
 # -- the requests -------------------------------------------------------------
@@ -138,17 +146,23 @@ def jog(link, ctl, now, args):
         raise LinkError("bad_request", "no actuator %r: plate, lane, lift_up or lift_down"
                         % actuator)
     if ms < 1 or ms > _JOG_MAX_MS:
-        raise LinkError("bad_request", "ms must be 1..%d, not %d" % (_JOG_MAX_MS, ms))
+        raise LinkError("bad_request", "ms must be 1..%d, not %d" % (_JOG_MAX_MS, ms),
+                        {"why": "range", "key": "ms", "lo": 1, "hi": _JOG_MAX_MS, "got": ms})
     if actuator != "plate":
         n = args.get("n")
         if n is None:
             raise LinkError("bad_request", "jog %s needs n: which one, 0..3" % actuator)
         if n < 0 or n > 3:
-            raise LinkError("bad_request", "n must be 0..3, not %d" % n)
+            raise LinkError("bad_request", "n must be 0..3, not %d" % n,
+                            {"why": "range", "key": "n", "lo": 0, "hi": 3, "got": n})
     _still(ctl, "jog")
     why = service_work.jog(ctl, now, actuator, n, ms)
+    if why == "at_switch":
+        switch = actuator[5:]
+        raise LinkError("refused", "lifter %d is already at its %s switch" % (n, switch),
+                        {"why": why, "n": n, "switch": switch})
     if why:
-        raise LinkError("refused", why)
+        raise _working()
     return {"ok": True, "state": "jogging"}
 
 
@@ -156,9 +170,8 @@ def rfid_scan(link, ctl, now, args):
     """The walls in the lanes scanned, side by side; the `scanned` event
     says when it is done."""
     _still(ctl, "rfid_scan")
-    why = service_work.scan(ctl, now)
-    if why:
-        raise LinkError("busy", why)
+    if service_work.scan(ctl, now):
+        raise _working()
     return {"ok": True, "state": "scanning"}
 
 
@@ -201,23 +214,25 @@ def config_set(link, ctl, now, args):
     if key.startswith("mqtt."):       # the telemetry's settings: a secret (link/telemetry.py)
         try:
             return mqttconf.configure(ctl.hal, key, value)
-        except ValueError as e:
-            raise LinkError("config_invalid", str(e))
+        except SettingError as e:
+            raise LinkError("config_invalid", str(e), e.facts)
     with open(cfg.path) as f:
         data = json.load(f)
     head, _, leaf = key.partition(".")
     if leaf:
         if type(data.get(head)) is not dict or leaf not in data[head]:
-            raise LinkError("not_found", "the config has no %r" % key)
+            raise LinkError("not_found", "the config has no %r" % key,
+                            {"why": "unknown_key", "key": key})
         data[head][leaf] = value
     elif key in data:
         data[key] = value
     else:
-        raise LinkError("not_found", "the config has no %r" % key)
+        raise LinkError("not_found", "the config has no %r" % key,
+                        {"why": "unknown_key", "key": key})
     try:
         config.check(data, cfg.path)
-    except ValueError as e:            # the config's: the value is refused, nothing written
-        raise LinkError("config_invalid", str(e))
+    except SettingError as e:          # the config's: the value is refused, nothing written
+        raise LinkError("config_invalid", str(e), e.facts)
     _write_atomic(cfg.path, data)
     return {"ok": True, "key": key, "value": value, "restart": True}
 
@@ -279,7 +294,8 @@ def _learn(ctl):
     r = ctl.devices.rfid
     seen, uids, ids = r.seen, r.raw, r.ids
     if uids is None:                   # the scan was not the session's, or it is stale
-        raise LinkError("refused", "scan the walls first (rfid_scan), and move nothing after")
+        raise LinkError("refused", "scan the walls first (rfid_scan), and move nothing after",
+                        {"why": "scan_first"})
     want = ctl.builder.want
     order = bytearray(len(ids))        # the reference tile id of each slot
     slot = 0
@@ -289,10 +305,12 @@ def _learn(ctl):
             slot += 1
     for slot in range(len(ids)):
         if not seen[slot]:
-            raise LinkError("refused", "slot %d has no tag: lay the whole reference set" % slot)
+            raise LinkError("refused", "slot %d has no tag: lay the whole reference set" % slot,
+                            {"why": "no_tag", "slot": slot})
         for other in range(slot):
             if uids[4 * other:4 * other + 4] == uids[4 * slot:4 * slot + 4]:
-                raise LinkError("refused", "slots %d and %d read the same tag" % (other, slot))
+                raise LinkError("refused", "slots %d and %d read the same tag" % (other, slot),
+                                {"why": "same_tag", "slot": slot, "other": other})
     tags = ctl.devices.tags
     learned = bytearray(b"\xff" * len(tags))  # by entry of the table: its slot
     new = 0

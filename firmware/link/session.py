@@ -96,8 +96,10 @@ def authenticate(link, now, nonce_hex, mac_hex, unix_s=None):
     if link.lock_at >= 0:
         d = ticks_diff(now, link.lock_at)
         if 0 <= d < _lock_ms(link.bad_run):
+            wait = _lock_ms(link.bad_run) - d
             raise refused(link, "auth_failed", "locked after %d wrong answers in a row: try again"
-                           " in %d ms" % (link.bad_run, _lock_ms(link.bad_run) - d), "locked")
+                          " in %d ms" % (link.bad_run, wait), "locked",
+                          {"why": "locked", "n": link.bad_run, "retry_ms": wait})
     try:
         nonce = binascii.unhexlify(nonce_hex)
     except ValueError:
@@ -105,16 +107,19 @@ def authenticate(link, now, nonce_hex, mac_hex, unix_s=None):
     n = link.challenges
     c = int.from_bytes(nonce[8:12], "big") if len(nonce) == 16 else 0
     if not n[0] or nonce[:8] != bytes(link.session_key[32:40]) or c <= n[1] or c > n[0]:
-        raise refused(link, "auth_failed", "unknown, used or expired challenge (ask service_open)")
+        raise refused(link, "auth_failed", "unknown, used or expired challenge (ask service_open)",
+                      info={"why": "challenge"})
     d = ticks_diff(now, int.from_bytes(nonce[12:16], "big"))
     if d < 0 or d > NONCE_MS:
-        raise refused(link, "auth_failed", "challenge expired (ask service_open again)")
+        raise refused(link, "auth_failed", "challenge expired (ask service_open again)",
+                      info={"why": "challenge"})
     if link.key is None:
-        raise refused(link, "auth_failed", "this table has no service key (make deploy KEY=...)")
+        raise refused(link, "auth_failed", "this table has no service key (make deploy KEY=...)",
+                      info={"why": "keyless"})
     signed = nonce + b"service" if unix_s is None else nonce + b"service" + str(unix_s).encode()
     if not _same(_mac(link.key, signed), mac_hex, 32):
         _wrong(link, now)
-        raise refused(link, "auth_failed", "wrong key")
+        raise refused(link, "auth_failed", "wrong key", info={"why": "wrong_key"})
     n[1] = c                           # this challenge and every older one: used
     link.bad_run = 0
     link.lock_at = -1
@@ -148,14 +153,16 @@ def check(link, now, args, in_hand, what):
         if mine and link.session_state and ctr is not None and link.session_ctr < ctr <= _CTR_MAX \
                 and _signed(link):
             link.session_ctr = ctr
-        raise refused(link, "busy", "%s is refused during a hand" % what)
+        raise refused_in_hand(link, what)
     if not mine:
-        raise refused(link, "no_session", "%s needs a service session (service_open)" % what)
+        raise refused(link, "no_session", "%s needs a service session (service_open)" % what,
+                      info={"why": "no_session", "op": what})
     d = ticks_diff(now, link.session_at)
     if not link.session_state or d < 0 or d > SESSION_MS:
         link.session = None
         link.session_state = 0
-        raise refused(link, "session_expired", "the service session expired: open another")
+        raise refused(link, "session_expired", "the service session expired: open another",
+                      info={"why": "expired"})
     if ctr is None or not _signed(link):
         _wrong(link, now)
         raise _rejected(link, now, what, "bad_mac", "%s: no ctr, or a wrong mac (the request"
@@ -235,7 +242,7 @@ def _rejected(link, now, what, kind, message):
     if link.session_state == 1:
         link.session_state = 2
         _note(link, [now, "rejected", what, kind])
-    return refused(link, "auth_failed", message, kind)
+    return refused(link, "auth_failed", message, kind, {"why": kind, "op": what})
 
 
 def close(link, now, reason):
@@ -320,7 +327,14 @@ def note_act(link, now, op, args, outcome):
     _note(link, entry)
 
 
-def refused(link, code, message, kind=None):
-    """The refusal to raise, counted by its kind (its code by default)."""
+def refused(link, code, message, kind=None, info=None):
+    """The refusal to raise, counted by its kind (its code by default);
+    `info`: its reason's word and facts (protocol.ERROR_FIELDS)."""
     _count(link, kind or code)
-    return LinkError(code, message)
+    return LinkError(code, message, info)
+
+
+def refused_in_hand(link, op):
+    """The refusal of `op` during a hand."""
+    return refused(link, "busy", "%s is refused during a hand" % op,
+                   info={"why": "in_hand", "op": op})

@@ -8,6 +8,8 @@ import json
 import sys
 from pathlib import Path
 
+from rich.markup import escape
+
 from host_tools import texts
 from host_tools.texts import LANGS, fault_texts, lang, pad, reason_texts, t, word
 from firmware.faults import POWER_LOST
@@ -187,8 +189,14 @@ def human_fault(c, f):
             cause = "%s %s" % (cause, why)
         if what is not None:
             fix = what
+    detail = f["detail"]
+    if detail and "why" in detail:     # a boot fault's reason (a config's), in words
+        from host_tools.texts.refusal import said
+        detail = said(detail.get("reason", ""), detail)
+    elif detail:
+        detail = plain(detail)
     c.print("[bold red]%s[/] %s" % (t("fault.head", code=f["code"], name=name),
-                                    plain(f["detail"]) if f["detail"] else ""), highlight=False)
+                                    escape(detail or "")), highlight=False)
     for label, text in ((t("fault.cause"), cause), (t("fault.fix"), fix)):
         for line in hanging("  %s " % pad(label + t("punct.colon").rstrip(), 6), text, c.width):
             c.print(line, markup=False, highlight=False)

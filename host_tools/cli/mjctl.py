@@ -28,7 +28,7 @@ from host_tools.image.espkit import Missing
 from host_tools.image.mpenv import MissingBuild
 from host_tools.cli.common import (EXIT_INPUT, EXIT_INTERRUPTED, EXIT_NO_ANSWER, EXIT_REFUSED,
                                    CliError, Parser, t)
-from host_tools.cli import fleet, hints, logs, play, ports, service, watch
+from host_tools.cli import fleet, logs, play, ports, refusals, service, watch
 
 
 def version_text():
@@ -168,8 +168,7 @@ def link_error(e, port, command=None):
         return EXIT_NO_ANSWER, t("err.no_answer", port=port)
     if e.code == "closed":
         return EXIT_NO_ANSWER, t("err.link_failed", port=port, reason=e.message)
-    hint = hints.refusal_hint(e, command)
-    return EXIT_REFUSED, "%s: %s%s" % (e.code, e.message, "; " + hint if hint else "")
+    return EXIT_REFUSED, refusals.line(e, command)
 
 
 def serial_error(e, port):

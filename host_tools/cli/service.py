@@ -21,11 +21,14 @@ challenge-response, docs/protocol.md), runs, and closes it. Under --sim the virt
 import json
 import sys
 
+from rich.markup import escape
+
 from host_tools.texts import pad, word
 from host_tools.cli.common import (EXIT_INPUT, EXIT_REFUSED, CliError, command, console, emit,
                                    fault_name, fields, on_table, plain, read_key, t)
 from host_tools.cli import selftest
 from host_tools.cli.ops import dice_stats
+from host_tools.texts.refusal import said
 
 JOG_MAX_MS = 2000              # the firmware's bound (firmware/link/service.py)
 DICE_TEST_MAX = 100000         # rolls per dice-test: 200 requests of the controller's 500
@@ -134,12 +137,14 @@ def cmd_config(args):
     if args.action == "validate":          # on this PC, with the firmware's own checker
         if not args.file:
             raise CliError(EXIT_INPUT, t("err.config_validate_file"), usage=args.parser.format_usage())
+        from engine_core.rulesets import SettingError
         from firmware.config import load
         try:
             cfg = load(args.file)
-        except ValueError as e:            # the config's own message
-            emit(args, {"ok": False, "error": str(e)},
-                 lambda o: console().print("[red]%s[/]" % o["error"]))
+        except SettingError as e:          # the checker's facts, said in the chosen language
+            emit(args, {"ok": False, "error": str(e), "facts": e.facts},
+                 lambda o: console().print("[red]%s[/]"
+                                           % escape(said(o["error"], o["facts"]))))
             return 1
         emit(args, {"ok": True, "ruleset": cfg.ruleset_name, "tile_sets": cfg.tile_sets},
              lambda o: console().print("[green]%s[/]%s%s" % (t("svc.valid"), t("punct.colon"), t(

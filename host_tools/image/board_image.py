@@ -95,9 +95,11 @@ def filesystem(image, config, tags, key_path, production=False):
             raise Missing("make flash: no %s file %s" % (var, shown(path)))
         try:
             load(str(path))
-        except ValueError as e:
+        except ValueError as e:            # the config's facts in words, as mjctl says them
+            from host_tools.texts.refusal import said
             raise Missing("make flash: %s=%s: %s (the board would stop at boot: fault 40"
-                          " config_invalid)" % (var, shown(path), e))
+                          " config_invalid)" % (var, shown(path),
+                                                said(str(e), getattr(e, "facts", None))))
         contents[name] = path.read_bytes()
     try:
         contents[deploy.KEY], made = deploy.table_key(key_path)

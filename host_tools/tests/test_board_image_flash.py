@@ -91,7 +91,8 @@ def test_flash_erase_refuses_what_the_board_would_refuse(tmp_path, monkeypatch, 
     assert _flash_erase(tmp_path, monkeypatch)[0] == 2                      # no key
     err = capsys.readouterr().err.splitlines()
     assert len(err) == 4 and "Traceback" not in "".join(err), err
-    assert err[0].startswith("make flash: CONFIG=%s: config: " % bad)
+    assert err[0].startswith("make flash: CONFIG=%s: tile_sets must be a whole number 1..2, not null"
+                             % bad), err[0]
     assert err[0].endswith("(the board would stop at boot: fault 40 config_invalid)")
     assert err[1].startswith("make flash: TAGS=%s: tags line 1: unknown tile code" % tags)
     assert err[2] == "make flash: KEY=%s: a key is 32 bytes, not 5" % short

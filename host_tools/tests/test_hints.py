@@ -3,13 +3,17 @@ works (the lockout: wait, the key is right), a mistyped command or config
 key gets "did you mean", and a number typed for a text key is told to be
 quoted before anything is sent."""
 
+import json
+
 import pytest
 
 from firmware.link import mqttconf, session
 from firmware.link.codec import LinkError
 from firmware.tests import service_helpers as fw
 from host_tools import texts
-from host_tools.cli import hints, mjctl
+from engine_core.rulesets import SettingError
+from host_tools.cli import hints, mjctl, refusals
+from host_tools.texts.refusal import said
 from host_tools.tests.mjctl_cli_helpers import run
 from host_tools.texts import en, zh
 
@@ -50,6 +54,7 @@ def test_the_lockout_says_wait_and_not_that_the_key_is_wrong(tmp_path, monkeypat
     code, line = mjctl.link_error(locked, "/dev/ttyACM0")
     # The firmware's 155 ms left, in whole seconds up: 1 s.
     assert code == mjctl.EXIT_REFUSED and line.endswith(table["hint.locked"].format(s=1)), line
+    assert line.startswith(table["why.locked"].format(n=1)), line
     assert table["hint.auth_failed"] not in line and "make deploy" not in line
     # The wrong key itself still says which key to use; an expired challenge: again.
     assert mjctl.link_error(wrong, "p")[1].endswith(table["hint.auth_failed"])
@@ -57,59 +62,98 @@ def test_the_lockout_says_wait_and_not_that_the_key_is_wrong(tmp_path, monkeypat
 
 
 def test_a_longer_lockout_says_its_seconds():
-    e = LinkError("auth_failed", "locked after 6 wrong answers in a row: try again in 7001 ms")
-    assert hints.refusal_hint(e) == en.TEXTS["hint.locked"].format(s=8)
+    e = LinkError("auth_failed", "locked after 6 wrong answers in a row: try again in 7001 ms",
+                  {"why": "locked", "n": 6, "retry_ms": 7001})
+    assert refusals.hint(e) == en.TEXTS["hint.locked"].format(s=8)
 
 
-# Each refusal as the firmware words it (firmware/link/session.py,
-# service.py, controller/service_work.py, link/mqttconf.py) and the hint
-# that names its next step.
+# Each refusal with the facts the firmware gives it (firmware/link/session.py,
+# service.py, commands.py, readouts.py, mqttconf.py) and the hint that names
+# its next step; the English texts are the firmware's own, to fall back on.
 REFUSALS = [
-    ("auth_failed", "wrong key", "hint.auth_failed"),
-    ("auth_failed", "locked after 1 wrong answers in a row: try again in 155 ms", "hint.locked"),
-    ("auth_failed", "unknown, used or expired challenge (ask service_open)", "hint.auth_retry"),
-    ("auth_failed", "challenge expired (ask service_open again)", "hint.auth_retry"),
-    ("auth_failed", "this table has no service key (make deploy KEY=...)", "hint.auth_no_key"),
-    ("busy", "jog is refused during a hand", "hint.busy_hand"),
-    ("busy", "a jog or a scan is running", "hint.busy"),
-    ("no_session", "jog needs a service session (service_open)", "hint.no_session"),
-    ("session_expired", "the service session expired: open another", "hint.session_expired"),
+    ("auth_failed", "wrong key", {"why": "wrong_key"}, "hint.auth_failed"),
+    ("auth_failed", "locked after 1 wrong answers in a row: try again in 155 ms",
+     {"why": "locked", "n": 1, "retry_ms": 155}, "hint.locked"),
+    ("auth_failed", "unknown, used or expired challenge (ask service_open)", {"why": "challenge"},
+     "hint.auth_retry"),
+    ("auth_failed", "this table has no service key (make deploy KEY=...)", {"why": "keyless"},
+     "hint.auth_no_key"),
+    ("auth_failed", "jog: no ctr, or a wrong mac", {"why": "bad_mac", "op": "jog"},
+     "hint.auth_retry"),
+    ("busy", "jog is refused during a hand", {"why": "in_hand", "op": "jog"}, "hint.busy_hand"),
+    ("busy", "a jog or a scan is running", {"why": "working"}, "hint.busy"),
+    ("busy", "the table is building, not idle", {"why": "not_idle", "state": "building"},
+     "hint.not_idle"),
+    ("busy", "no hand is being played (state idle)", {"why": "no_hand", "state": "idle"},
+     "hint.no_hand"),
+    ("no_session", "jog needs a service session (service_open)",
+     {"why": "no_session", "op": "jog"}, "hint.no_session"),
+    ("session_expired", "the service session expired: open another", {"why": "expired"},
+     "hint.session_expired"),
     ("refused", "jog only when idle or stopped by a fault (the table is building)",
-     "hint.refused_still"),
-    ("refused", "scan the walls first (rfid_scan), and move nothing after", "hint.refused_scan"),
-    ("refused", "slot 17 has no tag: lay the whole reference set", "hint.refused_no_tag"),
-    ("refused", "slots 3 and 40 read the same tag", "hint.refused_same_tag"),
-    ("refused", "lifter 1 is already at its down switch", "hint.refused_at_switch"),
-    ("refused", "a refusal worded as this host does not know", "hint.refused"),
-    ("bad_request", "ms must be 1..5000, not 0", "hint.bad_request"),
-    ("not_found", "the config has no 'colour'", "hint.not_found"),
-    ("not_found", "the config has no 'timings.lift_up'", "hint.did_you_mean"),
+     {"why": "not_still", "op": "jog", "state": "building"}, "hint.refused_still"),
+    ("refused", "scan the walls first (rfid_scan), and move nothing after", {"why": "scan_first"},
+     "hint.refused_scan"),
+    ("refused", "slot 17 has no tag: lay the whole reference set", {"why": "no_tag", "slot": 17},
+     "hint.refused_no_tag"),
+    ("refused", "slots 3 and 40 read the same tag", {"why": "same_tag", "slot": 40, "other": 3},
+     "hint.refused_same_tag"),
+    ("refused", "lifter 1 is already at its down switch",
+     {"why": "at_switch", "n": 1, "switch": "down"}, "hint.refused_at_switch"),
+    ("refused", "a refusal worded as this host does not know", None, "hint.refused"),
+    ("bad_request", "ms must be 1..5000, not 0",
+     {"why": "range", "key": "ms", "lo": 1, "hi": 5000, "got": 0}, "hint.bad_request"),
+    ("not_found", "the config has no 'colour'", {"why": "unknown_key", "key": "colour"},
+     "hint.not_found"),
+    ("not_found", "the config has no 'timings.lift_up'",
+     {"why": "unknown_key", "key": "timings.lift_up"}, "hint.did_you_mean"),
 ]
 
 
-@pytest.mark.parametrize("code, message, key", REFUSALS)
-def test_each_refusal_gets_the_hint_of_its_next_step(code, message, key, each_lang):
-    got = hints.refusal_hint(LinkError(code, message), "jog")
+@pytest.mark.parametrize("code, message, info, key", REFUSALS)
+def test_each_refusal_gets_the_hint_of_its_next_step(code, message, info, key, each_lang):
+    got = refusals.hint(LinkError(code, message, info), "jog")
     table = zh.TEXTS if each_lang == "zh" else en.TEXTS
     want = table[key].format(s=1, n=1, other="lift_up", command="jog", word="timings.lift_up_ms")
     assert got == want
 
 
+@pytest.mark.parametrize("code, message, info, key", REFUSALS)
+def test_each_refusal_reads_in_chinese_from_its_facts(code, message, info, key):
+    english = said(message, info)
+    texts.set_lang("zh")
+    try:
+        chinese = said(message, info)
+        line = refusals.line(LinkError(code, message, info), "jog")
+    finally:
+        texts.set_lang("en")
+    assert line.startswith(chinese + "（%s）" % code), line
+    if info is None:                   # no word this host knows: the firmware's text, as it came
+        assert chinese == english == message
+        return
+    assert texts.CJK.search(chinese) and message not in line, line
+    assert english == en.TEXTS["why." + info["why"]].format(
+        **dict(info, switch="bottom", op=en.TEXTS.get("request." + str(info.get("op")), ""),
+               state=en.TEXTS.get("state." + str(info.get("state")), ""),
+               got=json.dumps(info.get("got")), key=info.get("key", "")))
+
+
 def test_every_hint_in_the_tables_is_one_a_refusal_gets():
     hint_keys = {k for k in en.TEXTS if k.startswith("hint.")}
-    assert hint_keys == {key for _, _, key in REFUSALS}
+    assert hint_keys == {key for _, _, _, key in REFUSALS} | {"hint.auth_no_key"}
 
 
 def test_the_rfid_learn_refusal_names_the_reference_set_not_status(each_lang):
-    e = LinkError("refused", "slot 17 has no tag: lay the whole reference set")
-    assert "mjctl rfid learn" in hints.refusal_hint(e, "rfid")
-    assert "status" not in hints.refusal_hint(e, "rfid")
+    e = LinkError("refused", "slot 17 has no tag: lay the whole reference set",
+                  {"why": "no_tag", "slot": 17})
+    assert "mjctl rfid learn" in refusals.hint(e, "rfid")
+    assert "status" not in refusals.hint(e, "rfid")
 
 
 def test_a_mistyped_telemetry_key_refused_by_the_firmware_gets_did_you_mean():
-    with pytest.raises(ValueError) as e:
+    with pytest.raises(SettingError) as e:
         mqttconf.configure(None, "mqtt.pasword", "x")
-    hint = hints.refusal_hint(LinkError("config_invalid", str(e.value)))
+    hint = refusals.hint(LinkError("config_invalid", str(e.value), e.value.facts))
     assert hint == "did you mean mqtt.password?"
 
 
@@ -135,8 +179,9 @@ def test_a_mistyped_command_gets_did_you_mean(capsys, each_lang):
 def test_a_number_for_a_text_key_is_told_to_be_quoted_before_anything_is_sent(
         capsys, tmp_path, each_lang):
     # The firmware refuses it, saying only its length: so mjctl says it first.
-    with pytest.raises(ValueError, match="at most 64 characters"):
+    with pytest.raises(SettingError) as refused:
         mqttconf.configure(None, "mqtt.password", 1234)
+    assert refused.value.facts == {"why": "text", "key": "mqtt.password", "hi": 64}
     key = tmp_path / "t.key"
     key.write_bytes(bytes(32))
     nowhere = str(tmp_path / "no-such-port")

@@ -65,7 +65,7 @@ def test_a_jog_runs_the_motor_named_and_the_log_says_what_and_how_it_ended(table
     assert code == 0 and abs(got.pop("ran_ms") - 100) <= 20, out     # waited for its end
     assert got == {"ok": True, "actuator": "lane", "n": 2, "ms": 100, "end": "time", "count": 0}
     code, out, err = run(capsys, "--port", link, "--key", key, "jog", "lift_down", "1", "100")
-    assert code == 2 and "lifter 1 is already at its down switch" in err[-1]
+    assert code == 2 and "lifter 1 is already at its bottom limit switch (refused)" in err[-1], err
     code, out, err = run(capsys, "--port", link, "log", "--json")
     service = json.loads(out)["service"]
     assert service[0]["what"] == "closed: by the host"                  # newest first

@@ -89,6 +89,44 @@ def test_every_name_the_link_sends_has_its_words():
             assert "%s.%s" % (kind, name) in en.TEXTS, (kind, name)
 
 
+def _why_words():
+    """Every reason word the controller's code can send (`why`: a
+    refusal's, a config checker's), read from its sources: the facts'
+    literals, the config checker's words, session's rejections, and the
+    words of a service work refused (controller/service_work.py)."""
+    found = set()
+    pattern = re.compile(r'"why": "([a-z0-9_]+)"|_error\("([a-z0-9_]+)"|return "(pin_[a-z0-9_]+)"'
+                         r'|_rejected\(link, now, what, "([a-z_]+)"')
+    for folder in ("firmware", "engine_core"):
+        for path in Path(ROOT, folder).rglob("*.py"):
+            if "tests" not in path.parts:
+                for groups in pattern.findall(path.read_text(encoding="utf-8")):
+                    found |= {g for g in groups if g}
+    work = Path(ROOT, "firmware", "controller", "service_work.py").read_text(encoding="utf-8")
+    return found | set(re.findall(r'return "([a-z_]+)"', work))
+
+
+def test_every_reason_the_controller_sends_is_said_in_both_languages_and_documented():
+    words = _why_words()
+    assert {"locked", "at_switch", "range", "pin_strap", "bad_mac", "working"} <= words, words
+    doc = Path(ROOT, "docs", "protocol.md").read_text(encoding="utf-8")
+    table = doc[doc.index("| `why` | facts |"):]
+    table = table[:table.index("\n\n")]
+    documented = set(re.findall(r"`([a-z0-9_]+)`", "\n".join(
+        line.split("|")[1] for line in table.splitlines()[2:])))
+    assert documented == words
+    for word in words:
+        assert "why." + word in en.TEXTS and "why." + word in zh.TEXTS, word
+
+
+def test_every_request_a_refusal_names_has_its_words():
+    from firmware.link.protocol import REQUESTS
+    for line in REQUESTS.splitlines():
+        op, who = line.split()[:2]
+        if who != "anyone" or op.startswith("service_"):
+            assert "request." + op in en.TEXTS, op
+
+
 def test_the_language_comes_from_lang_else_the_locale_else_english(monkeypatch):
     assert texts.lang_from_env({"LANG": "zh_CN.UTF-8"}) == "zh"
     assert texts.lang_from_env({"LANG": "zh_TW.UTF-8"}) == "zh"

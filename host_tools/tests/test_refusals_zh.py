@@ -1,0 +1,59 @@
+"""The table's refusals as a Chinese-speaking technician meets them: each
+typed as in docs/zh/technician.md, against a served virtual table, under
+`--lang zh`; each line says what was refused and why in Chinese, from the
+reason's facts, with its code in parentheses and the next step, and no
+English word but the commands and keys to type."""
+
+import re
+
+from host_tools import texts
+from host_tools.tests.mjctl_cli_helpers import (  # noqa: F401  (table: a fixture)
+    run, still, table)
+from host_tools.tests.test_texts import english_words
+from host_tools.texts import zh
+
+
+def _english(line):
+    """The English words of a line, what a technician types aside: the
+    command (mjctl ..., make ...), config keys, the code in parentheses."""
+    line = re.sub(r"(?:mjctl|make)(?: [a-z_]+)*|[a-z]+\.[\w.\[\]]+|（[a-z_]+）", " ", line)
+    return english_words(line)
+
+
+def _refused(capsys, link, key, *argv):
+    code, out, err = run(capsys, "--lang", "zh", "--port", link, "--key", key, *argv)
+    texts.set_lang("en")
+    assert code == 2 and len(err) == 1 and err[0].startswith("mjctl: "), (argv, code, err)
+    line = err[0][len("mjctl: "):]
+    assert texts.CJK.search(line) and _english(line) == set(), (argv, line, _english(line))
+    return line
+
+
+def test_each_refusal_a_technician_meets_reads_in_chinese(table, capsys, tmp_path):
+    link, key = table
+    line = _refused(capsys, link, key, "jog", "lift_down", "1", "100")
+    assert line.startswith("1号升降台已经在下限位开关（refused）"), line
+    assert "mjctl jog lift_up 1" in line
+    line = _refused(capsys, link, key, "config", "set", "timings.lift_up_ms", "99999")
+    assert line.startswith(zh.TEXTS["why.range"].format(
+        key="timings.lift_up_ms", lo=500, hi=20000, got=99999) + "（config_invalid）"), line
+    line = _refused(capsys, link, key, "config", "set", "mqtt.port", "0")
+    assert "mqtt.port" in line and "1..65535" in line, line
+    line = _refused(capsys, link, key, "config", "set", "mqtt.host", '"tablehost"')
+    assert line.startswith(zh.TEXTS["why.ipv4"].format(key="mqtt.host")), line
+    line = _refused(capsys, link, key, "config", "set", "timings.lift_upp_ms", "4200")
+    assert "timings.lift_upp_ms" in line and "timings.lift_up_ms" in line, line   # did you mean
+    # A wrong key (the lockout it starts passes in a fraction of a second
+    # here: test_hints drives it in the firmware's virtual time).
+    wrong = tmp_path / "wrong.key"
+    wrong.write_bytes(bytes(32))
+    line = _refused(capsys, link, str(wrong), "jog", "plate", "100")
+    assert line.startswith(zh.TEXTS["why.wrong_key"] + "（auth_failed）"), line
+    still(link)
+    # A cycle running: no second start, no jog.
+    code, out, err = run(capsys, "--port", link, "start")
+    assert code == 0, err
+    line = _refused(capsys, link, key, "start")
+    assert line.startswith(zh.TEXTS["why.not_idle"].format(state="码牌中")), line
+    line = _refused(capsys, link, key, "jog", "plate", "100")
+    assert line.startswith(zh.TEXTS["why.not_still"].format(op="点动", state="码牌中")), line

@@ -1,0 +1,53 @@
+"""Every mjctl command of docs/technician.md's table, typed under `--lang zh`
+against a served virtual table: each prints Chinese, with no English word
+but what a technician types or reads as a name (commands, config keys,
+the link's codes and a fault's English name, units). The refusals
+(test_refusals_zh.py), argparse's words (test_argparse_words.py) and the
+guide's mistakes (test_guide_samples.py) are checked beside it."""
+
+import re
+
+import pytest
+
+from host_tools import texts
+from host_tools.tests.mjctl_cli_helpers import (  # noqa: F401  (table: a fixture)
+    run, still, table)
+from host_tools.tests.test_texts import english_words
+
+# (the command's words, whether it needs the key)
+COMMANDS = [
+    (["status"], False), (["counters"], False), (["log"], False), (["hand"], False),
+    (["sensors"], False), (["config", "get"], False), (["config", "get", "timings"], False),
+    (["live", "--count", "1"], False), (["ports"], False),
+    (["dice-test", "600"], True), (["jog", "plate", "300"], True),
+    (["jog", "lane", "1", "200"], True), (["jog", "lift_up", "2", "300"], True),
+    (["jog", "lift_down", "2", "300"], True), (["rfid", "audit"], True),
+    (["new-game"], True), (["clear"], False), (["selftest"], True),
+    (["config", "validate", "firmware/config.json"], False),
+]
+# Names, not words: what `config get` lists are the config's own keys, as
+# `config set` takes them; `status` names MicroPython's port it runs on.
+KEYS = {"format", "module", "pins", "ruleset", "tile_sets", "timings", "unix", "esp32"}
+
+
+def _english(text):
+    text = re.sub(r"mjctl(?: [a-z_]+)*|[a-z_]+\.[\w.\[\]]+|（[a-z_]+）|/dev/\S+|image-\w+", " ",
+                  text)
+    return english_words(text) - KEYS
+
+
+@pytest.mark.parametrize("words, keyed", COMMANDS, ids=[" ".join(w) for w, _ in COMMANDS])
+def test_each_command_speaks_chinese(words, keyed, table, capsys):
+    link, key = table
+    argv = ["--lang", "zh", "--port", link] + (["--key", key] if keyed else []) + words
+    try:
+        code, out, err = run(capsys, *argv)
+    finally:
+        texts.set_lang("en")
+    printed = out + "\n".join(err)
+    assert code == 0, (words, code, printed)
+    # `config get` prints keys, `ports` a port and "-" where no controller answers.
+    assert texts.CJK.search(printed) or words[0] in ("config", "ports"), printed
+    assert _english(printed) == set(), (words, _english(printed), printed)
+    if words[0] in ("jog", "selftest", "dice-test") and words[1:2] != ["lift_up"]:
+        still(link)            # lift_up leaves lifter 2 between its switches: lift_down next
