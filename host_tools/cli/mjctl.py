@@ -19,6 +19,7 @@ table in ops.py (a cycle, a hand), what they share in common.py.
 """
 
 import argparse
+import re
 import signal
 import sys
 import threading
@@ -167,7 +168,9 @@ def link_error(e, port, command=None):
     if e.code == "timeout":
         return EXIT_NO_ANSWER, t("err.no_answer", port=port)
     if e.code == "closed":
-        return EXIT_NO_ANSWER, t("err.link_failed", port=port, reason=e.message)
+        m = re.search(r"\[Errno (\d+)\]", e.message)
+        return EXIT_NO_ANSWER, t("err.link_failed", port=port,
+                                 reason=os_reason(int(m.group(1)) if m else None, e.message))
     return EXIT_REFUSED, refusals.line(e, command)
 
 
@@ -180,7 +183,20 @@ def serial_error(e, port):
         return EXIT_INPUT, t("err.port_missing", port=port)
     if no == errno.EACCES or "Permission denied" in text:
         return EXIT_INPUT, t("err.port_denied", port=port)
-    return EXIT_INPUT, t("err.port_bad", port=port, reason=text)
+    return EXIT_INPUT, t("err.port_bad", port=port, reason=os_reason(no, text))
+
+
+def os_reason(no, text):
+    """What the system or pyserial said of a port, in the chosen language
+    when it is one a technician meets (a port busy, a cable pulled), else
+    as it came."""
+    import errno
+    name = errno.errorcode.get(no) if no is not None else None
+    if name in ("EBUSY", "EIO", "ENXIO", "ENODEV", "EPERM"):
+        return t("oserr." + name)
+    if "device disconnected" in text or "returned no data" in text:
+        return t("oserr.ENXIO")       # pyserial's words for a port gone while read
+    return text
 
 
 def main(argv=None):

@@ -15,8 +15,9 @@ from host_tools.texts import zh
 
 def _english(line):
     """The English words of a line, what a technician types aside: the
-    command (mjctl ..., make ...), config keys, the code in parentheses."""
-    line = re.sub(r"(?:mjctl|make)(?: [a-z_]+)*|[a-z]+\.[\w.\[\]]+|（[a-z_]+）", " ", line)
+    command (mjctl ..., make ...), config keys, a port, the code in
+    parentheses."""
+    line = re.sub(r"(?:mjctl|make)(?: [a-z_]+)*|[a-z]+\.[\w.\[\]]+|/dev/\S+|（[a-z_]+）", " ", line)
     return english_words(line)
 
 
@@ -57,3 +58,26 @@ def test_each_refusal_a_technician_meets_reads_in_chinese(table, capsys, tmp_pat
     assert line.startswith(zh.TEXTS["why.not_idle"].format(state="码牌中")), line
     line = _refused(capsys, link, key, "jog", "plate", "100")
     assert line.startswith(zh.TEXTS["why.not_still"].format(op="点动", state="码牌中")), line
+
+
+def test_a_port_busy_or_gone_is_said_in_chinese():
+    import errno
+
+    import serial
+
+    from host_tools.cli import mjctl
+    from host_tools.link.client import LinkError
+    texts.set_lang("zh")
+    try:
+        # pyserial's own exception for a port another program holds ...
+        busy = serial.SerialException(errno.EBUSY, "could not open port /dev/ttyACM0: [Errno 16]"
+                                      " Device or resource busy: '/dev/ttyACM0'")
+        code, line = mjctl.serial_error(busy, "/dev/ttyACM0")
+        # ... and the client's, for a cable pulled while it read.
+        gone = LinkError("closed", "serial port failed: [Errno 5] Input/output error")
+        code_gone, line_gone = mjctl.link_error(gone, "/dev/ttyACM0")
+    finally:
+        texts.set_lang("en")
+    assert code == mjctl.EXIT_INPUT and zh.TEXTS["oserr.EBUSY"] in line, line
+    assert code_gone == mjctl.EXIT_NO_ANSWER and zh.TEXTS["oserr.EIO"] in line_gone, line_gone
+    assert _english(line) == set() and _english(line_gone) == set(), (line, line_gone)
