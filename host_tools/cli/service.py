@@ -379,8 +379,7 @@ def add_config(sub):
                 "  mjctl config validate firmware/config.json")
     p.add_argument("action", choices=["get", "set", "validate"])
     p.add_argument("file", nargs="?", metavar="KEY|FILE")
-    p.add_argument("value", nargs="?", metavar="VALUE", help="set: the new value, as JSON"
-                   " (a bare word is a string); needs --key, takes effect at the next start")
+    p.add_argument("value", nargs="?", metavar="VALUE", help=t("help.arg_config_value"))
 
 
 def add_rfid(sub):

@@ -9,6 +9,8 @@ import re
 
 import pytest
 
+from host_tools.cli import mjctl
+
 from host_tools import texts
 from host_tools.tests.mjctl_cli_helpers import (  # noqa: F401  (table: a fixture)
     run, still, table)
@@ -51,3 +53,26 @@ def test_each_command_speaks_chinese(words, keyed, table, capsys):
     assert _english(printed) == set(), (words, _english(printed), printed)
     if words[0] in ("jog", "selftest", "dice-test") and words[1:2] != ["lift_up"]:
         still(link)            # lift_up leaves lifter 2 between its switches: lift_down next
+
+
+HELPS = ["status", "counters", "log", "hand", "clear", "start", "new-game", "sensors", "live",
+         "monitor", "ports", "dice-test", "config", "jog", "selftest", "rfid", "cycle", "serve",
+         "fleet"]
+
+
+@pytest.mark.parametrize("command", HELPS)
+def test_each_commands_help_speaks_chinese(command, capsys):
+    capsys.readouterr()
+    try:
+        with pytest.raises(SystemExit) as stop:
+            mjctl.main(["--lang", "zh", command, "--help"])
+    finally:
+        texts.set_lang("en")
+    out = capsys.readouterr().out
+    assert stop.value.code == 0 and texts.CJK.search(out), out
+    # Options, metavariables and the examples' commands are what is typed.
+    typed = re.sub(r"--?[a-z][\w-]*|\b[A-Z][A-Z_|:-]+\b|\{[^}]*\}|  mjctl .*|docs/\S+|build/\S+",
+                   " ", out)
+    commands = set(HELPS) | {"get", "set", "validate", "audit", "learn", "new", "game", "dice",
+                             "plate", "lane", "make"}   # the words of a command to type
+    assert _english(typed) - commands == set(), (command, _english(typed), out)

@@ -578,6 +578,7 @@ TEXTS = {
     "help.ports": "list this PC's serial ports, marking those that answer as controllers",
     "help.counters": "cycles, hands, lifts, tiles fed, faults by code (kept across power cuts)",
     "help.dice_test": "roll the table's dice N times: histogram and chi-square (a service session: the key; idle or stopped only)",
+    "help.arg_config_value": "set: the new value, as JSON (a bare word is a string); needs --key, takes effect at the next start",
     "help.arg_rolls": "rolls of the two dice, 1..{max}",
     "help.config": "get the controller's config (a KEY as config set takes it), set one key (needs --key), or validate a config file on this PC",
     "help.rfid": "scan the walls in the lanes: audit them against the ruleset, or learn the tag table from a reference set (needs --key)",
