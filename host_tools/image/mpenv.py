@@ -113,14 +113,16 @@ def mpy_tree_fresh():
 
 def code_root(source=False):
     """(directory to run micropython in, what it runs) for `-m` imports of
-    a development form: the .mpy files of `make mpy`, else the sources."""
+    a development form: the .mpy files of `make mpy`, else the sources;
+    what it runs in words (the text tables' `code.*`)."""
+    from host_tools.texts import t
     if source:
-        return ROOT, "source .py (asked for)"
+        return ROOT, t("code.source_asked")
     if not MPY_TREE.is_dir():
-        return ROOT, "source .py (no build/mpy: run `make mpy`)"
+        return ROOT, t("code.source_no_mpy")
     if not mpy_tree_fresh():
-        return ROOT, "source .py (build/mpy is stale: run `make mpy`)"
-    return MPY_TREE, "mpy-cross .mpy (build/mpy)"
+        return ROOT, t("code.source_stale")
+    return MPY_TREE, t("code.mpy")
 
 
 def raw_pty():

@@ -32,6 +32,7 @@ from host_tools.image.mpenv import (RESET_EXIT, ROOT, TWIN_BOOT, TWIN_BOOT_PRODU
                                    micropython_binary, raw_pty, twin_binary)
 from host_tools.sim.bus import BusServer
 from host_tools.sim.table import VirtualTable
+from host_tools.texts import t
 
 CONFIG = ROOT / "firmware" / "config.json"
 TAGS = ROOT / "firmware" / "tags.txt"
@@ -95,12 +96,13 @@ class SimTable:
         and what `code` it runs, in words."""
         if code_dir is not None:       # a deployed board's flash
             self.binary = micropython_binary()
-            self.cwd, self.code = code_dir, "deployed .mpy (%s)" % os.path.basename(str(code_dir))
+            self.cwd = code_dir
+            self.code = t("code.deployed", name=os.path.basename(str(code_dir)))
             self.config_path = os.path.join(str(code_dir), "config.json")
             self.tags_path = os.path.join(str(code_dir), "tags.txt")
         elif form == "image":          # as on a board: frozen, run from its flash
             self.binary = twin_binary()
-            self.cwd, self.code = self.store, "frozen in the twin (build/image)"
+            self.cwd, self.code = self.store, t("code.frozen")
         else:                          # a development form
             self.binary = micropython_binary()
             self.cwd, self.code = code_root(form == "source")

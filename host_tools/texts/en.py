@@ -440,6 +440,13 @@ TEXTS = {
     "oserr.ENXIO": "the device is gone: the USB cable pulled, or the board reset",
     "oserr.ENODEV": "no such device: the USB cable pulled, or the board reset",
     "oserr.EPERM": "not permitted",
+    # what firmware a virtual table runs (the table view's head, mjctl --sim)
+    "code.frozen": "frozen in the twin (build/image)",
+    "code.deployed": "deployed .mpy ({name})",
+    "code.mpy": "mpy-cross .mpy (build/mpy)",
+    "code.source_asked": "source .py (asked for)",
+    "code.source_no_mpy": "source .py (no build/mpy: run `make mpy`)",
+    "code.source_stale": "source .py (build/mpy is stale: run `make mpy`)",
     "err.port_bad": "cannot use {port} as a serial port ({reason}): choose the table's port (mjctl ports lists them)",
     "err.no_answer": "no answer from {port}: is it a table's controller, powered and plugged in? (mjctl ports shows which ports answer)",
     "err.link_failed": "the link to {port} failed ({reason}): check the USB cable, then run the command again",

@@ -416,6 +416,13 @@ TEXTS = {
     "oserr.ENXIO": "设备不见了：USB 线被拔掉，或主板重启了",
     "oserr.ENODEV": "没有这个设备：USB 线被拔掉，或主板重启了",
     "oserr.EPERM": "没有权限",
+    # 虚拟牌桌运行的是哪种固件（牌桌画面的标题，mjctl --sim）
+    "code.frozen": "固化镜像，在电脑上运行（build/image）",
+    "code.deployed": "部署的 .mpy（{name}）",
+    "code.mpy": "mpy-cross 编译的 .mpy（build/mpy）",
+    "code.source_asked": "源代码 .py（按要求）",
+    "code.source_no_mpy": "源代码 .py（没有 build/mpy：请运行 `make mpy`）",
+    "code.source_stale": "源代码 .py（build/mpy 已过期：请运行 `make mpy`）",
     "err.port_bad": "{port} 不能作为串口使用（{reason}）：请选牌桌的串口（mjctl ports 列出串口）",
     "err.no_answer": "{port} 没有应答：它是牌桌的控制器吗？电源和线插好了吗？（mjctl ports 显示哪些串口有应答）",
     "err.link_failed": "与 {port} 的连接中断（{reason}）：请检查 USB 线，然后重新运行命令",
