@@ -67,7 +67,8 @@ def test_lifters_learn_their_times_warn_when_slow_and_end_a_rise_by_time_on_a_fa
     fault = cycle.fault
     assert fault is not None and (fault["code"], fault["name"]) == (13, "sensor_stuck"), cycle
     assert fault["detail"]["side"] == 0
-    assert "learned time %d ms" % learned[0] in fault["detail"]["reason"], fault
+    assert fault["detail"]["reason"] == "top_open", fault
+    assert fault["detail"]["expected"] == learned[0] < fault["detail"]["ms"], fault
     assert_fault_described(fault)
     lifting = [e for e in cycle.events if e["ev"] == "state" and e["state"] == "lifting"][-1]
     took = fault["t"] - lifting["t"]

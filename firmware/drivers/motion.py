@@ -310,7 +310,7 @@ class Lifter:
         top = self.hal.read(self.top)
         bottom = self.hal.read(self.bottom)
         if top and bottom:
-            self._fail(_SENSOR_STUCK, "top and bottom switches both closed")
+            self._fail(_SENSOR_STUCK, "both_closed")
             return
         state = self.state
         if state == _RISING or state == _LOWERING:
@@ -323,26 +323,30 @@ class Lifter:
                 if learned[_PER * k + _FLAGS] & _FULL:
                     _check(k, ms, 0)
             elif ms > _LEAVE_MS and (bottom if up else top):
-                self._fail(_LIFT_STUCK, "did not leave the bottom" if up else "did not leave the top")
+                self._fail(_LIFT_STUCK, "stayed_bottom" if up else "stayed_top")
             elif ms > _check(k, ms, self.up_ms if up else self.down_ms):
                 if up and learned[_PER * k + _FLAGS] & _FULL and learned[_PER * k + _N] >= _SAMPLES:
                     # A whole rise that left the bottom in time and has run
                     # past its learned time: the platform is at its top stop
                     # and the top switch failed. Ending a rise by time is
                     # safe (docs/reliability.md): the rise is finished there.
-                    self._fail(_SENSOR_STUCK, "top switch not closed: stopped at %d ms, past"
-                               " the learned time %d ms" % (ms, learned[_PER * k + _MEAN]))
+                    self._fail(_SENSOR_STUCK, "top_open")
+                    self.detail["ms"] = ms          # stopped there, past the learned time
+                    self.detail["expected"] = learned[_PER * k + _MEAN]
                     self.state = TOP
                 else:
-                    self._fail(_LIFT_STUCK, "top switch not reached" if up
-                               else "bottom switch not reached")
+                    self._fail(_LIFT_STUCK, "top_missed" if up else "bottom_missed")
         elif state != TOP or bottom:
             # At rest the switches say where it is; TOP is kept with the top
             # switch open, until the bottom one closes: a rise that ended by
             # its learned time (a failed top switch) stays finished.
             self.state = TOP if top else BOTTOM if bottom else UNKNOWN
 
-    def _fail(self, code, detail):
+    def _fail(self, code, reason):
+        """Stopped by fault `code`; `reason` a word the host says in the
+        technician's language (its texts' `reason.*`): both_closed,
+        stayed_bottom, stayed_top, top_open (with `ms` and `expected`),
+        top_missed, bottom_missed."""
         self.stop()
         self.fault = code
-        self.detail = {"side": self.side, "reason": detail}
+        self.detail = {"side": self.side, "reason": reason}

@@ -117,7 +117,7 @@ def test_not_leaving_the_bottom_in_600_ms_is_fault_12():
         t += 10
     lifter.poll(1610)
     assert lifter.fault == 12
-    assert lifter.detail == {"side": 1, "reason": "did not leave the bottom"}
+    assert lifter.detail == {"side": 1, "reason": "stayed_bottom"}
     assert hal.level(UP) == 0 and hal.level(DOWN) == 0
     never_both(hal)
 
@@ -129,7 +129,7 @@ def test_not_leaving_the_top_in_600_ms_is_fault_12():
     assert lifter.fault == 0
     lifter.poll(610)
     assert lifter.fault == 12
-    assert lifter.detail["reason"] == "did not leave the top"
+    assert lifter.detail["reason"] == "stayed_top"
     assert hal.level(DOWN) == 0
 
 
@@ -145,7 +145,7 @@ def test_top_not_reached_by_the_deadline_is_fault_12():
     assert hal.level(UP) == 1
     lifter.poll(UP_MS + 10)
     assert lifter.fault == 12
-    assert lifter.detail == {"side": 1, "reason": "top switch not reached"}
+    assert lifter.detail == {"side": 1, "reason": "top_missed"}
     assert hal.level(UP) == 0 and hal.level(DOWN) == 0
 
 
@@ -157,7 +157,7 @@ def test_bottom_not_reached_by_the_deadline_is_fault_12():
     assert lifter.fault == 0
     lifter.poll(DOWN_MS + 10)
     assert lifter.fault == 12
-    assert lifter.detail["reason"] == "bottom switch not reached"
+    assert lifter.detail["reason"] == "bottom_missed"
     assert hal.level(DOWN) == 0
 
 
@@ -167,7 +167,7 @@ def test_both_switches_closed_is_fault_13():
     hal.set(TOP, 1)                      # bottom still closed
     lifter.poll(10)
     assert lifter.fault == 13
-    assert lifter.detail == {"side": 1, "reason": "top and bottom switches both closed"}
+    assert lifter.detail == {"side": 1, "reason": "both_closed"}
     assert hal.level(UP) == 0 and hal.level(DOWN) == 0
     never_both(hal)
 

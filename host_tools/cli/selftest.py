@@ -39,7 +39,8 @@ def _item(name, ok, why, **measured):
 
 
 def _failed_by_fault(name, ev):
-    detail = ", ".join("%s %s" % (k, ev["detail"][k]) for k in sorted(ev["detail"]))
+    from host_tools.cli.common import plain
+    detail = plain(dict(sorted(ev["detail"].items())))
     return _item(name, False, t("selftest.why.fault", name=fault_texts(ev["code"])[0],
                                  detail=detail))
 

@@ -597,6 +597,14 @@ TEXTS = {
     "msg.deploy_done": "deployed {build}: {copied} files copied, {removed} removed; key {key_file}",
     "err.deploy_interrupted": "stopped by Ctrl-C; run the deploy again to finish (a board left half copied refuses to run: fault 42 firmware_corrupt)",
     # a fault's detail, by the link's field names
+    # a lifter's fault, by the reason its detail names (firmware/drivers/motion.py)
+    "reason.both_closed": "its top and bottom switches both closed",
+    "reason.stayed_bottom": "it did not leave its bottom switch",
+    "reason.stayed_top": "it did not leave its top switch",
+    "reason.top_missed": "it did not reach its top switch in time",
+    "reason.bottom_missed": "it did not reach its bottom switch in time",
+    "reason.top_open": "its top switch did not close: stopped past its learned time",
+    "detail.expected": "learned ms",
     "detail.lane": "lane",
     "detail.count": "count",
     "detail.side": "side",

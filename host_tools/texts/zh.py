@@ -573,6 +573,14 @@ TEXTS = {
     "msg.deploy_done": "已部署 {build}：复制 {copied} 个文件，删除 {removed} 个；密钥 {key_file}",
     "err.deploy_interrupted": "已按 Ctrl-C 停止；请重新部署以完成（只复制了一半的板子会拒绝运行：故障 42 firmware_corrupt）",
     # a fault's detail, by the link's field names
+    # 升降台故障的原因，按详情里的原因词（firmware/drivers/motion.py）
+    "reason.both_closed": "上、下限位开关同时闭合",
+    "reason.stayed_bottom": "没有离开下限位开关",
+    "reason.stayed_top": "没有离开上限位开关",
+    "reason.top_missed": "没有按时到达上限位开关",
+    "reason.bottom_missed": "没有按时到达下限位开关",
+    "reason.top_open": "上限位开关没有闭合：超过学到的时间后停下",
+    "detail.expected": "学到的毫秒",
     "detail.lane": "牌道",
     "detail.count": "计数",
     "detail.side": "边",
