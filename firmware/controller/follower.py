@@ -261,8 +261,7 @@ class HandFollower(HandEvents):
         if self._pending[p] or not wall.how[p] or tid == UNKNOWN:
             # Not one of the wall's tiles, or one an event still waits for:
             # reported, not counted (it will be looked at again when it goes).
-            self.emit("irregular", {"slot": slot, "reason": "a tile the hand does not "
-                                    "expect was put back: not counted"})
+            self.emit("irregular", {"slot": slot, "reason": "unexpected"})
             return
         wall.put_back(slot)
         wall.tile[p] = tid             # the tile the reader sees there now
