@@ -95,3 +95,10 @@ def test_a_jog_a_fault_stops_says_which_fault_and_when_and_exits_2(target, jog):
     assert 600 <= ran < 1000, line        # it must leave the bottom within 0.6 s
     code, line = jog("plate", "300", lang="zh")    # refused: stopped by a fault is still
     assert code == 0 and "时间到" in line and "运行" in line, line
+    # The same lifter jogged again while its fault stops the table: it
+    # stays at the bottom, and the jog says the fault, not a switch.
+    since = target.table.now
+    code, line = jog("lift_up", "1", "1500")
+    assert code == 2 and "fault 12 lift_stuck stopped it" in line, line
+    assert 600 <= _ran_ms(line)[0] < 1000, line
+    assert target.table.lifters[1].at_bottom, target.table.lifters[1]

@@ -12,6 +12,7 @@ boot in TableController.__init__: `scanned` (a whole scan, nothing moved
 since).
 """
 
+from firmware.controller import safe_stop
 from firmware.drivers import motion, rfid
 from firmware.hal import ticks_add, ticks_diff
 
@@ -43,6 +44,13 @@ class Work:
         d = ctl.devices
         j = self.driver
         if j is not None:
+            if j.fault:
+                # The jogged motor failed (a lifter that did not leave its
+                # switch): the table's fault, raised here even when the
+                # table is already stopped by one, so that the jog ends
+                # with it and says so, not as if it reached its switch.
+                safe_stop.fault(ctl, now, j.fault, j.detail)    # the work ends with the motors
+                return
             at_switch = j in d.lifters and (j.state == motion.TOP or j.state == motion.BOTTOM)
             if at_switch or ticks_diff(now, self.until) >= 0:
                 ctl.work = None
@@ -87,8 +95,9 @@ def busy(ctl):
 def jog(ctl, now, actuator, n, ms):
     """Run one motor for `ms`: the plate, lane `n`, or lifter `n` up or
     down (the table is still and the arguments are checked: link/service.py).
-    None, or why not: "working" or "at_switch". The tick stops it at its deadline, a lifter at its
-    switch first (Work.step)."""
+    None, or why not: "working" or "at_switch". The tick stops it at its
+    deadline, a lifter at its switch first, the motor's fault at once
+    (Work.step)."""
     why = busy(ctl)
     if why:
         return why
@@ -109,6 +118,8 @@ def jog(ctl, now, actuator, n, ms):
             j.lift(now)
         else:
             j.lower(now)
+    j.fault = 0                    # watched afresh: a fault it latched is the table's already
+    j.detail = None
     ctl.work = Work(j, ticks_add(now, ms), actuator, n, now,
                     j.revolutions if j is d.plate else j.count if j in d.lanes else 0)
     ctl.scanned = False            # a lane may feed tiles, a lifter move walls

@@ -330,9 +330,7 @@ class Lifter:
                     # past its learned time: the platform is at its top stop
                     # and the top switch failed. Ending a rise by time is
                     # safe (docs/reliability.md): the rise is finished there.
-                    self._fail(_SENSOR_STUCK, "top_open")
-                    self.detail["ms"] = ms          # stopped there, past the learned time
-                    self.detail["expected"] = learned[_PER * k + _MEAN]
+                    self._fail(_SENSOR_STUCK, "top_open", ms, learned[_PER * k + _MEAN])
                     self.state = TOP
                 else:
                     self._fail(_LIFT_STUCK, "top_missed" if up else "bottom_missed")
@@ -342,11 +340,14 @@ class Lifter:
             # its learned time (a failed top switch) stays finished.
             self.state = TOP if top else BOTTOM if bottom else UNKNOWN
 
-    def _fail(self, code, reason):
+    def _fail(self, code, reason, ms=-1, expected=-1):
         """Stopped by fault `code`; `reason` a word the host says in the
         technician's language (its texts' `reason.*`): both_closed,
-        stayed_bottom, stayed_top, top_open (with `ms` and `expected`),
-        top_missed, bottom_missed."""
+        stayed_bottom, stayed_top, top_open (with `ms`, where it stopped,
+        and `expected`, the learned time), top_missed, bottom_missed."""
         self.stop()
         self.fault = code
         self.detail = {"side": self.side, "reason": reason}
+        if ms >= 0:
+            self.detail["ms"] = ms
+            self.detail["expected"] = expected
