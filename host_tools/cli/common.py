@@ -152,8 +152,8 @@ def plain(v):
     if isinstance(v, (list, tuple)):
         return " ".join(plain(e) for e in v) if v else "-"
     if isinstance(v, dict):            # a fault's detail: its fields in words
-        return ", ".join("%s %s" % (word("detail", k), word("reason", v[k]) if k == "reason"
-                                    else plain(v[k])) for k in v)
+        return t("punct.comma").join("%s %s" % (word("detail", k), word("reason", v[k])
+                                               if k == "reason" else plain(v[k])) for k in v)
     return str(v)
 
 

@@ -1,4 +1,5 @@
-"""The technician's guides show what mjctl prints: each sample block marked
+"""The technician's guides, English and Chinese, section for section, and
+showing what mjctl prints: each sample block marked
 `<!-- sample: NAME -->` in docs/technician.md and docs/zh/technician.md is
 run as typed, in that guide's language (the Chinese one under a zh_CN
 locale), and what mjctl prints is compared with the block, line by line.
@@ -36,6 +37,18 @@ def samples(lang):
                 steps[-1][1].append(line)
         out[name] = steps
     return out
+
+
+def sections(lang):
+    """[(heading level, the commands it names in backticks)] of a guide."""
+    text = GUIDES[lang].read_text(encoding="utf-8")
+    return [(len(hashes), re.findall(r"`([^`]+)`", title))
+            for hashes, title in re.findall(r"^(#+) (.*)$", text, re.M)]
+
+
+def test_the_chinese_guide_is_the_english_one_section_for_section():
+    en, zh = sections("en"), sections("zh")
+    assert len(en) > 20 and en == zh
 
 
 def test_both_guides_mark_the_same_samples_with_the_same_commands():
