@@ -203,15 +203,24 @@ def human_fault(c, f):
             c.print(line, markup=False, highlight=False)
 
 
+_CLOSING = "，。；：）、！？」』"
+
+
 def hanging(head, text, width):
     """`head` then `text` wrapped to `width` terminal cells, every line
     after the first indented under the text's start (not at column 0):
-    English breaks at spaces, Chinese between any two characters."""
+    English breaks at spaces, Chinese between any two characters but
+    before a closing mark (，。；：）、), which stays at its line's end."""
     from rich.cells import cell_len, chop_cells
     indent = cell_len(head)
     room = max(20, width - indent - 1)
     if texts.CJK.search(text):
-        parts = chop_cells(text, room)
+        parts = chop_cells(text, room - 2)        # room for a mark pulled back
+        for i in range(1, len(parts)):
+            while parts[i] and parts[i][0] in _CLOSING:
+                parts[i - 1] += parts[i][0]
+                parts[i] = parts[i][1:]
+        parts = [p for p in parts if p] or [""]
     else:
         import textwrap
         parts = textwrap.wrap(text, room) or [""]

@@ -501,7 +501,7 @@ TEXTS = {
     "jog.end.closed": "ended: cut short, the service session closed",
     "msg.config_written": "{name} = {value} written; it takes effect when the controller restarts",
     "msg.counters": "cycles {cycles}, hands {hands}, walls lifted {lifts}, tiles fed by lane {fed}",
-    "msg.fault_count": "fault {code} {name}: {n} times",
+    "msg.fault_count": "fault {code} {name}: count {n}",
     "msg.log_fault": "  at {at} (table clock): fault {code} {name}  {detail}",
     "msg.log_jog": "jog {target} {ms} ms",
     "msg.log_config": "config set {name} = {value}",
