@@ -1,14 +1,18 @@
 """The practice table of `mjctl --sim serve` (host_tools/sim/practice.py,
 docs/technician.md, Practise a repair): the technician's jog of the part
 a fault holds is its repair, a typed line repairs what no jog shows, and
-the walk-through of the guide, fault to cleared table to the next hand,
-runs as the guide says."""
+the walk-through of each guide (docs/technician.md, docs/zh/technician.md),
+fault to cleared table to the next hand, runs as it says, in its
+language."""
 
 import json
 import os
 import signal
 import subprocess
 import sys
+from pathlib import Path
+
+import pytest
 
 from host_tools import texts
 from host_tools.cli import mjctl
@@ -85,7 +89,25 @@ def _mjctl(capsys, *argv):
     return code, " ".join((out + err).split())
 
 
-def test_the_guides_walk_through_fault_to_cleared_table_to_the_next_hand(tmp_path, capsys):
+def _walk_through(lang):
+    """{command as the guide types it: the line the guide shows after it}
+    of the walk-through in the guide of `lang` (Practise a repair)."""
+    guide = Path(ROOT, "docs", *(["zh"] if lang == "zh" else []), "technician.md")
+    lines = guide.read_text(encoding="utf-8").splitlines()
+    shown = {}
+    for i, line in enumerate(lines):
+        if line.startswith("    $ mjctl ") and "practice.key" in line or line in (
+                "    $ mjctl start", "    $ mjctl clear"):
+            shown.setdefault(line[6:], lines[i + 1].strip())
+    return shown
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_guides_walk_through_fault_to_cleared_table_to_the_next_hand(tmp_path, capsys, lang):
+    """Each guide's steps, typed in its language, print what it shows."""
+    shown = _walk_through(lang)
+    jog = "mjctl --key keys/practice.key jog lane 1 500"
+    assert {"mjctl start", jog, "mjctl clear"} <= set(shown), shown
     key = tmp_path / "practice.key"
     serve = subprocess.Popen(
         [sys.executable, "-m", "host_tools.cli.mjctl", "--sim", "--seed", "3", "--fault",
@@ -96,21 +118,23 @@ def test_the_guides_walk_through_fault_to_cleared_table_to_the_next_hand(tmp_pat
         port = json.loads(serve.stdout.readline())["link"]
         with LinkClient(linkmux.shared(port)) as watch:
             watch.hello()
-            assert _mjctl(capsys, "--port", port, "start")[0] == 0
+            code, out = _mjctl(capsys, "--lang", lang, "--port", port, "start")
+            assert code == 0 and out == shown["mjctl start"], out
             fault = watch.wait_event(lambda e: e["ev"] == "fault", timeout=60)
             assert fault["name"] == "lane_jam" and fault["detail"]["lane"] == 1
-            code, out = _mjctl(capsys, "--port", port, "--key", str(key), "jog", "lane", "1",
-                               "500")
-            assert code == 0 and "ran 500 ms" in out, out
+            code, out = _mjctl(capsys, "--lang", lang, "--port", port, "--key", str(key), "jog",
+                               "lane", "1", "500")
+            assert code == 0 and out == " ".join(shown[jog].split()), out
             line = json.loads(serve.stdout.readline())["practice"]
-            assert "lane_jam:1 repaired by hand" in line, line
-            code, out = _mjctl(capsys, "--port", port, "clear")
-            assert code == 0 and "cleared fault 10 lane_jam" in out, out
+            assert "lane_jam:1" in line, line
+            code, out = _mjctl(capsys, "--lang", lang, "--port", port, "clear")
+            assert code == 0 and out == shown["mjctl clear"], out
             watch.wait_event(lambda e: e["ev"] == "dice", timeout=60)
             result = watch.wait_event(lambda e: e["ev"] == "result", timeout=120)
             nxt = watch.wait_event(lambda e: e["ev"] == "state", timeout=60)
             assert nxt["state"] in ("lifting", "building"), nxt      # the next hand's walls
             assert not any(e["ev"] == "fault" for e in watch.events(timeout=0)), result
     finally:
+        texts.set_lang("en")
         serve.send_signal(signal.SIGINT)
         serve.communicate(timeout=15)
