@@ -261,7 +261,7 @@ class LinkServer:
             # nothing, so the table is not at risk). If even that does not
             # fit, no answer: the host asks again, nothing raises.
             try:
-                n = codec.write_error(self.tx, seq, {"error": "internal", "message":
+                n = codec.write_error(self.tx, seq, {"error": "internal", "why": "no_heap", "message":
                                                      "out of memory for this answer: ask again"})
             except MemoryError:
                 self.dropped += 1

@@ -321,6 +321,10 @@ class LinkClient(ServiceRequests):
 
 
 def _mismatch(theirs, ours, info):
-    older = "firmware" if isinstance(theirs, int) and theirs < ours else "host tools"
+    """The refusal of another protocol, with the facts a host says it by
+    (host_tools/texts/refusal.py: why `proto`, `got` theirs, `hi` ours,
+    `other` the side to update)."""
+    older = "firmware" if isinstance(theirs, int) and theirs < ours else "host_tools"
+    facts = dict(info or {}, why="proto", got=theirs, hi=ours, other=older)
     return LinkError("proto_mismatch", "the controller speaks link protocol %s, these host "
-                     "tools %d: update the %s" % (theirs, ours, older), info)
+                     "tools %d: update the %s" % (theirs, ours, older.replace("_", " ")), facts)

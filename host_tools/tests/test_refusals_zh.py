@@ -81,3 +81,22 @@ def test_a_port_busy_or_gone_is_said_in_chinese():
     assert code == mjctl.EXIT_INPUT and zh.TEXTS["oserr.EBUSY"] in line, line
     assert code_gone == mjctl.EXIT_NO_ANSWER and zh.TEXTS["oserr.EIO"] in line_gone, line_gone
     assert _english(line) == set() and _english(line_gone) == set(), (line, line_gone)
+
+
+def test_another_protocol_and_no_heap_are_said_in_chinese():
+    from host_tools.cli import mjctl
+    from host_tools.link.client import LinkError, _mismatch
+    texts.set_lang("zh")
+    try:
+        old = mjctl.link_error(_mismatch(11, 12, {"proto": 11}), "/dev/ttyACM0")[1]
+        new = mjctl.link_error(_mismatch(13, 12, {"proto": 13}), "/dev/ttyACM0")[1]
+        heap = mjctl.link_error(LinkError("internal", "out of memory for this answer: ask again",
+                                          {"why": "no_heap"}), "/dev/ttyACM0")[1]
+    finally:
+        texts.set_lang("en")
+    assert old.startswith(zh.TEXTS["why.proto"].format(got=11, hi=12,
+                                                       other=zh.TEXTS["side.firmware"])), old
+    assert zh.TEXTS["side.host_tools"] in new, new
+    assert heap.startswith(zh.TEXTS["why.no_heap"]), heap
+    for line in (old, new, heap):
+        assert _english(line) - {"git", "pull"} == set(), line      # a command to type

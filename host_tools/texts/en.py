@@ -655,6 +655,10 @@ TEXTS = {
     # a refusal of the table's: what it refused and why (refusals.py), by
     # the reason's word and its facts (docs/protocol.md, Errors)
     "refusal.line": "{what} ({code})",
+    "why.proto": "the controller speaks link protocol {got}, these tools {hi}: update the {other}",
+    "why.no_heap": "the controller had no memory for this answer just now: run the command again",
+    "side.firmware": "firmware (make deploy or make flash)",
+    "side.host_tools": "host tools (git pull, then make)",
     "why.locked": "logins are locked after {n} wrong answers in a row",
     "why.challenge": "the table's challenge expired or was used",
     "why.keyless": "this table has no service key",

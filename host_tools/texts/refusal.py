@@ -28,6 +28,8 @@ def said(message, facts):
     try:
         if why == "pin_strap":        # which reset function the pin straps
             fields["strap"] = t("strap.%s" % facts.get("gpio"))
+        if why == "proto":            # the side to update, in words
+            fields["other"] = t("side.%s" % facts.get("other"))
         if why == "at_switch":
             fields["switch"] = t("label.top" if facts.get("switch") == "up" else "label.bottom")
         return table["why." + why].format(**fields)

@@ -630,6 +630,10 @@ TEXTS = {
     "error.busy": "忙",
     # 控制器的拒绝：拒绝了什么、为什么（refusals.py），按原因词和事实
     "refusal.line": "{what}（{code}）",
+    "why.proto": "控制器用的链路协议是 {got}，这台电脑上的工具是 {hi}：请更新{other}",
+    "why.no_heap": "控制器这一刻没有内存来回答：请重新运行该命令",
+    "side.firmware": "固件（make deploy 或 make flash）",
+    "side.host_tools": "电脑上的工具（git pull，然后 make）",
     "why.locked": "连续 {n} 次答错，登录已锁定",
     "why.challenge": "控制器的验证码已过期或已用过",
     "why.keyless": "这张牌桌还没有密钥",
