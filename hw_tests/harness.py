@@ -22,6 +22,7 @@ key, read its state) run in the bus thread between two TICKs
 import json
 import os
 import queue
+import tempfile
 import threading
 import time
 from collections import Counter
@@ -193,6 +194,7 @@ class Target:
     hook = None
     wait_s = WAIT_S
     hand_wall_s = HAND_WALL_TIMEOUT_S   # a whole hand (host_tools/cli/ops.py run_hand)
+    link_timeout_s = 1.0       # a request's attempt (LinkClient's timeout)
 
     def __init__(self):
         self.link = None
@@ -214,6 +216,10 @@ class Target:
     def dead(self):
         """The firmware is known to be gone (sim: its process exited)."""
         return False
+
+    def connect(self, port):
+        """A LinkClient on `port` with this target's answer time."""
+        return LinkClient(port, timeout=self.link_timeout_s)
 
     def request(self, op, **args):
         return self.link.request(op, **args)
@@ -418,7 +424,7 @@ class SimTarget(Target):
             setup(self.table)
         self.sim.start()
         try:
-            self.link = LinkClient(self.sim.link_path)
+            self.link = self.connect(self.sim.link_path)
             self._hello()
         except BaseException:
             self.close()
@@ -445,6 +451,10 @@ class QemuTarget(SimTarget):
     kind = "qemu"
     wait_s = 180.0     # QEMU runs the firmware at the host's pace: a cycle's step takes wall seconds
     hand_wall_s = 600.0  # a hand: 120-146 s in QEMU on this host, more on a busy one
+    # An answer that waits on a write to the flash (a service log entry, a
+    # config) takes QEMU over a second at times: 8 of 230 refused jogs, each
+    # logged, went unanswered in 2 x 1 s on this host.
+    link_timeout_s = 5.0
 
     @staticmethod
     def _table(seed, faults, heap, config_path):
@@ -603,10 +613,12 @@ def seal_of(sim, kind):
 def saved_record(sim):
     """The hand's record as the firmware last sealed it; None if there is
     none; a str saying why if it does not check."""
-    try:
-        data = seal_of(sim, b"hand").load(os.path.join(sim.store, RECORD_FILE))
-    except ValueError as e:
-        return "refused: %s" % e
+    with tempfile.TemporaryDirectory() as folder:
+        path = sim.stored_copy(RECORD_FILE, folder)
+        try:
+            data = None if path is None else seal_of(sim, b"hand").load(path)
+        except ValueError as e:
+            return "refused: %s" % e
     return None if data is None else json.loads(bytes(data))
 
 

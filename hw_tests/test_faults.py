@@ -205,7 +205,6 @@ def test_counters_and_the_fault_log_survive_power_cuts_at_random_instants(target
     counters file is whole (no `lost`, no failed save), the counters never
     go back, and the fault log keeps its faults (power_lost among them)."""
     import random
-    from firmware import persist
     rng = random.Random(7)
     table = target.table
     assert target.run_cycle().ok                # something to keep: a cycle, a lift
@@ -231,7 +230,7 @@ def test_counters_and_the_fault_log_survive_power_cuts_at_random_instants(target
         for k in ("cycles", "hands", "lifts"):
             assert c[k] >= prev[k], (k, prev, c)
         assert c["tiles_fed"] == [max(a, b) for a, b in zip(c["tiles_fed"], prev["tiles_fed"])]
-        saved = persist.load(os.path.join(target.sim.store, "counters.json"))
+        saved = target.sim.saved("counters.json")
         assert saved["cycles"] == c["cycles"] and saved["lifts"] == c["lifts"]
         prev = c
         if ev["ev"] == "fault" and ev["detail"].get("reason") in ("mid_build", "mid_lift"):

@@ -12,7 +12,6 @@ import pytest
 
 from host_tools import texts
 from host_tools.cli import mjctl
-from host_tools.link.client import LinkClient
 
 TICK_MS = 20               # a jog ends within a control tick of its deadline
 
@@ -34,7 +33,7 @@ def jog(target, tmp_path, capsys, monkeypatch):
         return code, " ".join((out + err).split())     # rich wraps at the terminal's width
     yield run
     texts.set_lang("en")                 # mjctl's --lang holds for the process: not for the next test
-    target.link = LinkClient(target.sim.link_path)   # for the harness's close
+    target.link = target.connect(target.sim.link_path)   # for the harness's close
 
 
 def _runs(target, label, since):

@@ -8,11 +8,7 @@ repair, the table goes on from there (the rise is finished).
 The slow lifter is made by slowing the virtual table's motor model in the
 test (a fault injection for it does not exist yet)."""
 
-import os
-
 import pytest
-
-from firmware import persist
 
 from hw_tests.harness import HEAP_BUDGET as HEAP, assert_fault_described
 
@@ -39,7 +35,7 @@ def test_lifters_learn_their_times_warn_when_slow_and_end_a_rise_by_time_on_a_fa
         assert cycle.ok and not cycle.all("slow"), cycle
 
     target.status()                               # answered after the dice's save
-    saved = persist.load(os.path.join(target.sim.store, "counters.json"))
+    saved = target.sim.saved("counters.json")
     learned = saved["learned"]
     real_up, real_down = table.lifters[0].up_ms, table.lifters[0].down_ms   # 2.5 s, 2 s
     for side in range(4):

@@ -7,7 +7,6 @@ virtual table (the real firmware under MicroPython; virtual time,
 nothing sleeps)."""
 
 import binascii
-import os
 
 import pytest
 
@@ -22,14 +21,9 @@ NOT_A_HANDS = ("service.key", "tags.txt", "config.json")
 RUN = 6                    # tile ids in a row that would tell the walls
 
 
-def _files(store):
-    out = {}
-    for name in sorted(os.listdir(store)):
-        path = os.path.join(store, name)
-        if name not in NOT_A_HANDS and os.path.isfile(path):
-            with open(path, "rb") as f:
-                out[name] = f.read()
-    return out
+def _files(sim):
+    """The flash's files but the board's own."""
+    return {name: data for name, data in sim.stored_files().items() if name not in NOT_A_HANDS}
 
 
 def _named(files, ids, uids):
@@ -56,7 +50,6 @@ def test_no_tile_of_the_hand_lies_readable_in_the_flash(make_target):
     players = []
     target = make_target(seed=1, setup=lambda table: players.append(HandPlayers(table, seed=1)))
     table = target.table
-    store = target.sim.store
     seen = {}
 
     def walls():
@@ -68,14 +61,14 @@ def test_no_tile_of_the_hand_lies_readable_in_the_flash(make_target):
         seen["uids"] = [slots[s].uid for s in sorted(slots)]
 
     def mid_hand():
-        seen["mid"] = _files(store)
+        seen["mid"] = _files(target.sim)
         seen["record"] = saved_record(target.sim)
     target.when_table(lambda: players[0].scenario is not None, walls)
     target.when_table(lambda: len(players[0].taken) >= 60, mid_hand)
     out = run_hand(target.sim, target.link, players[0], timeout_s=target.hand_wall_s)
     assert out["ok"], {k: out[k] for k in out if k not in ("scenario", "observed")}
     target.wait_virtual(target.status()["uptime"] + 100)       # the hand end's writes done
-    after = _files(store)
+    after = _files(target.sim)
     ids, uids = seen["ids"], seen["uids"]
     assert len(ids) == 144 and "mid" in seen, sorted(seen)
     # Mid-hand the record is there, sealed: the key opens it, and it holds

@@ -3,13 +3,12 @@
 session gave at its login, the last 200 kept in a file of fixed size
 across a power cut; `mjctl log` shows them in words."""
 
-import os
 import time
 
 import pytest
 
 from host_tools.cli import logs
-from host_tools.link.client import LinkClient, service_entry
+from host_tools.link.client import LinkError, service_entry
 
 _SLOTS = 200
 _FILE_BYTES = 200 * 96
@@ -29,7 +28,7 @@ def test_a_sessions_actions_are_logged_with_the_pcs_time_and_outlive_a_power_cut
     t_cut = target.in_table(lambda: target.table.now)
     target.in_table(target.table.power_cut)
     target.link.close()                       # the link's pty outlives the board's restart
-    target.link = LinkClient(target.sim.link_path)
+    target.link = target.connect(target.sim.link_path)
     target._hello()
     assert target.sim.restarts == 1                    # the firmware started again
     got = [service_entry(e) for e in target.link.service_log()]
@@ -38,7 +37,7 @@ def test_a_sessions_actions_are_logged_with_the_pcs_time_and_outlive_a_power_cut
     assert all(e["clock"] == "utc" and before <= e["t"] <= after + 1 for e in got[:4]), got
     assert got[2]["rolls"] == 1500 and got[1]["outcome"] == "ok"
     assert [e["clock"] for e in got[4:]] == ["up", "up"] and got[5]["t"] <= t_cut, got
-    assert os.path.getsize(os.path.join(target.sim.store, "service.log")) <= _FILE_BYTES
+    assert len(target.sim.stored("service.log")) <= _FILE_BYTES
     text = [logs.service_text(e) for e in got]
     assert text[2] == "dice test, 1500 rolls: done" and text[1] == "jog lane 0 100 ms: done"
     assert logs.entry_time(got[4]).startswith("up ")
@@ -50,9 +49,10 @@ def test_a_sessions_actions_are_logged_with_the_pcs_time_and_outlive_a_power_cut
 def test_the_log_keeps_the_last_200_entries_in_a_file_that_does_not_grow(target):
     session = target.link.open_service(target.sim.key)
     for ms in range(1, 231):                  # refused jogs: each one entry, nothing moves
-        with pytest.raises(Exception):
+        with pytest.raises(LinkError) as refused:
             target.request("jog", session=session, actuator="lift_up", ms=ms)
+        assert refused.value.code == "bad_request", refused.value
     got = [service_entry(e) for e in target.link.service_log()]
     assert len(got) == _SLOTS and [e["ms"] for e in got] == list(range(31, 231)), got[:3]
     assert all(e["outcome"] == "bad_request" for e in got)
-    assert os.path.getsize(os.path.join(target.sim.store, "service.log")) == _FILE_BYTES
+    assert len(target.sim.stored("service.log")) == _FILE_BYTES

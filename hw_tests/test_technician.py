@@ -4,7 +4,6 @@ session and is refused during a hand; what they write goes to the board's
 flash (the virtual table's store), atomically."""
 
 import json
-import os
 
 import pytest
 
@@ -71,8 +70,13 @@ def test_the_selftest_is_refused_during_a_hand(target):
 # -- config set --------------------------------------------------------------
 
 def _flash_config(target):
-    with open(os.path.join(target.sim.store, "config.json")) as f:
-        return json.load(f)
+    return json.loads(target.sim.stored("config.json"))
+
+
+def _flash_tags(target):
+    """The tag table's lines on the flash, its comments left out."""
+    text = target.sim.stored("tags.txt").decode()
+    return [line.split() for line in text.splitlines() if not line.startswith("#")]
 
 
 @pytest.mark.needs_sim
@@ -85,7 +89,7 @@ def test_config_set_checks_the_whole_config_and_writes_it_atomically(target):
     assert after["timings"]["lift_up_ms"] == 4200
     before["timings"]["lift_up_ms"] = 4200
     assert after == before                                  # nothing else changed
-    assert not os.path.exists(os.path.join(target.sim.store, "config.json.new"))
+    assert target.sim.stored("config.json.new") is None
     assert target.request("config_get", key="timings")["value"] == \
         [[k, after["timings"][k]] for k in sorted(after["timings"])]
     # A value the validator refuses, and a key the config does not have:
@@ -142,8 +146,7 @@ def test_learn_writes_a_reference_set_into_the_tag_table_and_the_audit_then_know
     assert (audit["tags"], audit["unknown"]) == (144, 144)            # tags it does not know
     out = target.request("rfid_learn", session=session)
     assert (out["tags"], out["new"], out["changed"], out["restart"]) == (432, 144, 0, True)
-    with open(os.path.join(target.sim.store, "tags.txt")) as f:
-        lines = [line.split() for line in f if not line.startswith("#")]
+    lines = _flash_tags(target)
     learned = {int(uid, 16): code for uid, code in lines}
     assert len(learned) == len(lines) == 432
     assert all(learned[t.uid] == t.code for t in ref)                 # slot i: the i-th tile
@@ -165,8 +168,7 @@ def test_learn_refuses_a_reference_set_with_a_slot_empty(target):
     assert _scan(target, session)["tags"] == 143
     code, msg = _refusal(target, "rfid_learn", session=session)
     assert code == "refused" and "slot 17" in msg
-    with open(os.path.join(target.sim.store, "tags.txt")) as f:
-        assert sum(1 for line in f if not line.startswith("#")) == 288   # unchanged
+    assert len(_flash_tags(target)) == 288                               # unchanged
 
 
 @pytest.mark.needs_sim

@@ -3,15 +3,12 @@ firmware-qemu; docs/performance.md, The esp32 port in QEMU): the app's size
 against its partition, and the GC's own figures (`micropython.mem_info()`
 through the sim bus's HEAP report, host_tools/sim/heaplog.py) after the
 boot and along three of the runs the twin's heap group measures
-(heap.py: a cycle, a hand, a hand cut by the power and resumed), with
-the heap's real size: whether it ever grew past its first area.
+(heap.py: a cycle, a hand, a hand cut by the power and resumed, the
+technician's visit), with the heap's real size: whether it ever grew past
+its first area.
 `gc.mem_free()` cannot say that on this port (it counts the room the heap
 may still add). Wall times are QEMU's, the host's pace, not a board's;
-the CPU figures are esp32_cpu.py's, counted in instructions.
-
-The technician's visit cannot run here: its service_auth request (131
-bytes a frame) does not get through QEMU's console (docs/hardware.md, The
-firmware in QEMU: requests longer than the UART's 120-byte RX threshold)."""
+the CPU figures are esp32_cpu.py's, counted in instructions."""
 
 import re
 import threading
@@ -35,8 +32,9 @@ def _runs():
     hand = heap.hand_run(heap.HAND_SEED, wall_s=WALL_S)
     resume = heap.hand_run(heap.HAND_SEED, wall_s=WALL_S, cut_after_ms=heap.RESUME_CUT_MS)
     cycle = heap.cycle_run(wall_s=WALL_S)
+    service = (None, lambda sim, link: heap.service_visit(sim, link, wall_s=WALL_S))
     return (("cycle", heap.CYCLE_SEED) + cycle, ("hand", heap.HAND_SEED) + hand,
-            ("resume", heap.HAND_SEED) + resume)
+            ("resume", heap.HAND_SEED) + resume, ("service", heap.SERVICE_SEED) + service)
 
 
 class Sampler:
@@ -102,7 +100,7 @@ def measure():
     by = {r["run"]: r for r in runs}
     totals = [r["total"] for r in runs if r["total"] is not None]
     figures = {"esp32_app_bytes": app, "esp32_heap_boot_used_bytes": boot[0]}
-    for name in ("cycle", "hand", "resume"):
+    for name in ("cycle", "hand", "resume", "service"):
         figures["esp32_heap_%s_peak_bytes" % name] = by[name]["peak_used"]
     figures["esp32_heap_total_bytes"] = max(totals) if totals else None
     figures["esp32_cycle_wall_s"] = by["cycle"]["wall_s"]

@@ -57,6 +57,8 @@ FIGURES = (
      "B", None, None),
     ("esp32_heap_resume_peak_bytes", "esp32",
      "esp32 port (QEMU): heap in use, a resumed hand's peak", "B", None, None),
+    ("esp32_heap_service_peak_bytes", "esp32",
+     "esp32 port (QEMU): heap in use, a service visit's peak", "B", None, None),
     ("esp32_heap_total_bytes", "esp32", "esp32 port (QEMU): the heap's largest size in the runs",
      "B", "<=", 64000),
     ("esp32_cycle_wall_s", "esp32", "esp32 port: a cycle's wall time in QEMU", "s", None, None),

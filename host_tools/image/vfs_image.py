@@ -108,3 +108,32 @@ def update(partition_bytes, contents):
     fs.unmount()
     return bytes(buf)
 
+
+
+
+def _mounted(partition_bytes):
+    return LittleFS(context=UserContext(buffer=bytearray(partition_bytes)),
+                    block_count=len(partition_bytes) // BLOCK_SIZE, **LFS_CONFIG)
+
+
+def read(partition_bytes, name):
+    """The file `name` of the filesystem the partition's bytes hold, or
+    None when there is none: the virtual table's flash as the firmware
+    last wrote it (littlefs commits copy-on-write, so the bytes read at
+    any moment are a filesystem as the firmware had it)."""
+    try:
+        with _mounted(partition_bytes).open(name, "rb") as f:
+            return f.read()
+    except FileNotFoundError:
+        return None
+
+
+def files(partition_bytes):
+    """{name: bytes} of the files at the top of that filesystem."""
+    fs = _mounted(partition_bytes)
+    out = {}
+    for name in fs.listdir("/"):
+        if fs.stat(name).type == 1:            # LFS_TYPE_REG
+            with fs.open(name, "rb") as f:
+                out[name] = f.read()
+    return out

@@ -28,6 +28,7 @@ import threading
 
 import serial
 
+from firmware import persist
 from host_tools.image.mpenv import (RESET_EXIT, ROOT, TWIN_BOOT, TWIN_BOOT_PRODUCTION, code_root,
                                    micropython_binary, raw_pty, twin_binary)
 from host_tools.sim.bus import BusServer
@@ -157,6 +158,40 @@ class SimTable:
                 return f.read()
         except OSError:
             return ""
+
+    def stored_files(self):
+        """The firmware's files as its flash holds them now, {name: bytes}:
+        the twin's flash is the store's folder (its log is the launcher's)."""
+        out = {}
+        for name in os.listdir(self.store):
+            path = os.path.join(self.store, name)
+            if name != "firmware.log" and os.path.isfile(path):
+                with open(path, "rb") as f:
+                    out[name] = f.read()
+        return out
+
+    def stored(self, name):
+        """The firmware's file `name` as its flash holds it now, or None."""
+        return self.stored_files().get(name)
+
+    def stored_copy(self, name, folder):
+        """A copy of that file in `folder`, for a reader that takes a path
+        (firmware/persist.py, firmware/sealed.py): its path, or None."""
+        data = self.stored(name)
+        if data is None:
+            return None
+        path = os.path.join(folder, name)
+        with open(path, "wb") as f:
+            f.write(data)
+        return path
+
+    def saved(self, name):
+        """What the firmware last saved to `name` with firmware/persist.py
+        (its counters), read by persist's own load: None if nothing,
+        ValueError if damaged."""
+        with tempfile.TemporaryDirectory() as folder:
+            path = self.stored_copy(name, folder)
+            return None if path is None else persist.load(path)
 
     # -- the firmware process ------------------------------------------------
 

@@ -29,7 +29,7 @@ from host_tools.image import espkit
 from host_tools.image.mpenv import MissingBuild
 from host_tools.sim.launcher import SimTable
 from host_tools.sim.qemu_machine import (ConsoleBridge, SocketPort, connect, efuse_file,
-                                         flash_file, flash_update, qemu_command,
+                                         flash_file, flash_files, flash_update, qemu_command,
                                          qemu_image)
 
 SETTINGS = "qemu.json"
@@ -41,6 +41,11 @@ class QemuTable(SimTable):
 
     bus_timeout_s = 0.02
     boot_s = 60.0              # QEMU's boot to the firmware's HELLO, at most
+    # Wall seconds of bus silence before the table's watchdog bites (the
+    # twin's: 3 s). A write to QEMU's flash takes seconds at times: with
+    # 3 s, two of a learned-times run's cycles and one of ten power cuts
+    # ended in a watchdog reset the firmware never earned.
+    stall_s = 20.0
     code = "frozen in the esp32 image (QEMU)"
 
     def __init__(self, seed=0, faults=(), heap=None, realtime=False, config_path=None,
@@ -78,6 +83,10 @@ class QemuTable(SimTable):
         does not draw what it drew before the cut."""
         return json.dumps({"seed": self.seed + 1000 * self.restarts}).encode()
 
+    def stored_files(self):
+        """The firmware's files as the flash image holds them now."""
+        return flash_files(self.flash)
+
     # -- QEMU in place of the twin's process --------------------------------
 
     def _spawn(self):
@@ -99,8 +108,11 @@ class QemuTable(SimTable):
         log.close()
         # QEMU waits for UART0's client, then for UART1's; the chip starts then.
         console = connect(uart0, self.proc, 10.0)
+        hellos = self.server.hellos if self.server is not None else 0
         self._bridge = ConsoleBridge(console, self._link_master,
-                                     os.path.join(self.store, "firmware.log"))
+                                     os.path.join(self.store, "firmware.log"),
+                                     started=lambda: self.server is not None
+                                     and self.server.hellos > hellos)
         return SocketPort(connect(uart1, self.proc, 10.0))
 
     def start(self):
@@ -109,6 +121,7 @@ class QemuTable(SimTable):
         QEMU a few wall seconds, where the twin starts at once."""
         SimTable.start(self)
         self.server.hung_s = self.boot_s       # the boot is slower than the twin's
+        self.server.stall_s = self.stall_s
         try:
             _wait_for(lambda: self.server.ticks > 0 or not self.alive, self.proc, self.boot_s)
             if not self.alive:

@@ -63,6 +63,15 @@ def flash_update(path, files):
         f.write(fs)
 
 
+def flash_files(path):
+    """{name: bytes} of the files in the filesystem of the flash file at
+    `path` (QEMU writes the flash file as the firmware writes its flash)."""
+    offset, size = vfs_image.partition(board_image.PARTITIONS)
+    with open(path, "rb") as f:
+        f.seek(offset)
+        return vfs_image.files(f.read(size))
+
+
 def efuse_file(path):
     data = bytearray(EFUSE_BYTES)
     data[EFUSE_BLOCK_VERSION] = 1
@@ -208,11 +217,20 @@ class ConsoleBridge:
 
     SYNC = b"\xa5\x5a"
 
-    def __init__(self, sock, link, log_path):
+    def __init__(self, sock, link, log_path, started=None):
+        """`started`: None, or a callable saying whether the firmware has
+        started; until it has, what the host writes is dropped. A byte on
+        UART0 while ESP-IDF starts makes QEMU raise its interrupt into the
+        task watchdog's handler before that exists: a crash, the reset, the
+        crash again (measured: a hello sent through the boot after a power
+        cut gave 64 panics and no boot). A board's USB port is not there
+        until MicroPython runs: a host's bytes do not reach it either."""
         self.sock = sock
         self.console = sock.fileno()
         self.link = link
         self.log_path = log_path
+        self.started = started
+        self.dropped = 0               # the host's bytes before the firmware started
         self.boot_text = bytearray()
         self._framed = False           # a frame has been seen: the boot's text is over
         self._pending = b""            # bytes not yet known to be text or frame
@@ -232,8 +250,10 @@ class ConsoleBridge:
                     if fd == self.console:
                         _write_all(self.link, data)
                         self._text(self.split(data))
-                    else:
+                    elif self.started is None or self.started():
                         _write_all(self.console, data)
+                    else:
+                        self.dropped += len(data)
             except OSError:
                 return
 

@@ -50,6 +50,20 @@ def test_flash_erase_writes_a_filesystem_micropython_mounts_as_the_board_does(tm
     assert status == 0 and key.read_bytes() == kept and files[cmd[-1]] == data
 
 
+def test_the_host_reads_back_what_micropython_wrote_on_the_filesystem(tmp_path):
+    """vfs_image.read, as the virtual table in QEMU reads the firmware's
+    files from its flash: a file MicroPython's littlefs wrote (a new file
+    renamed, as the counters), one the image brought, none for a name the
+    rename took away."""
+    size = {r["name"]: r for r in partitions()}["vfs"]["size"]
+    r = _mount(tmp_path, vfs_image.build(size, {"config.json": b"{}"}), size)
+    assert r.returncode == 0 and r.stdout.splitlines()[-1] == "wrote ok", r.stdout + r.stderr
+    part = (tmp_path / "vfs-partition.bin").read_bytes()
+    assert vfs_image.read(part, "counters.json") == b'{"hands": 1}'
+    assert vfs_image.read(part, "config.json") == b"{}"
+    assert vfs_image.read(part, "counters.json.new") is None
+
+
 def test_a_filesystem_of_another_size_does_not_mount(tmp_path):
     """The mount above can fail: littlefs refuses a superblock whose block
     count is not the partition's."""

@@ -43,3 +43,31 @@ def test_how_qemu_ended_is_said_in_words():
     assert _ended(-11) == "SIGSEGV"
     assert _ended(1) == "exit 1"
     assert _ended(-200) == "signal 200"
+
+
+def test_the_hosts_bytes_reach_uart0_only_once_the_firmware_started(tmp_path):
+    """What the host writes while ESP-IDF starts is dropped (a byte there
+    crashes the boot in QEMU); once `started` says so, it goes through."""
+    import os
+    import select
+    import socket
+    import threading
+
+    qemu_side, bridge_side = socket.socketpair()
+    link_r, link_w = os.pipe()               # the host's writes come from the link pty
+    started = threading.Event()
+    bridge = ConsoleBridge(bridge_side, link_r, str(tmp_path / "firmware.log"),
+                           started=started.is_set)
+    try:
+        os.write(link_w, b"hello during the boot")
+        assert not select.select([qemu_side], [], [], 0.3)[0]     # 6 of the bridge's polls
+        started.set()
+        os.write(link_w, b"hello")
+        assert select.select([qemu_side], [], [], 5.0)[0]
+        assert qemu_side.recv(100) == b"hello"
+        assert bridge.dropped == len(b"hello during the boot")
+    finally:
+        bridge.stop()
+        qemu_side.close()
+        os.close(link_w)
+        os.close(link_r)
