@@ -2,15 +2,12 @@
 short run on the twin at the bench's heap, a heap too small to boot in, and
 what makes a run fail."""
 
-import time
-
 import pytest
 
 from host_tools.bench import fragmentation
 
 
 def test_a_short_fragmentation_run_gives_a_figure():
-    t0 = time.monotonic()
     figures, d = fragmentation.measure(hands=3)
     figure = figures["image_soak_min_free_block_bytes"]
     assert 0 < figure <= d["max_free_max"] < 64 * 1024 == figures["image_soak_heap_bytes"]
@@ -19,7 +16,6 @@ def test_a_short_fragmentation_run_gives_a_figure():
     assert d["soak"]["hands"] == 3 and d["samples"] == 2 + 3     # boot, visit, each hand
     assert [s[0] for s in d["first"][:3]] == ["boot", "visit before the first start", "hand 1"]
     assert d["visits"][0]["ok"] and not d["missed_reports"]
-    assert time.monotonic() - t0 < 30
 
 
 def test_a_heap_the_firmware_cannot_boot_in_fails_the_measurement():
