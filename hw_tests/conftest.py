@@ -42,9 +42,9 @@ _NO_FLOW = ("sends the link a burst of about 1,000 bytes in one write: QEMU's co
             "a UART with no flow control, whose 260-byte stdin ring drops the rest (a "
             "board's USB holds the host back; docs/hardware.md, The console has no flow "
             "control)")
-_FLASH_FILES = ("writes the firmware's files from the host while it is off, or watches them "
-                "at every tick: the twin keeps them in a folder, QEMU inside its flash image, "
-                "which the tests read (stored_files) but do not write")
+_FLASH_WATCH = ("watches the firmware's files at every tick, each write by its inode and time: "
+                "the twin keeps them in a folder, QEMU inside its flash image, where a "
+                "write of the same bytes leaves no mark the tests can read")
 _STALLS = ("many cycles or power cuts in a row: in QEMU a write to the flash stalls the bus "
            "for seconds at times, and with the twin's 3 s before the table's watchdog bites, "
            "two runs here ended in a reset the firmware never earned; QemuTable now waits "
@@ -60,9 +60,7 @@ QEMU_SKIPS = (
     ("hw_tests/test_link.py::test_a_flood_of_requests_is_answered_in_order", _NO_FLOW),
     ("hw_tests/test_faults.py::test_counters_and_the_fault_log_survive_power_cuts", _STALLS),
     ("hw_tests/test_learned.py::test_lifters_learn_their_times", _STALLS),
-    ("hw_tests/test_relift.py::test_a_lift_that_comes_up_other_than_it_went", _FLASH_FILES),
-    ("hw_tests/test_resume.py::", _FLASH_FILES),
-    ("hw_tests/test_power_cut_in_hand.py::test_each_reason_a_hand_cannot_come_back_is_named", _FLASH_FILES),
+    ("hw_tests/test_resume.py::test_the_hands_record_follows_the_replay", _FLASH_WATCH),
     ("hw_tests/test_telemetry.py::", "the telemetry needs the board's Wi-Fi: QEMU emulates "
      "none, and the kit's image has none"),
     ("hw_tests/test_parlour_page.py::", "the parlour page's tables publish over Wi-Fi: "

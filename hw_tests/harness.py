@@ -622,9 +622,15 @@ def saved_record(sim):
     return None if data is None else json.loads(bytes(data))
 
 
-def save_record(sim, rec):
-    """`rec` sealed as the hand's record, as the firmware would."""
-    seal_of(sim, b"hand").save(os.path.join(sim.store, RECORD_FILE), json.dumps(rec).encode())
+def save_record(sim, rec, seal=None):
+    """`rec` sealed as the hand's record, as the firmware would (or with
+    another `seal`), written while the power is off (change_while_off)."""
+    seal = seal_of(sim, b"hand") if seal is None else seal
+    with tempfile.TemporaryDirectory() as folder:
+        path = os.path.join(folder, RECORD_FILE)
+        seal.save(path, json.dumps(rec).encode())
+        with open(path, "rb") as f:
+            sim.change_while_off({RECORD_FILE: f.read()})
 
 
 # -- assertions shared by the test files -----------------------------------------

@@ -11,7 +11,6 @@ the dealer's key again, the walls checked whole. Each reason the hand
 cannot come back, made on purpose while the power is off: power_lost with
 that reason, never a guess."""
 
-import json
 import os
 
 import pytest
@@ -147,17 +146,8 @@ def _forged(sim):
     def forge(table):
         rec = saved_record(sim)
         rec["tiles"] = rec["tiles"][2:] + rec["tiles"][:2]
-        Sealer(bytes(32), os.urandom, b"hand").save(os.path.join(sim.store, RECORD_FILE),
-                                                   json.dumps(rec).encode())
+        save_record(sim, rec, seal=Sealer(bytes(32), os.urandom, b"hand"))
     return forge
-
-
-def _file(store, name):
-    try:
-        with open(os.path.join(store, name), "rb") as f:
-            return f.read()
-    except OSError:
-        return None
 
 
 def _unknown_tile(table):
@@ -188,7 +178,6 @@ def test_each_reason_a_hand_cannot_come_back_is_named(make_target):
     with that reason, the dealer kept; cleared, the next cycle goes on."""
     target = make_target(seed=5)
     table = target.table
-    store = target.sim.store
     cases = [
         ("not_whole", "dealer", _take_middle),
         ("unexplained", "in_hand", _take_middle),
@@ -215,7 +204,7 @@ def test_each_reason_a_hand_cannot_come_back_is_named(make_target):
             table.power_cut()
             if while_off is not None:
                 while_off(table)
-            saved.append(_file(store, RECORD_FILE))
+            saved.append(target.sim.stored(RECORD_FILE))
         target.in_table(cut)
         ev = target.wait_event(lambda e: e["ev"] in ("fault", "hand_resumed") or (
             e["ev"] == "state" and e["state"] == "idle"), "the boot after the cut")
@@ -223,7 +212,7 @@ def test_each_reason_a_hand_cannot_come_back_is_named(make_target):
         assert (ev["ev"], ev.get("name"), ev.get("detail", {}).get("reason")) == (
             "fault", "power_lost", reason), (reason, ev)
         assert target.status()["dealer"] == dealer, reason
-        assert _file(store, RECORD_FILE) == saved[0], reason      # the record as it was
+        assert target.sim.stored(RECORD_FILE) == saved[0], reason      # the record as it was
         if reason == "reader":
             target.in_table(lambda: table.clear_fault("rfid_timeout"))
         if reason != "unknown_tag":

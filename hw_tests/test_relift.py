@@ -10,8 +10,6 @@ dealer's key, and the hand played after it is its replay. No tile is
 lost. A wall that comes up short or in another order falls back with its
 reason (`not_whole`, `mismatch`), never a guess."""
 
-import os
-
 import pytest
 
 from firmware.controller.saved_state import WALLS_FILE
@@ -99,7 +97,7 @@ def test_a_lift_that_comes_up_other_than_it_went_falls_back_with_its_reason(make
     table = target.table
     want = table.config.tile_sets * table.rules.n_tiles
     def _no_walls_file(_table):
-        os.remove(os.path.join(target.sim.store, WALLS_FILE))
+        target.sim.change_while_off({WALLS_FILE: None})
 
     for reason, while_off in (("not_whole", _take_one), ("mismatch", _swap_two),
                               ("record", _no_walls_file)):

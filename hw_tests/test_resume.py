@@ -6,12 +6,12 @@ few times a hand and never in the tick, and is erased at its end; a
 damaged record of a cut hand is reported at boot, not guessed."""
 
 import os
+import tempfile
 
 import pytest
 
 from engine_core.replay import build, state
 from engine_core.rulesets import load as load_ruleset
-from firmware import persist
 from firmware.controller import record_check
 from firmware.fakes.follow import reserve_changes
 from host_tools.cli.ops import run_hand
@@ -160,7 +160,6 @@ def test_the_dealer_and_the_streak_survive_three_power_cuts_in_a_row(make_target
     dice = link.wait_event(lambda e: e["ev"] == "dice" and e["t"] > res["t"], timeout=120)
     assert dice["dealer"] == kept[0], (res, dice)
     target.wait_virtual(dice["t"] + 20000)               # well into the next hand
-    store = target.sim.store
     hands = target.request("counters")["hands"]
     for k, why in enumerate(("in a hand", "in a hand, a tile taken while off",
                              "power_lost standing", "idle after the repair")):
@@ -170,14 +169,15 @@ def test_the_dealer_and_the_streak_survive_three_power_cuts_in_a_row(make_target
         c = target.request("counters")
         assert "lost" not in c and c["unsaved"] == 0, (why, c)
         assert c["hands"] == hands
-        assert persist.load(os.path.join(store, "counters.json"))["dealer"] == list(kept), why
+        assert target.sim.saved("counters.json")["dealer"] == list(kept), why
         assert target.status()["dealer"] == kept[0], why
         if k == 0:
             assert ev["ev"] == "hand_resumed", ev
             # The cut hand's record: this hand's, readable at boot.
-            rec = record_check.cut_hand(seal_of(target.sim, b"hand"),
-                                        os.path.join(store, RECORD_FILE),
-                                        load_ruleset("fuzhou144"), hands)
+            with tempfile.TemporaryDirectory() as folder:
+                rec = record_check.cut_hand(seal_of(target.sim, b"hand"),
+                                            target.sim.stored_copy(RECORD_FILE, folder),
+                                            load_ruleset("fuzhou144"), hands)
             assert rec is not None and rec["dice"] == [dice["a"], dice["b"]], rec
             assert (rec["dealer"], rec["wins_in_row"]) == kept
         if k == 1:
@@ -214,14 +214,11 @@ def test_a_damaged_record_of_a_cut_hand_is_reported_at_boot(make_target):
     target.link.request("start")
     dice = target.link.wait_event(lambda e: e["ev"] == "dice", timeout=120)
     target.wait_virtual(dice["t"] + 15000)
-    path = os.path.join(target.sim.store, RECORD_FILE)
 
     def damage():
-        with open(path, "rb") as f:
-            data = bytearray(f.read())
+        data = bytearray(target.sim.stored(RECORD_FILE))
         data[-3] ^= 0x20                                 # one bit of the flash flipped
-        with open(path, "wb") as f:
-            f.write(data)
+        target.sim.change_while_off({RECORD_FILE: bytes(data)})
     ev = _cut(target, table, while_off=damage)           # the boot reads it
     assert ev["ev"] == "fault" and ev["detail"]["reason"] == "record", ev
     c = target.request("counters")

@@ -36,7 +36,11 @@ def test_a_sessions_actions_are_logged_with_the_pcs_time_and_outlive_a_power_cut
                                         "opened", "closed: by the host"], got
     assert all(e["clock"] == "utc" and before <= e["t"] <= after + 1 for e in got[:4]), got
     assert got[2]["rolls"] == 1500 and got[1]["outcome"] == "ok"
-    assert [e["clock"] for e in got[4:]] == ["up", "up"] and got[5]["t"] <= t_cut, got
+    # Uptimes of the board before the cut: a request that wakes the loop is
+    # handled at the end of the tick it sleeps (firmware/hal/sim.py,
+    # sleep_until), so the firmware's clock may be a tick ahead of the table's.
+    assert [e["clock"] for e in got[4:]] == ["up", "up"], got
+    assert got[4]["t"] <= got[5]["t"] <= t_cut + target.timing("tick_ms"), got
     assert len(target.sim.stored("service.log")) <= _FILE_BYTES
     text = [logs.service_text(e) for e in got]
     assert text[2] == "dice test, 1500 rolls: done" and text[1] == "jog lane 0 100 ms: done"

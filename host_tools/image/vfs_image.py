@@ -97,18 +97,23 @@ def build(size, contents):
 
 def update(partition_bytes, contents):
     """The partition's bytes (a whole partition, as on the flash) with
-    `contents` ({name: bytes}) written into the filesystem it holds, the
-    other files kept: the virtual table's flash between two boots."""
+    `contents` ({name: bytes, or None to remove it}) written into the
+    filesystem it holds, the other files kept: the virtual table's flash
+    between two boots."""
     buf = bytearray(partition_bytes)
     fs = LittleFS(context=UserContext(buffer=buf), block_count=len(buf) // BLOCK_SIZE,
                   **LFS_CONFIG)
     for name, data in contents.items():
+        if data is None:
+            try:
+                fs.remove(name)
+            except FileNotFoundError:
+                pass
+            continue
         with fs.open(name, "wb") as f:
             f.write(data)
     fs.unmount()
     return bytes(buf)
-
-
 
 
 def _mounted(partition_bytes):

@@ -84,6 +84,7 @@ class SimTable:
         self.restarts = 0
         self.resets = 0              # of those, the firmware's own (SimHal.reset)
         self._cut_now = False       # power_cut_now(): the bus closing is the cut
+        self._while_off = {}        # change_while_off(): for the next boot's flash
         self.exit_reason = None
         self.proc = None
         self.server = None
@@ -160,8 +161,18 @@ class SimTable:
             return ""
 
     def stored_files(self):
-        """The firmware's files as its flash holds them now, {name: bytes}:
-        the twin's flash is the store's folder (its log is the launcher's)."""
+        """The firmware's files as its flash holds them now, {name: bytes},
+        with what change_while_off() has changed for the next boot."""
+        out = self._flash_files()
+        for name, data in self._while_off.items():
+            if data is None:
+                out.pop(name, None)
+            else:
+                out[name] = data
+        return out
+
+    def _flash_files(self):
+        """The twin's flash is the store's folder (its log is the launcher's)."""
         out = {}
         for name in os.listdir(self.store):
             path = os.path.join(self.store, name)
@@ -169,6 +180,19 @@ class SimTable:
                 with open(path, "rb") as f:
                     out[name] = f.read()
         return out
+
+    def change_while_off(self, files):
+        """Files of the board's flash changed while its power is off, as a
+        flash reader would ({name: bytes, or None to remove}): call it from
+        a power cut's while-off hook; the firmware finds them at its next
+        boot. They are written as it boots, not now: QEMU holds its flash
+        in memory while it runs, and the twin's process is still there
+        until the cut ends it."""
+        self._while_off.update(files)
+
+    def _take_while_off(self):
+        files, self._while_off = self._while_off, {}
+        return files
 
     def stored(self, name):
         """The firmware's file `name` as its flash holds it now, or None."""
@@ -196,6 +220,14 @@ class SimTable:
     # -- the firmware process ------------------------------------------------
 
     def _spawn(self):
+        for name, data in self._take_while_off().items():
+            path = os.path.join(self.store, name)
+            if data is None:
+                if os.path.exists(path):
+                    os.remove(path)
+            else:
+                with open(path, "wb") as f:
+                    f.write(data)
         bus_master, bus_slave = raw_pty()
         flash = self.code_dir if self.code_dir is not None else self.store
         args = [str(bus_master), str(self._link_master), os.path.join(str(flash), "config.json"),

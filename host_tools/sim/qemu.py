@@ -83,7 +83,7 @@ class QemuTable(SimTable):
         does not draw what it drew before the cut."""
         return json.dumps({"seed": self.seed + 1000 * self.restarts}).encode()
 
-    def stored_files(self):
+    def _flash_files(self):
         """The firmware's files as the flash image holds them now."""
         return flash_files(self.flash)
 
@@ -92,8 +92,9 @@ class QemuTable(SimTable):
     def _spawn(self):
         if not os.path.exists(self.flash):
             self._provision()
-        else:
-            flash_update(self.flash, {SETTINGS: self._settings()})
+        files = self._take_while_off()
+        files[SETTINGS] = self._settings()
+        flash_update(self.flash, files)
         uart0 = os.path.join(self.store, "uart0")
         uart1 = os.path.join(self.store, "uart1")
         for path in (uart0, uart1):

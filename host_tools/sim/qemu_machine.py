@@ -53,7 +53,7 @@ def flash_file(path, image, files):
 
 
 def flash_update(path, files):
-    """Write `files` ({name: bytes}) into the filesystem of the flash file
+    """Write `files` ({name: bytes, or None to remove}) into the filesystem of the flash file
     at `path`, the firmware's own files kept (QEMU not running)."""
     offset, size = vfs_image.partition(board_image.PARTITIONS)
     with open(path, "r+b") as f:

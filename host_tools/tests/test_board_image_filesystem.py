@@ -106,6 +106,16 @@ def test_a_file_written_between_two_boots_keeps_the_firmwares_own():
         assert f.read() == b"{}"
 
 
+def test_a_file_removed_between_two_boots_is_gone_and_the_others_kept():
+    """change_while_off's None (a test's flash reader removing walls.rec):
+    the file gone, the rest read back; a name not there changes nothing."""
+    size = {r["name"]: r for r in partitions()}["vfs"]["size"]
+    data = vfs_image.build(size, {"walls.rec": b"lifted", "counters.json": b"{}"})
+    flash = vfs_image.update(data + b"\xff" * (size - len(data)),
+                             {"walls.rec": None, "hand.rec": None})
+    assert vfs_image.files(flash) == {"counters.json": b"{}"}
+
+
 def test_a_production_board_is_flashed_whole_with_its_own_partition_table(tmp_path, monkeypatch,
                                                                           capsys):
     """make flash PRODUCTION=1: only with ERASE=1 (a production board that
