@@ -45,10 +45,6 @@ _NO_FLOW = ("sends the link a burst of about 1,000 bytes in one write: QEMU's co
 _FLASH_WATCH = ("watches the firmware's files at every tick, each write by its inode and time: "
                 "the twin keeps them in a folder, QEMU inside its flash image, where a "
                 "write of the same bytes leaves no mark the tests can read")
-_STALLS = ("many cycles or power cuts in a row: in QEMU a write to the flash stalls the bus "
-           "for seconds at times, and with the twin's 3 s before the table's watchdog bites, "
-           "two runs here ended in a reset the firmware never earned; QemuTable now waits "
-           "20 s, not yet shown to pass (docs/hardware.md, What make test-qemu skips)")
 _TWIN_DICE = ("the dice's statistics over 40 seeded tables, one cycle each, run on the twin "
               "(the same frozen DRBG and dice code): in QEMU, 40 boots and cycles would take "
               "25 minutes; the dealer's key in QEMU is this file's last test")
@@ -58,8 +54,6 @@ QEMU_SKIPS = (
     ("hw_tests/test_dice.py::test_every_seat_can_be_the_first_dealer", _TWIN_DICE),
     ("hw_tests/test_dice.py::test_a_seed_gives_the_same_first_dealer_and_dice", _TWIN_DICE),
     ("hw_tests/test_link.py::test_a_flood_of_requests_is_answered_in_order", _NO_FLOW),
-    ("hw_tests/test_faults.py::test_counters_and_the_fault_log_survive_power_cuts", _STALLS),
-    ("hw_tests/test_learned.py::test_lifters_learn_their_times", _STALLS),
     ("hw_tests/test_resume.py::test_the_hands_record_follows_the_replay", _FLASH_WATCH),
     ("hw_tests/test_telemetry.py::", "the telemetry needs the board's Wi-Fi: QEMU emulates "
      "none, and the kit's image has none"),
