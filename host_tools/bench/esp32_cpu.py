@@ -15,13 +15,12 @@ import json
 import os
 import select
 import time
-import tty
 
 from host_tools.image.mpenv import ROOT, mpy_tree_fresh
 from host_tools.sim.qemu_machine import QemuBoard
 
 SCRIPTS = ("mp_ticks.py", "mp_cpu.py")
-BOOT_S = 180.0               # the REPL's prompt under -icount (about 32 s here)
+PROMPT_S = 60.0              # a prompt for a return at the REPL under -icount
 RUN_S = 900.0                # mp_cpu.py's run under -icount (about 140 s here)
 # At the REPL, the boot's frozen modules are dropped so that the .mpy tree
 # on the flash (/b, first on the path) is what mp_cpu.py imports.
@@ -62,8 +61,10 @@ def run():
     with QemuBoard(flash_files(), icount=True) as board:
         fd = os.open(board.port, os.O_RDWR | os.O_NOCTTY)
         try:
-            tty.setraw(fd)
-            _read_until(fd, (b">>> ",), BOOT_S)
+            # QemuBoard is back once the boot's prompt is out, on a raw pty
+            # (mpenv.raw_pty): a return asks for a prompt of this session.
+            os.write(fd, b"\r")
+            _read_until(fd, (b">>> ",), PROMPT_S)
             os.write(fd, COMMAND)
             out = _read_until(fd, (b"CPU {", b"}\r\n>>> "), RUN_S)
         finally:
