@@ -112,6 +112,10 @@ class SimTable:
     # -- lifecycle -----------------------------------------------------------
 
     def start(self):
+        if self.server is not None:
+            # Started already (`with SimTable(...).start() as t:`): one board
+            # runs one firmware; a second process would outlive stop().
+            return self
         # The board's flash holds its own config.json and tags.txt, which
         # config_set and rfid_learn rewrite: copies in the store, made once
         # (they outlive the firmware's restarts), never the project's files.

@@ -22,17 +22,23 @@ import json
 import os
 import signal
 import subprocess
+import sys
 import threading
 import time
 
+from firmware.link.codec import LinkError
 from host_tools.image import espkit
 from host_tools.image.mpenv import MissingBuild
+from host_tools.link.client import LinkClient
 from host_tools.sim.launcher import SimTable
 from host_tools.sim.qemu_machine import (ConsoleBridge, SocketPort, connect, efuse_file,
                                          flash_file, flash_files, flash_update, qemu_command,
                                          qemu_image)
 
 SETTINGS = "qemu.json"
+# A request's attempt in `make qemu`: QEMU answers at the host's pace,
+# slower than a board when the host is busy (the hw_tests' target: 5 s).
+LINK_TIMEOUT_S = 5.0
 
 
 class QemuTable(SimTable):
@@ -120,6 +126,8 @@ class QemuTable(SimTable):
         """QEMU started, and back once the firmware ticks (its link then
         answers): the ROM, the bootloader and MicroPython's start take
         QEMU a few wall seconds, where the twin starts at once."""
+        if self.server is not None:            # started already: SimTable.start
+            return self
         SimTable.start(self)
         self.server.hung_s = self.boot_s       # the boot is slower than the twin's
         self.server.stall_s = self.stall_s
@@ -169,10 +177,7 @@ def main(argv=None):
     time; its boot on the console, the table's state and runtime from the
     link, then the link's pty for `mjctl --port`, until Ctrl-C."""
     import argparse
-    import signal
-    import sys
 
-    from host_tools.link.client import LinkClient
     ap = argparse.ArgumentParser(prog="python -m host_tools.sim.qemu",
                                  description="the board's image in QEMU on a virtual table")
     ap.add_argument("--seed", type=int, default=1, help="the virtual table's seed")
@@ -181,30 +186,43 @@ def main(argv=None):
     signal.signal(signal.SIGINT, lambda *_: done.set())
     signal.signal(signal.SIGTERM, lambda *_: done.set())
     try:
-        table = QemuTable(seed=args.seed, realtime=True).start()
+        table = QemuTable(seed=args.seed, realtime=True)
+        table.start()                  # stops the table itself when the boot fails
     except (MissingBuild, espkit.Missing, RuntimeError) as e:
         print("make qemu: %s" % e, file=sys.stderr)
         return 2
-    with table:
-        sys.stdout.write(table._bridge.boot_text.decode("utf-8", "replace"))
-        with LinkClient(table.link_path) as link:
-            info = link.hello()
-            st = link.request("status")
-        rt = info["runtime"]
-        print("\nfirmware %s, build %s: MicroPython %s on the %s port (%s), %s" % (
-            info["fw"], info["build"], rt["micropython"], rt["port"], rt["chip"],
-            "frozen" if rt["frozen"] else "from files"))
-        # gc.mem_free() on the esp32 port counts the room its heap may still
-        # add (py/modgc.c, MICROPY_GC_SPLIT_HEAP_AUTO): `alloc` is the use.
-        print("table: %s, lifters %s, heap %d B in use (free, with the room the heap may"
-              " still add: %d B)" % (st["state"], "/".join(st["lifters"]),
-                                    st["heap"]["alloc"], st["heap"]["free"]))
-        print("link: %s   (mjctl --port %s status; Ctrl-C stops)" % (table.link_path,
-                                                                     table.link_path), flush=True)
-        while not done.wait(0.2):
-            if not table.alive:
-                print("the table stopped: %s" % table.exit_reason, file=sys.stderr)
-                return 1
+    try:
+        return _serve(table, done)
+    except LinkError as e:
+        print("make qemu: the firmware booted but its link did not answer: %s; QEMU's"
+              " console said:\n%s" % (e, table.firmware_log()[-1500:]), file=sys.stderr)
+        return 1
+    finally:
+        table.stop()
+
+
+def _serve(table, done):
+    """The boot's text, the runtime and the table's state, then the link's
+    pty for a person's tools until `done` (Ctrl-C)."""
+    sys.stdout.write(table._bridge.boot_text.decode("utf-8", "replace"))
+    with LinkClient(table.link_path) as link:
+        info = link.hello(timeout=LINK_TIMEOUT_S)
+        st = link.request("status", timeout=LINK_TIMEOUT_S)
+    rt = info["runtime"]
+    print("\nfirmware %s, build %s: MicroPython %s on the %s port (%s), %s" % (
+        info["fw"], info["build"], rt["micropython"], rt["port"], rt["chip"],
+        "frozen" if rt["frozen"] else "from files"))
+    # gc.mem_free() on the esp32 port counts the room its heap may still
+    # add (py/modgc.c, MICROPY_GC_SPLIT_HEAP_AUTO): `alloc` is the use.
+    print("table: %s, lifters %s, heap %d B in use (free, with the room the heap may"
+          " still add: %d B)" % (st["state"], "/".join(st["lifters"]),
+                                st["heap"]["alloc"], st["heap"]["free"]))
+    print("link: %s   (mjctl --port %s status; Ctrl-C stops)" % (table.link_path,
+                                                                 table.link_path), flush=True)
+    while not done.wait(0.2):
+        if not table.alive:
+            print("the table stopped: %s" % table.exit_reason, file=sys.stderr)
+            return 1
     return 0
 
 

@@ -42,6 +42,17 @@ def test_the_development_forms_say_they_are_not_frozen():
         assert st["runtime"] == dict(SHIPPED, frozen=False) and st["build"] == "dev", (form, st)
 
 
+def test_a_table_started_then_entered_runs_one_firmware_and_stops_it():
+    sim = SimTable(seed=1).start()
+    first = sim.proc
+    with sim as same:                          # start(), then `with`: a common habit
+        assert same is sim
+        with LinkClient(sim.link_path) as link:
+            assert link.hello()["proto"] > 0
+        assert sim.proc is first and sim.server.hellos == 1 and sim.restarts == 0
+    assert first.poll() is not None            # stop() ended the one process there was
+
+
 def test_a_file_in_the_flash_cannot_stand_in_for_a_frozen_module():
     """The twin runs in the folder that stands for the board's flash: a
     module put there under a firmware name is never imported."""
