@@ -86,7 +86,15 @@ def qemu_command(qemu, flash, efuse, uart0, uart1, icount=False):
     loses what QEMU writes to it, a socket makes QEMU wait. `icount`: one
     instruction a virtual nanosecond, idle time skipped (sleep=off), so
     that the guest's clock counts the instructions it runs; a boot then
-    takes about 32 s (docs/performance.md, Not measured yet)."""
+    takes about 32 s (docs/performance.md, The esp32 port's CPU).
+
+    QEMU runs in a session of its own (Ctrl-C on the host's terminal is
+    the host's to handle) and so outlives a host killed without its
+    cleanup (kill -9, a runner's timeout), spinning a core for good. Where
+    util-linux's setpriv is, it starts QEMU with the parent-death signal
+    set: the kernel kills QEMU when the host thread that started it ends.
+    QemuTable starts QEMU from the thread of start() and restarts it from
+    its bus thread, which lives as long as the table."""
     share = os.path.join(os.path.dirname(os.path.dirname(str(qemu))), "share", "qemu")
     cmd = [str(qemu), "-L", share, "-nographic", "-machine", "esp32s3",
            "-drive", "file=%s,if=mtd,format=raw" % flash,
@@ -98,7 +106,8 @@ def qemu_command(qemu, flash, efuse, uart0, uart1, icount=False):
            "-serial", "chardev:uart1", "-monitor", "none"]
     if icount:
         cmd += ["-icount", "shift=0,sleep=off"]
-    return cmd
+    setpriv = shutil.which("setpriv")
+    return cmd if setpriv is None else [setpriv, "--pdeathsig", "KILL", "--"] + cmd
 
 
 class SocketPort:
