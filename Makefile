@@ -249,8 +249,10 @@ $(QEMU_IMAGE): $(STAMP) $(MPY_CROSS) $(QEMU_INPUTS)
 firmware-qemu: $(QEMU_IMAGE)
 qemu: $(QEMU_IMAGE)
 	$(BIN)/python -m host_tools.sim.qemu --seed $(SEED)
+# On every core, as test-cpython: a QEMU keeps about two thirds of a host
+# core busy (docs/hardware.md, How long the suite takes in QEMU).
 test-qemu: $(QEMU_IMAGE) tools
-	$(BIN)/python -m pytest hw_tests --qemu
+	$(BIN)/python -m pytest hw_tests --qemu -n $(JOBS) --dist worksteal
 QEMU_SHORT := hw_tests/test_status.py hw_tests/test_cycle.py::test_a_cycle_over_the_link \
               "hw_tests/test_hand.py::test_the_controller_follows_the_hand_as_the_replay_does[0]"
 test-qemu-short: $(QEMU_IMAGE) tools

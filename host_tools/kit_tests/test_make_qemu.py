@@ -12,6 +12,7 @@ import subprocess
 import time
 
 from host_tools.image.mpenv import ROOT
+from host_tools.kit_tests import procfs
 
 BOOT_S = 120.0               # the boot and the first answers, at most (a few s here)
 
@@ -29,28 +30,14 @@ def _read_until_link(proc):
     return out.decode()
 
 
-def _ppid_and_state(pid):
-    with open("/proc/%d/stat" % pid) as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return int(fields[1]), fields[0]
-
-
-def _state(pid):
-    try:
-        return _ppid_and_state(pid)[1]
-    except FileNotFoundError:
-        return None
-
-
 def _qemus_under(root):
     """The pids of the QEMU processes among `root`'s descendants (Linux /proc)."""
     parent = {}
     for name in os.listdir("/proc"):
         if name.isdigit():
-            try:
-                parent[int(name)] = _ppid_and_state(int(name))[0]
-            except (FileNotFoundError, ProcessLookupError):
-                pass
+            up = procfs.parent(int(name))
+            if up is not None:
+                parent[int(name)] = up
     found = []
     for pid in parent:
         up = pid
@@ -101,4 +88,4 @@ def test_make_qemu_boots_the_table_and_mjctl_reads_the_esp32_runtime():
     assert rc in (0, -signal.SIGINT), (rc, err)
     assert "Traceback" not in err, err
     for pid in qemus:                                    # Ctrl-C leaves no QEMU behind
-        assert not os.path.exists("/proc/%d" % pid) or _state(pid) == "Z", pid
+        assert not procfs.running(pid), pid

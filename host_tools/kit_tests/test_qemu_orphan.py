@@ -10,6 +10,7 @@ import sys
 import time
 
 from host_tools.image.mpenv import ROOT
+from host_tools.kit_tests import procfs
 
 HOST = """
 import sys
@@ -20,27 +21,19 @@ sys.stdin.read()
 """
 
 
-def _alive(pid):
-    try:
-        with open("/proc/%d/stat" % pid) as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except FileNotFoundError:
-        return False
-
-
 def test_qemu_ends_with_a_host_killed_hard():
     host = subprocess.Popen([sys.executable, "-c", HOST], cwd=ROOT, stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE, text=True)
     try:
         qemu = int(host.stdout.readline())
-        assert _alive(qemu)
+        assert procfs.running(qemu)
     finally:
         host.send_signal(signal.SIGKILL)
         host.wait(timeout=10)
     end = time.monotonic() + 10
-    while _alive(qemu) and time.monotonic() < end:
+    while procfs.running(qemu) and time.monotonic() < end:
         time.sleep(0.05)       # the kernel's signal to another process, in wall time
-    left = _alive(qemu)
+    left = procfs.running(qemu)
     if left:
         os.kill(qemu, signal.SIGKILL)
     assert not left, "QEMU outlived its host"

@@ -12,5 +12,11 @@
 #define MICROPY_HW_ENABLE_UART_REPL         (0)
 #endif
 
+// The QEMU variant parks the core FreeRTOS leaves unused (qemu/park_core1.c).
+#ifdef FUZHOU_TABLE_QEMU
+#define MICROPY_BOARD_STARTUP               qemu_board_startup
+void qemu_board_startup(void);
+#endif
+
 // No Bluetooth (sdkconfig.board says why).
 #define MICROPY_PY_BLUETOOTH                (0)
