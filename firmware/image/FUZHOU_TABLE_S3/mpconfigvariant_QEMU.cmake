@@ -8,7 +8,8 @@
 #   USB. The link runs on the console as it does on the board's USB.
 # - No USB-Serial-JTAG (a stub in QEMU).
 # - FreeRTOS on one core (sdkconfig.qemu says why), and the core left
-#   over parked at start-up (qemu/park_core1.c says why).
+#   over parked at start-up (qemu/park_core1.c says why); its tick at
+#   1 kHz (sdkconfig.qemu).
 # - The sim HAL frozen in beside the esp32 HAL (manifest_qemu.py): with
 #   qemu.json on its flash the board drives the virtual table over UART1,
 #   else it stops at the REPL, where the esp32 HAL's check runs.
