@@ -450,7 +450,7 @@ class QemuTarget(SimTarget):
 
     kind = "qemu"
     wait_s = 180.0     # QEMU runs the firmware at the host's pace: a cycle's step takes wall seconds
-    hand_wall_s = 600.0  # a hand: 120-146 s in QEMU on this host, more on a busy one
+    hand_wall_s = 600.0  # a hand: about a minute in QEMU on this host, more on a busy one
     # An answer that waits on a write to the flash (a service log entry, a
     # config) takes QEMU over a second at times: 8 of 230 refused jogs, each
     # logged, went unanswered in 2 x 1 s on this host.
