@@ -249,8 +249,8 @@ $(QEMU_IMAGE): $(STAMP) $(MPY_CROSS) $(QEMU_INPUTS)
 firmware-qemu: $(QEMU_IMAGE)
 qemu: $(QEMU_IMAGE)
 	$(BIN)/python -m host_tools.sim.qemu --seed $(SEED)
-# On every core, as test-cpython: a QEMU keeps about two thirds of a host
-# core busy (docs/hardware.md, How long the suite takes in QEMU).
+# On every core, as test-cpython: a QEMU and its virtual table keep about
+# one host core busy (docs/hardware.md, How long the suite takes in QEMU).
 test-qemu: $(QEMU_IMAGE) tools
 	$(BIN)/python -m pytest hw_tests --qemu -n $(JOBS) --dist worksteal
 QEMU_SHORT := hw_tests/test_status.py hw_tests/test_cycle.py::test_a_cycle_over_the_link \
