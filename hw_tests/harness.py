@@ -195,6 +195,7 @@ class Target:
     wait_s = WAIT_S
     hand_wall_s = HAND_WALL_TIMEOUT_S   # a whole hand (host_tools/cli/ops.py run_hand)
     link_timeout_s = 1.0       # a request's attempt (LinkClient's timeout)
+    live_fuzz_frames = 20000   # test_link's damaged frames (make soak sends more: docs/reliability.md)
 
     def __init__(self):
         self.link = None
@@ -455,6 +456,11 @@ class QemuTarget(SimTarget):
     # config) takes QEMU over a second at times: 8 of 230 refused jogs, each
     # logged, went unanswered in 2 x 1 s on this host.
     link_timeout_s = 5.0
+    # A burst of 50 damaged frames (about 900 bytes) overflows the console's
+    # 260-byte stdin ring, so the status after it waits out a 5 s attempt
+    # (measured: 5 s a burst): 20,000 frames would take 33 minutes, 2,000
+    # take about 3 and still send every kind (the test checks).
+    live_fuzz_frames = 2000
 
     @staticmethod
     def _table(seed, faults, heap, config_path):

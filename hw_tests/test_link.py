@@ -137,13 +137,11 @@ def test_a_flood_of_requests_is_answered_in_order_and_the_loop_goes_on(target):
     assert st["uptime"] >= uptimes[-1] and st["link"]["errors"] == 0, st
 
 
-LIVE_FRAMES = 20000     # make soak sends more between hands (docs/reliability.md)
-
-
 @pytest.mark.needs_sim
 def test_the_live_link_survives_mutated_truncated_and_random_frames(target):
-    """LIVE_FRAMES damaged frames and noise (host_tools/qa/linkfuzz/mutants.py:
-    every kind of KINDS), in bursts of 50: after every burst the next valid
+    """The target's live_fuzz_frames damaged frames and noise
+    (host_tools/qa/linkfuzz/mutants.py: every kind of KINDS), in bursts
+    of 50: after every burst the next valid
     request is answered; the controller never crashes nor restarts, and the
     garbage is counted (status.link)."""
     import random
@@ -152,17 +150,18 @@ def test_the_live_link_survives_mutated_truncated_and_random_frames(target):
     before = target.status()["link"]
     kinds = {}
     sent = 0
-    while sent < LIVE_FRAMES:
+    frames = target.live_fuzz_frames
+    while sent < frames:
         link._send(b"".join(linkfuzz.mutants(rng, 50, link._seq + 128, kinds)))
         sent += 50
         st = target.status()                           # the next valid request
         assert st["ok"] is True and st["state"] == "idle", st
-    assert sent == sum(kinds.values()) == LIVE_FRAMES
+    assert sent == sum(kinds.values()) == frames
     assert all(kinds[k] for k, _ in linkfuzz.KINDS), kinds
     after = st["link"]
     assert after["garbage"] > before["garbage"] and after["bad_crc"] > before["bad_crc"], after
     assert after["errors"] > before["errors"]          # bad JSON, bad kinds: answered, counted
-    assert after["requests"] - before["requests"] >= LIVE_FRAMES // 50
+    assert after["requests"] - before["requests"] >= frames // 50
     assert target.sim.restarts == 0
     assert "Traceback" not in target.sim.firmware_log()
     assert link.hello()["proto"] == codec.PROTO_VERSION

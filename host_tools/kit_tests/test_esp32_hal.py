@@ -17,10 +17,8 @@ from host_tools.sim.qemu_machine import QemuBoard
 CHECK = Path(__file__).with_name("esp32_hal_check.py")
 
 
-def test_the_esp32_hal_drives_every_pin_of_the_map_in_qemu():
-    files = {"config.json": (ROOT / "firmware" / "config.json").read_bytes(),
-             "tags.txt": (ROOT / "firmware" / "tags.txt").read_bytes()}
-    with QemuBoard(files) as board:
+def test_the_esp32_hal_drives_every_pin_of_the_map_in_qemu(shipped_files):
+    with QemuBoard(shipped_files) as board:
         r = subprocess.run([sys.executable, "-m", "mpremote", "connect", board.port,
                             "run", str(CHECK)], capture_output=True, text=True, timeout=120)
         assert r.returncode == 0, (r.stdout, r.stderr, board.log()[-2000:])

@@ -5,17 +5,14 @@ core spins a whole host core for as long as QEMU runs."""
 
 import time
 
-from host_tools.image.mpenv import ROOT
 from host_tools.kit_tests import procfs
 from host_tools.sim.qemu_machine import QemuBoard
 
 WINDOW_S = 3.0     # the CPU time is counted over this much real time
 
 
-def test_an_idle_board_in_qemu_keeps_no_host_core_busy():
-    files = {"config.json": (ROOT / "firmware" / "config.json").read_bytes(),
-             "tags.txt": (ROOT / "firmware" / "tags.txt").read_bytes()}
-    with QemuBoard(files) as board:          # booted to the REPL, where both cores wait
+def test_an_idle_board_in_qemu_keeps_no_host_core_busy(shipped_files):
+    with QemuBoard(shipped_files) as board:          # booted to the REPL, where both cores wait
         before = procfs.cpu_seconds(board.proc.pid)
         time.sleep(WINDOW_S)                 # the measure is of real time: nothing to wait for
         used = procfs.cpu_seconds(board.proc.pid) - before

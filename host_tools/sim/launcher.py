@@ -159,7 +159,9 @@ class SimTable:
     def firmware_log(self):
         """What the firmware printed (tracebacks, if it crashed)."""
         try:
-            with open(os.path.join(self.store, "firmware.log")) as f:
+            # The console's text: a byte cut by a reset is shown, not fatal.
+            with open(os.path.join(self.store, "firmware.log"), encoding="utf-8",
+                      errors="replace") as f:
                 return f.read()
         except OSError:
             return ""
