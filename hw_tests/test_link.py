@@ -141,9 +141,9 @@ def test_a_flood_of_requests_is_answered_in_order_and_the_loop_goes_on(target):
 def test_the_live_link_survives_mutated_truncated_and_random_frames(target):
     """The target's live_fuzz_frames damaged frames and noise
     (host_tools/qa/linkfuzz/mutants.py: every kind of KINDS), in bursts
-    of 50: after every burst the next valid
-    request is answered; the controller never crashes nor restarts, and the
-    garbage is counted (status.link)."""
+    of 50: after every burst the next valid request is answered; the
+    controller never crashes nor restarts, and the garbage is counted
+    (status.link)."""
     import random
     rng = random.Random(11)
     link = target.link
